@@ -1,0 +1,24 @@
+"""dlinear: LIBLINEAR's solvers, options and model files, on one core or a Dask cluster."""
+from .data import Problem
+from .errors import ConvergenceWarning, DlinearError
+from .model import Model, load_model, save_model
+from .params import Params
+from .predict import decision_values, predict, predict_probability
+from .solvers import SOLVERS
+from .train import cross_validation, train
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Problem", "Params", "Model", "SOLVERS", "DlinearError", "ConvergenceWarning",
+    "train", "cross_validation", "predict", "predict_probability", "decision_values",
+    "load_model", "save_model", "read_libsvm", "write_libsvm", "__version__",
+]
+
+
+def __getattr__(name):
+    # the LIBSVM reader lives in data.py; looked up lazily while it is being built
+    if name in ("read_libsvm", "write_libsvm"):
+        from . import data
+        return getattr(data, name)
+    raise AttributeError(name)

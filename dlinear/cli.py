@@ -1,0 +1,275 @@
+"""LIBLINEAR-style command line: dlinear-train and dlinear-predict.
+
+Options, defaults and messages follow LIBLINEAR 2.50's train and predict. User errors
+print one line on stderr and exit 1 without a traceback, and leave no output file behind.
+"""
+from __future__ import annotations
+
+import os
+import sys
+import warnings
+
+import numpy as np
+
+from .errors import ConvergenceWarning, DlinearError
+from .params import Params, check_parameter
+from .solvers import SOLVERS
+
+
+def _solver_lines(kind: str) -> str:
+    return "".join(f"\t{s.id:2d} -- {s.description}\n" for s in SOLVERS.values()
+                   if s.kind == kind)
+
+
+TRAIN_USAGE = (
+    "Usage: dlinear-train [options] training_set_file [model_file]\n"
+    "options:\n"
+    "-s type : set type of solver (default 1)\n"
+    "  for multi-class classification\n" + _solver_lines("classification") +
+    "  for regression\n" + _solver_lines("regression") +
+    "  for outlier detection\n" + _solver_lines("oneclass") +
+    "-c cost : set the parameter C (default 1)\n"
+    "-p epsilon : set the epsilon in loss function of SVR (default 0.1)\n"
+    "-n nu : set the parameter nu of one-class SVM (default 0.5)\n"
+    "-e epsilon : set tolerance of termination criterion\n"
+    "\t-s 0 and 2\n"
+    "\t\t|f'(w)|_2 <= eps*min(pos,neg)/l*|f'(w0)|_2,\n"
+    "\t\twhere f is the primal function and pos/neg are # of\n"
+    "\t\tpositive/negative data (default 0.01)\n"
+    "\t-s 11\n"
+    "\t\t|f'(w)|_2 <= eps*|f'(w0)|_2 (default 0.0001)\n"
+    "\t-s 1, 3, 4, 7, and 21\n"
+    "\t\tDual maximal violation <= eps; similar to libsvm (default 0.1 except 0.01 for -s 21)\n"
+    "\t-s 5 and 6\n"
+    "\t\t|f'(w)|_1 <= eps*min(pos,neg)/l*|f'(w0)|_1,\n"
+    "\t\twhere f is the primal function (default 0.01)\n"
+    "\t-s 12 and 13\n"
+    "\t\t|f'(alpha)|_1 <= eps |f'(alpha0)|,\n"
+    "\t\twhere f is the dual function (default 0.1)\n"
+    "-B bias : if bias >= 0, instance x becomes [x; bias]; if < 0, no bias term added (default -1)\n"
+    "-R : not regularize the bias; must with -B 1 to have the bias; DON'T use this unless you know what it is\n"
+    "\t(for -s 0, 2, 5, 6, 11)\n"
+    "-wi weight: weights adjust the parameter C of different classes (see README for details)\n"
+    "-v n: n-fold cross validation mode\n"
+    "-C : find parameters (C for -s 0, 2 and C, p for -s 11)\n"
+    "-q : quiet mode (no outputs)\n"
+    "dlinear options:\n"
+    "--seed n : seed of the random permutations and CV folds (default 1)\n"
+    "--max-iter n : outer-iteration cap of the dual solvers (default 300, as LIBLINEAR)\n"
+    "-h, --help : show this help\n"
+    "Solvers available in this version: "
+    + ", ".join(f"-s {s.id}" for s in SOLVERS.values() if s.available) + "\n"
+)
+
+PREDICT_USAGE = (
+    "Usage: dlinear-predict [options] test_file model_file output_file\n"
+    "options:\n"
+    "-b probability_estimates: whether to output probability estimates, 0 or 1 (default 0); "
+    "currently for logistic regression only\n"
+    "-q : quiet mode (no outputs)\n"
+)
+
+
+class UsageError(DlinearError):
+    """A command-line mistake: the message points to -h."""
+
+
+class _HelpRequested(Exception):
+    pass
+
+
+def _number(option: str, text: str, kind=float):
+    try:
+        value = kind(text)
+    except ValueError:
+        raise UsageError(f"option {option} needs a{'n integer' if kind is int else ' number'}, "
+                         f"got {text!r}") from None
+    if kind is float and not np.isfinite(value):
+        raise UsageError(f"option {option} needs a finite number, got {text!r}")
+    return value
+
+
+def parse_train_args(argv: list[str]):
+    """-> (Params, options dict, training file, model file)."""
+    params = Params()
+    opts = {"quiet": False, "nr_fold": 0, "find_C": False}
+    i = 0
+    while i < len(argv) and argv[i].startswith("-") and argv[i] != "-":
+        arg = argv[i]
+        if arg in ("-h", "--help"):
+            raise _HelpRequested
+        if arg in ("-q", "-R", "-C"):
+            if arg == "-q":
+                opts["quiet"] = True
+            elif arg == "-R":
+                params.regularize_bias = False
+            else:
+                opts["find_C"] = True
+            i += 1
+            continue
+        if i + 1 >= len(argv):
+            raise UsageError(f"option {arg} needs a value")
+        value = argv[i + 1]
+        if arg == "-s":
+            params.solver_type = _number(arg, value, int)
+            if params.solver_type not in SOLVERS:
+                raise UsageError(f"unknown solver type -s {params.solver_type}")
+        elif arg == "-c":
+            params.C = _number(arg, value)
+        elif arg == "-p":
+            params.p = _number(arg, value)
+        elif arg == "-n":
+            params.nu = _number(arg, value)
+        elif arg == "-e":
+            params.eps = _number(arg, value)
+        elif arg == "-B":
+            params.bias = _number(arg, value)
+        elif arg == "-v":
+            opts["nr_fold"] = _number(arg, value, int)
+            if opts["nr_fold"] < 2:
+                raise UsageError("n-fold cross validation: n must >= 2")
+        elif arg.startswith("-w") and len(arg) > 2:
+            params.class_weights.append((_number(arg, arg[2:], int), _number(arg, value)))
+        elif arg == "--seed":
+            params.seed = _number(arg, value, int)
+        elif arg == "--max-iter":
+            params.max_iter = _number(arg, value, int)
+        else:
+            raise UsageError(f"unknown option: {arg}")
+        i += 2
+    rest = argv[i:]
+    if not rest or len(rest) > 2:
+        raise UsageError("expected: training_set_file [model_file]")
+    train_file = rest[0]
+    model_file = rest[1] if len(rest) == 2 else os.path.basename(train_file) + ".model"
+    return params, opts, train_file, model_file
+
+
+def _print_usage(text: str, code: int) -> int:
+    (sys.stdout if code == 0 else sys.stderr).write(text)
+    return code
+
+
+def _fail(message: str, usage: bool = False) -> int:
+    hint = " (run with -h for the options)" if usage else ""
+    sys.stderr.write(f"ERROR: {message}{hint}\n")
+    return 1
+
+
+def _say(quiet: bool):
+    if quiet:
+        return lambda line: None
+    return lambda line: print(line, flush=True)
+
+
+def train_main(argv=None) -> int:
+    from .data import read_libsvm
+    from .model import save_model
+    from .predict import evaluate
+    from .train import cross_validation, train
+
+    argv = sys.argv[1:] if argv is None else argv
+    if not argv:
+        return _print_usage(TRAIN_USAGE, 1)
+    try:
+        params, opts, train_file, model_file = parse_train_args(argv)
+        if opts["find_C"]:
+            raise DlinearError("-C (parameter search) is not available in this version of "
+                               "dlinear yet")
+        check_parameter(params)
+        say = _say(opts["quiet"])
+        problem = read_libsvm(train_file)
+        with warnings.catch_warnings():
+            # the log lines carry LIBLINEAR's warning text already
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            if opts["nr_fold"]:
+                target = cross_validation(problem, params, opts["nr_fold"], log=say)
+                acc, mse, scc = evaluate(problem.y, target)
+                if params.spec.kind == "regression":
+                    print(f"Cross Validation Mean squared error = {mse:g}")
+                    print(f"Cross Validation Squared correlation coefficient = {scc:g}")
+                else:
+                    print(f"Cross Validation Accuracy = {acc:g}%")
+                return 0
+            model = train(problem, params, log=say)
+        save_model(model_file, model)
+        return 0
+    except _HelpRequested:
+        return _print_usage(TRAIN_USAGE, 0)
+    except UsageError as e:
+        return _fail(str(e), usage=True)
+    except DlinearError as e:
+        return _fail(str(e))
+    except KeyboardInterrupt:
+        return 130
+
+
+def predict_main(argv=None) -> int:
+    from .data import read_libsvm
+    from .model import load_model, write_atomically
+    from .predict import (decision_values, evaluate, labels_from_decision_values,
+                          probabilities_from_decision_values)
+
+    argv = sys.argv[1:] if argv is None else argv
+    if not argv:
+        return _print_usage(PREDICT_USAGE, 1)
+    try:
+        probability, quiet, i = 0, False, 0
+        while i < len(argv) and argv[i].startswith("-") and argv[i] != "-":
+            if argv[i] in ("-h", "--help"):
+                return _print_usage(PREDICT_USAGE, 0)
+            if argv[i] == "-q":
+                quiet, i = True, i + 1
+            elif argv[i] == "-b" and i + 1 < len(argv):
+                probability = _number("-b", argv[i + 1], int)
+                if probability not in (0, 1):
+                    raise UsageError("-b takes 0 or 1")
+                i += 2
+            else:
+                raise UsageError(f"unknown option: {argv[i]}")
+        if len(argv) - i != 3:
+            raise UsageError("expected: test_file model_file output_file")
+        test_file, model_file, output_file = argv[i:]
+        model = load_model(model_file)
+        if probability and not model.is_probability:
+            raise DlinearError("probability output is only supported for logistic regression")
+        problem = read_libsvm(test_file)
+        dec = decision_values(model, problem)
+        labels = labels_from_decision_values(model, dec)
+        if probability:
+            probs = probabilities_from_decision_values(model, dec)
+            header = "labels " + " ".join(str(int(v)) for v in model.label) + "\n"
+            row = "%.17g" + " %g" * probs.shape[1] + "\n"
+            body = (row * len(labels)) % tuple(np.column_stack([labels, probs]).ravel().tolist())
+            text = header + body
+        else:
+            text = ("%.17g\n" * len(labels)) % tuple(labels.tolist())
+        write_atomically(output_file, text)
+        if not quiet:
+            acc, mse, scc = evaluate(problem.y, labels)
+            if model.is_regression:
+                print(f"Mean squared error = {mse:g} (regression)")
+                print(f"Squared correlation coefficient = {scc:g} (regression)")
+            else:
+                correct = int(np.sum(problem.y == labels))
+                print(f"Accuracy = {acc:g}% ({correct}/{len(labels)})")
+        return 0
+    except UsageError as e:
+        return _fail(str(e), usage=True)
+    except DlinearError as e:
+        return _fail(str(e))
+    except KeyboardInterrupt:
+        return 130
+
+
+def main(argv=None) -> int:
+    """python -m dlinear train|predict|make-data ..."""
+    argv = sys.argv[1:] if argv is None else argv
+    commands = {"train": train_main, "predict": predict_main}
+    if not argv or argv[0] not in ("train", "predict", "make-data"):
+        sys.stderr.write("usage: python -m dlinear {train,predict,make-data} ...\n")
+        return 1
+    if argv[0] == "make-data":
+        from .datasets import main as make_data_main
+        return make_data_main(argv[1:]) or 0
+    return commands[argv[0]](argv[1:])

@@ -1,0 +1,175 @@
+"""The trained model and LIBLINEAR's text model file, read and written."""
+from __future__ import annotations
+
+import os
+import tempfile
+from dataclasses import dataclass
+
+import numpy as np
+
+from .errors import DlinearError
+from .solvers import SOLVER_BY_NAME, SOLVERS
+
+
+@dataclass
+class Model:
+    """LIBLINEAR's model: w is (w_size, nr_w), row j the weights of feature j+1 (the last
+    row is the bias weight when bias >= 0); nr_w is 1 for binary and regression models
+    (except Crammer-Singer) and nr_class otherwise."""
+
+    solver_type: int
+    nr_class: int
+    label: np.ndarray | None     # int64 class labels in LIBLINEAR's order; None for regression
+    nr_feature: int
+    bias: float
+    w: np.ndarray
+    rho: float = 0.0             # one-class SVM only
+    n_iter: tuple = ()           # per binary problem; not saved in the file
+
+    @property
+    def spec(self):
+        return SOLVERS[self.solver_type]
+
+    @property
+    def is_regression(self) -> bool:
+        return self.spec.kind == "regression"
+
+    @property
+    def is_oneclass(self) -> bool:
+        return self.spec.kind == "oneclass"
+
+    @property
+    def is_probability(self) -> bool:
+        return self.spec.probability
+
+    @property
+    def nr_w(self) -> int:
+        return nr_w_of(self.solver_type, self.nr_class)
+
+    @property
+    def w_size(self) -> int:
+        return self.nr_feature + (1 if self.bias >= 0 else 0)
+
+
+def nr_w_of(solver_type: int, nr_class: int) -> int:
+    return 1 if nr_class == 2 and solver_type != 4 else nr_class
+
+
+def save_model(path, model: Model) -> None:
+    """Writes LIBLINEAR's text format (LIBLINEAR 2.50's save_model, %.17g numbers), atomically:
+    a temporary file in the target directory renamed over the target, so a failure leaves
+    no partial model."""
+    lines = [f"solver_type {model.spec.name}", f"nr_class {model.nr_class}"]
+    if model.label is not None:
+        lines.append("label " + " ".join(str(int(v)) for v in model.label))
+    lines.append(f"nr_feature {model.nr_feature}")
+    lines.append(f"bias {model.bias:.17g}")
+    if model.is_oneclass:
+        lines.append(f"rho {model.rho:.17g}")
+    lines.append("w")
+    w = np.asarray(model.w, dtype=np.float64).reshape(model.w_size, model.nr_w)
+    row_format = "%.17g " * model.nr_w + "\n"
+    body = (row_format * w.shape[0]) % tuple(w.ravel().tolist())
+    text = "\n".join(lines) + "\n" + body
+    write_atomically(path, text)
+
+
+def write_atomically(path, text: str) -> None:
+    path = os.fspath(path)
+    directory = os.path.dirname(os.path.abspath(path))
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".part", dir=directory)
+    except OSError as e:
+        raise DlinearError(f"can't save model to file {path}: {e.strerror}") from None
+    try:
+        with os.fdopen(fd, "w", encoding="ascii", newline="\n") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException as e:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        if isinstance(e, OSError):
+            raise DlinearError(f"can't save model to file {path}: {e.strerror}") from None
+        raise
+
+
+def load_model(path) -> Model:
+    """Reads a LIBLINEAR model file (any solver). Only parses numbers and keywords."""
+    path = os.fspath(path)
+    try:
+        with open(path, "rb") as f:
+            raw = f.read()
+    except OSError:
+        raise DlinearError(f"can't open model file {path}") from None
+    try:
+        text = raw.decode("ascii")
+    except UnicodeDecodeError:
+        raise DlinearError(f"{path}: not a LIBLINEAR model file (non-ASCII bytes)") from None
+
+    lines = text.split("\n")
+    header = {}
+    line_no = 0
+    for line_no, line in enumerate(lines, start=1):
+        tokens = line.split()
+        if not tokens:
+            continue
+        key = tokens[0]
+        if key == "w":
+            break
+
+        def bad(what, line_no=line_no):
+            return DlinearError(f"{path}: line {line_no}: {what}")
+
+        if key not in ("solver_type", "nr_class", "label", "nr_feature", "bias", "rho"):
+            raise bad(f"unknown text in model file: [{key}]")
+        if key == "label":
+            try:
+                header["label"] = np.array([int(t) for t in tokens[1:]], dtype=np.int64)
+            except ValueError:
+                raise bad("labels must be integers") from None
+            continue
+        if len(tokens) != 2:
+            raise bad(f"'{key}' takes exactly one value")
+        value = tokens[1]
+        try:
+            if key == "solver_type":
+                if value not in SOLVER_BY_NAME:
+                    raise bad(f"unknown solver type {value}")
+                header[key] = SOLVER_BY_NAME[value].id
+            elif key in ("nr_class", "nr_feature"):
+                header[key] = int(value)
+            else:
+                header[key] = float(value)
+        except ValueError:
+            raise bad(f"'{key}' has a bad value {value!r}") from None
+    else:
+        raise DlinearError(f"{path}: no 'w' line: not a LIBLINEAR model file")
+
+    for key in ("solver_type", "nr_class", "nr_feature", "bias"):
+        if key not in header:
+            raise DlinearError(f"{path}: the header has no '{key}'")
+    solver_type, nr_class = header["solver_type"], header["nr_class"]
+    nr_feature, bias = header["nr_feature"], header["bias"]
+    if nr_class < 1 or nr_feature < 0:
+        raise DlinearError(f"{path}: nr_class or nr_feature out of range")
+    label = header.get("label")
+    if label is not None and len(label) != nr_class:
+        raise DlinearError(f"{path}: nr_class is {nr_class} but {len(label)} labels are given")
+    if label is None and SOLVERS[solver_type].kind == "classification":
+        raise DlinearError(f"{path}: a classification model needs a 'label' line")
+
+    nr_w = nr_w_of(solver_type, nr_class)
+    w_size = nr_feature + (1 if bias >= 0 else 0)
+    body = "\n".join(lines[line_no:])
+    try:
+        w = np.array(body.split(), dtype=np.float64)
+    except ValueError:
+        raise DlinearError(f"{path}: the weights after line {line_no} are not all numbers") from None
+    if w.size != w_size * nr_w:
+        raise DlinearError(f"{path}: expected {w_size * nr_w} weights "
+                           f"({w_size} rows x {nr_w}), found {w.size}")
+    return Model(solver_type=solver_type, nr_class=nr_class, label=label,
+                 nr_feature=nr_feature, bias=bias, w=w.reshape(w_size, nr_w),
+                 rho=header.get("rho", 0.0))

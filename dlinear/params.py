@@ -1,0 +1,60 @@
+"""Training parameters, LIBLINEAR's command-line options and its check_parameter."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+
+from .errors import DlinearError
+from .solvers import DUAL_MAX_ITER, SOLVERS
+
+
+@dataclass
+class Params:
+    solver_type: int = 1
+    C: float = 1.0
+    eps: float | None = None          # None: the solver's default (LIBLINEAR's)
+    p: float = 0.1                    # SVR epsilon
+    nu: float = 0.5                   # one-class SVM
+    bias: float = -1.0                # < 0: no bias feature
+    regularize_bias: bool = True      # False is LIBLINEAR's -R
+    class_weights: list = field(default_factory=list)  # [(label, weight)] from -wi
+    max_iter: int = DUAL_MAX_ITER     # outer-iteration cap of the dual CD solvers
+    seed: int = 1                     # for permutations and CV folds
+
+    @property
+    def spec(self):
+        return SOLVERS[self.solver_type]
+
+    def resolved(self) -> "Params":
+        """A copy with eps filled in from the solver's default."""
+        if self.eps is not None:
+            return self
+        return replace(self, eps=SOLVERS[self.solver_type].default_eps)
+
+
+def check_parameter(params: Params) -> None:
+    """LIBLINEAR's check_parameter, with its wording, plus dlinear's own checks."""
+    if params.solver_type not in SOLVERS:
+        raise DlinearError("unknown solver type")
+    spec = SOLVERS[params.solver_type]
+    if params.eps is not None and not params.eps > 0:
+        raise DlinearError("eps <= 0")
+    if not params.C > 0:
+        raise DlinearError("C <= 0")
+    if params.p < 0 and spec.kind == "regression":
+        raise DlinearError("p < 0")
+    if params.bias >= 0 and spec.kind == "oneclass":
+        raise DlinearError("prob->bias >=0, but this is ignored in ONECLASS_SVM")
+    if spec.kind == "oneclass" and not 0 < params.nu <= 1:
+        raise DlinearError("nu <= 0 or nu > 1")
+    if not params.regularize_bias:
+        if params.bias != 1.0:
+            raise DlinearError("To not regularize bias, must specify -B 1 along with -R")
+        if not spec.regularize_bias_optional:
+            raise DlinearError("-R option supported only for solver L2R_LR, L2R_L2LOSS_SVC, "
+                               "L1R_L2LOSS_SVC, L1R_LR, and L2R_L2LOSS_SVR")
+    if params.max_iter < 1:
+        raise DlinearError("max_iter < 1")
+    if not spec.available:
+        raise DlinearError(f"solver -s {spec.id} ({spec.name}) is not available in this "
+                           f"version of dlinear; available: "
+                           f"{', '.join(str(s.id) for s in SOLVERS.values() if s.available)}")

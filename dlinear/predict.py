@@ -1,0 +1,64 @@
+"""Prediction as LIBLINEAR's predict_values / predict / predict_probability."""
+from __future__ import annotations
+
+import numpy as np
+
+from .data import Problem
+from .errors import DlinearError
+from .kernels.sparse_ops import decision_values as _decision_values_kernel
+from .model import Model
+
+
+def decision_values(model: Model, problem: Problem) -> np.ndarray:
+    """(l, nr_w) decision values; one-class models have rho subtracted."""
+    W = np.ascontiguousarray(model.w, dtype=np.float64).reshape(model.w_size, model.nr_w)
+    dec = _decision_values_kernel(problem.indptr, problem.indices, problem.data, W,
+                                  model.nr_feature, float(model.bias))
+    if model.is_oneclass:
+        dec[:, 0] -= model.rho
+    return dec
+
+
+def labels_from_decision_values(model: Model, dec: np.ndarray) -> np.ndarray:
+    if model.is_regression:
+        return dec[:, 0].copy()
+    if model.is_oneclass:
+        return np.where(dec[:, 0] > 0, 1.0, -1.0)
+    label = model.label.astype(np.float64)
+    if model.nr_class == 2 and model.nr_w == 1:
+        return np.where(dec[:, 0] > 0, label[0], label[1])
+    return label[np.argmax(dec, axis=1)]   # argmax: first maximum, as LIBLINEAR
+
+
+def predict(model: Model, problem: Problem) -> np.ndarray:
+    return labels_from_decision_values(model, decision_values(model, problem))
+
+
+def probabilities_from_decision_values(model: Model, dec: np.ndarray) -> np.ndarray:
+    if not model.is_probability:
+        raise DlinearError("probability output is only supported for logistic regression")
+    p = 1.0 / (1.0 + np.exp(-dec))
+    if model.nr_class == 2:
+        return np.column_stack([p[:, 0], 1.0 - p[:, 0]])
+    return p / p.sum(axis=1, keepdims=True)
+
+
+def predict_probability(model: Model, problem: Problem) -> np.ndarray:
+    """(l, nr_class) probabilities in the order of model.label."""
+    return probabilities_from_decision_values(model, decision_values(model, problem))
+
+
+def evaluate(y_true: np.ndarray, y_pred: np.ndarray):
+    """(accuracy %, mean squared error, squared correlation coefficient), as LIBLINEAR."""
+    y_true = np.asarray(y_true, dtype=np.float64)
+    y_pred = np.asarray(y_pred, dtype=np.float64)
+    l = len(y_true)
+    if l == 0:
+        return 0.0, 0.0, float("nan")
+    acc = 100.0 * float(np.mean(y_true == y_pred))
+    mse = float(np.mean((y_true - y_pred) ** 2))
+    sv, sy = y_pred.sum(), y_true.sum()
+    svv, syy, svy = (y_pred * y_pred).sum(), (y_true * y_true).sum(), (y_pred * y_true).sum()
+    denom = (l * svv - sv * sv) * (l * syy - sy * sy)
+    scc = float((l * svy - sv * sy) ** 2 / denom) if denom != 0 else float("nan")
+    return acc, mse, scc

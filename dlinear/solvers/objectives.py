@@ -1,0 +1,89 @@
+"""Primal objective values of LIBLINEAR's formulations, for parity tests and benchmarks.
+
+For a one-vs-rest model the value is the sum of the k binary problems' objectives, so two
+models of the same data and parameters (dlinear's or LIBLINEAR's) compare directly.
+"""
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..data import Problem
+from ..errors import DlinearError
+from ..model import Model
+from ..params import Params
+
+
+def _loss(name: str, margin_or_residual: np.ndarray, p: float) -> np.ndarray:
+    m = margin_or_residual
+    if name == "lr":
+        return np.logaddexp(0.0, -m)
+    if name == "l2svc":
+        return np.maximum(0.0, 1.0 - m) ** 2
+    if name == "l1svc":
+        return np.maximum(0.0, 1.0 - m)
+    if name == "l2svr":
+        return np.maximum(0.0, np.abs(m) - p) ** 2
+    if name == "l1svr":
+        return np.maximum(0.0, np.abs(m) - p)
+    raise ValueError(name)
+
+
+# solver -> (loss, regulariser)
+_FORMULATION = {0: ("lr", "l2"), 1: ("l2svc", "l2"), 2: ("l2svc", "l2"), 3: ("l1svc", "l2"),
+                5: ("l2svc", "l1"), 6: ("lr", "l1"), 7: ("lr", "l2"),
+                11: ("l2svr", "l2"), 12: ("l2svr", "l2"), 13: ("l1svr", "l2")}
+
+
+def primal_objective(problem: Problem, params: Params, model: Model) -> float:
+    """f(w) = R(w) + sum_i C_i loss_i(w) for `model` on `problem` with the C of `params`
+    (class weights and instance weights included), summed over one-vs-rest columns."""
+    if model.solver_type not in _FORMULATION:
+        raise DlinearError(f"no primal objective for solver -s {model.solver_type} here")
+    loss, reg = _FORMULATION[model.solver_type]
+    X = problem.to_scipy()
+    if model.bias >= 0:
+        X = sp.hstack([X, np.full((problem.n_samples, 1), model.bias)], format="csr")
+    W = model.w.reshape(model.w_size, model.nr_w)
+    sw = problem.sample_weight if problem.sample_weight is not None else 1.0
+    unreg = model.w_size - 1 if (model.bias >= 0 and not params.regularize_bias) else None
+
+    def value(w, target, C):
+        z = X @ w
+        r = z - target if model.is_regression else target * z
+        ww = w[:unreg] if unreg is not None else w
+        penalty = 0.5 * ww @ ww if reg == "l2" else np.abs(ww).sum()
+        return float(penalty + (C * sw * _loss(loss, r, params.p)).sum())
+
+    if model.is_regression:
+        return value(W[:, 0], problem.y, params.C)
+    weighted = {lab: params.C for lab in model.label}
+    for lab, wt in params.class_weights:
+        if lab in weighted:
+            weighted[lab] *= wt
+    if model.nr_w == 1:
+        ysign = np.where(problem.y == model.label[0], 1.0, -1.0)
+        Cn = weighted[model.label[1]] if model.nr_class == 2 else params.C
+        return value(W[:, 0], ysign, np.where(ysign > 0, weighted[model.label[0]], Cn))
+    total = 0.0
+    for k, lab in enumerate(model.label):
+        ysign = np.where(problem.y == lab, 1.0, -1.0)
+        total += value(W[:, k], ysign, np.where(ysign > 0, weighted[lab], params.C))
+    return total
+
+
+def liblinear_model_to_dlinear(lib_model) -> Model:
+    """A liblinear-official (ctypes) model as a dlinear Model, for comparisons."""
+    from ..model import nr_w_of
+    from ..solvers import SOLVERS
+    solver_type = int(lib_model.param.solver_type)
+    nr_class = int(lib_model.nr_class)
+    nr_feature = int(lib_model.nr_feature)
+    bias = float(lib_model.bias)
+    w_size = nr_feature + (1 if bias >= 0 else 0)
+    nr_w = nr_w_of(solver_type, nr_class)
+    w = np.array(lib_model.w[: w_size * nr_w], dtype=np.float64).reshape(w_size, nr_w)
+    label = None
+    if SOLVERS[solver_type].kind == "classification":
+        label = np.array(lib_model.get_labels(), dtype=np.int64)
+    return Model(solver_type, nr_class, label, nr_feature, bias, w, rho=float(lib_model.rho))
