@@ -125,6 +125,14 @@ def train(problem: Problem, params: Params, log: Optional[Callable[[str], None]]
         else:
             weighted_C[hits[0]] *= wv
 
+    if spec.fit_all_classes is not None:
+        result = spec.fit_all_classes(problem, class_of_row, weighted_C, params,
+                                      task_seed(params.seed, 0))
+        for line in result.log:
+            emit(line)
+        return Model(params.solver_type, nr_class, label, problem.n_features, bias,
+                     result.w.reshape(w_size, nr_class), n_iter=(result.n_iter,))
+
     if nr_class <= 2:   # one class: LIBLINEAR trains it as all-positive; so do we
         y_sign = np.where(class_of_row == 0, 1.0, -1.0)
         Cn = weighted_C[1] if nr_class == 2 else params.C

@@ -55,10 +55,14 @@ class SolverSpec:
     faster_hint: Optional[int] = None     # primal solver suggested when the dual cap is hit
     regularize_bias_optional: bool = False  # -R allowed
     init_sol: bool = False                  # warm start from w0 supported
+    # A solver of all classes at once (Crammer-Singer): called as
+    # fit_all_classes(problem, class_of_row, weighted_C, params, seed) -> FitResult whose
+    # w is (w_size, nr_class); `fit` is then unused.
+    fit_all_classes: Optional[Callable] = None
 
     @property
     def available(self) -> bool:
-        return self.fit is not None
+        return self.fit is not None or self.fit_all_classes is not None
 
 
 def _fit_dual_cd_svc(task, params):
