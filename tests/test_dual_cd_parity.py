@@ -1,0 +1,87 @@
+"""-s 1 and -s 3 reach LIBLINEAR 2.50's optimum: objective, accuracy, labels."""
+import numpy as np
+import pytest
+
+from conftest import liblinear_train
+from dlinear import Params, predict, train
+from dlinear.solvers.objectives import primal_objective
+
+
+def accuracy(model, problem):
+    return 100.0 * np.mean(predict(model, problem) == problem.y)
+
+
+@pytest.mark.parametrize("solver", [1, 3])
+@pytest.mark.parametrize("bias", [-1.0, 1.0])
+@pytest.mark.parametrize("split", ["binary_split", "multiclass_split"])
+def test_objective_and_accuracy_match_liblinear(solver, bias, split, request):
+    train_set, test_set = request.getfixturevalue(split)
+    params = Params(solver_type=solver, eps=1e-4, bias=bias)
+    ours = train(train_set, params)
+    _, theirs = liblinear_train(train_set, f"-s {solver} -e 0.0001 -B {bias:g}")
+
+    np.testing.assert_array_equal(ours.label, theirs.label)
+    f_ours = primal_objective(train_set, params, ours)
+    f_theirs = primal_objective(train_set, params, theirs)
+    assert abs(f_ours - f_theirs) <= 1e-3 * abs(f_theirs), (f_ours, f_theirs)
+    assert abs(accuracy(ours, test_set) - accuracy(theirs, test_set)) <= 0.5
+
+
+@pytest.mark.parametrize("solver", [1, 3])
+def test_class_weights_match_liblinear(solver, multiclass_split):
+    train_set, test_set = multiclass_split
+    weights = [(2, 3.0), (4, 0.5)]
+    params = Params(solver_type=solver, eps=1e-4, C=0.5, class_weights=weights)
+    ours = train(train_set, params)
+    _, theirs = liblinear_train(train_set, f"-s {solver} -e 0.0001 -c 0.5 -w2 3 -w4 0.5")
+    f_ours = primal_objective(train_set, params, ours)
+    f_theirs = primal_objective(train_set, params, theirs)
+    assert abs(f_ours - f_theirs) <= 1e-3 * abs(f_theirs), (f_ours, f_theirs)
+    # the weights must matter, or this test proves nothing
+    unweighted = primal_objective(train_set, Params(solver_type=solver, C=0.5),
+                                  train(train_set, Params(solver_type=solver, eps=1e-4, C=0.5)))
+    assert abs(unweighted - f_ours) > 1e-2 * abs(f_ours)
+    assert abs(accuracy(ours, test_set) - accuracy(theirs, test_set)) <= 0.5
+
+
+def test_label_order_follows_liblinear(binary_split):
+    train_set, _ = binary_split
+    # first label -1: LIBLINEAR swaps so +1 is the positive class
+    order = np.argsort(train_set.y, kind="stable")      # all -1 first
+    first_negative = train_set.subset(order)
+    model = train(first_negative, Params())
+    assert list(model.label) == [1, -1]
+    # labels 5/2/7 in order of first appearance, not sorted
+    y = np.array([5.0, 2.0, 7.0, 2.0, 5.0, 7.0] * 50)
+    problem = train_set.subset(np.arange(len(y)))
+    problem.y = y
+    assert list(train(problem, Params()).label) == [5, 2, 7]
+
+
+def test_same_seed_same_model_and_seed_matters(multiclass_split):
+    train_set, _ = multiclass_split
+    a = train(train_set, Params(seed=3), n_threads=1)
+    b = train(train_set, Params(seed=3), n_threads=2)
+    c = train(train_set, Params(seed=4))
+    np.testing.assert_array_equal(a.w, b.w)
+    assert not np.array_equal(a.w, c.w)
+
+
+def test_iteration_cap_warns_like_liblinear(binary_split):
+    from dlinear import ConvergenceWarning
+    train_set, _ = binary_split
+    lines = []
+    with pytest.warns(ConvergenceWarning, match="reaching max number of iterations"):
+        train(train_set, Params(solver_type=3, eps=1e-12, max_iter=5), log=lines.append)
+    assert "WARNING: reaching max number of iterations" in lines
+    assert "Using -s 2 may be faster (also see FAQ)" in lines
+
+
+def test_non_integer_class_label_is_an_error(binary_split):
+    from dlinear import DlinearError
+    train_set, _ = binary_split
+    problem = train_set.subset(np.arange(10))
+    problem.y = problem.y.copy()
+    problem.y[3] = 1.5
+    with pytest.raises(DlinearError, match="instance 4"):
+        train(problem, Params())
