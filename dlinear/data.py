@@ -1,12 +1,16 @@
 """Training data: the Problem (raw CSR arrays + labels) and LIBSVM text I/O."""
 from __future__ import annotations
 
+import mmap
+import os
+import uuid
 from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
 
 from .errors import DlinearError
+from .kernels import libsvm as _libsvm
 
 
 @dataclass
@@ -76,3 +80,255 @@ class Problem:
         X = self.to_scipy()[rows]
         w = None if self.sample_weight is None else self.sample_weight[rows]
         return Problem.from_arrays(X, self.y[rows], self.n_features, w)
+
+
+# ------------------------------------------------------------------ LIBSVM text I/O
+#
+# The byte-level work is in dlinear.kernels.libsvm (Numba); these functions open files,
+# resolve the rare tokens the kernel leaves to Python's float(), and word the errors as
+# "{file}: line {N}: {problem}".
+
+MAX_FEATURE_INDEX = 2**31 - 2  # 1-based; 0-based indices must fit int32 with room for the bias
+_WRITE_CHUNK_NONZEROS = 1 << 20  # rows are formatted and written about this many nonzeros at a time
+_WRITE_CHUNK_ROWS = 1 << 16
+
+
+def _readonly_bytes(buf) -> np.ndarray:
+    """A read-only uint8 view (one Numba specialization for files, mmaps and bytes)."""
+    if isinstance(buf, np.ndarray):
+        if buf.dtype != np.uint8 or buf.ndim != 1:
+            raise DlinearError("the buffer to parse must be a 1-D uint8 array")
+        view = np.ascontiguousarray(buf).view()
+    else:
+        view = np.frombuffer(buf, dtype=np.uint8).view()
+    view.flags.writeable = False
+    return view
+
+
+def _token_text(buf: np.ndarray, start: int, end: int) -> str:
+    text = bytes(buf[start:end]).decode("utf-8", "backslashreplace")
+    return text if len(text) <= 40 else text[:40] + "..."
+
+
+def _describe_parse_error(code: int, token: str, aux: int, n_features: int | None) -> str:
+    k = _libsvm
+    if code == k.ERR_LABEL_NOT_NUMBER:
+        return f"label {token!r} is not a number"
+    if code == k.ERR_VALUE_NOT_NUMBER:
+        return f"value {token!r} of feature {aux} is not a number"
+    if code == k.ERR_LABEL_NOT_FINITE:
+        return f"label {token!r} is NaN or infinity"
+    if code == k.ERR_VALUE_NOT_FINITE:
+        return f"value {token!r} of feature {aux} is NaN or infinity"
+    if code == k.ERR_INDEX_BELOW_ONE:
+        return f"feature index {token} is less than 1 (indices are 1-based)"
+    if code == k.ERR_INDEX_NOT_INTEGER:
+        return f"feature index {token!r} is not an integer"
+    if code == k.ERR_INDEX_NOT_INCREASING:
+        return f"feature index {int(token)} is not larger than the previous index {aux}"
+    if code == k.ERR_MISSING_COLON:
+        return f"feature {token!r} has no ':' (expected index:value)"
+    if code == k.ERR_INDEX_TOO_LARGE:
+        if n_features is not None and n_features < MAX_FEATURE_INDEX:
+            return f"feature index {token} is larger than n_features={n_features}"
+        return f"feature index {token} is larger than {MAX_FEATURE_INDEX}"
+    if code == k.ERR_QID_MISPLACED:
+        return f"{token!r}: qid must come right after the label"
+    if code == k.ERR_QID_NOT_INTEGER:
+        return f"{token!r} is not an integer qid"
+    return f"parse error {code}"  # unreachable unless the kernel gains a code
+
+
+def _resolve_slow_tokens(buf, slow, indices, data, y, name, first_line):
+    """Convert the tokens outside the exact fast path with Python's float() (correctly
+    rounded) and store them; a token that overflows to infinity is an error."""
+    starts = np.ascontiguousarray(slow[:, _libsvm.SLOW_START])
+    ends = np.ascontiguousarray(slow[:, _libsvm.SLOW_END])
+    targets = slow[:, _libsvm.SLOW_TARGET]
+    text = _libsvm.gather_tokens(buf, starts, ends).tobytes()
+    values = np.fromiter(map(float, text.split()), dtype=np.float64, count=len(slow))
+    not_finite = np.flatnonzero(~np.isfinite(values))
+    if not_finite.size:
+        i = not_finite[0]
+        token = _token_text(buf, starts[i], ends[i])
+        line = first_line + int(slow[i, _libsvm.SLOW_LINE])
+        if targets[i] < 0:
+            problem = f"label {token!r} is NaN or infinity"
+        else:
+            problem = f"value {token!r} of feature {int(indices[targets[i]]) + 1} is NaN or infinity"
+        raise DlinearError(f"{name}: line {line}: {problem}")
+    is_label = targets < 0
+    y[-1 - targets[is_label]] = values[is_label]
+    data[targets[~is_label]] = values[~is_label]
+
+
+def _trimmed(array: np.ndarray, length: int) -> np.ndarray:
+    """array[:length], copied when the over-allocation is large (comments full of ':')."""
+    return array[:length].copy() if length < 0.9 * len(array) else array[:length]
+
+
+def parse_libsvm_bytes(buf, name: str, first_line: int = 1, *, n_features: int | None = None,
+                       allow_empty: bool = False) -> Problem:
+    """Parse LIBSVM text held in memory (a uint8 array, or bytes) into a Problem.
+
+    The buffer must hold whole lines (e.g. a byte range from line_aligned_ranges);
+    `name` and `first_line` (the 1-based line number of its first line in the file) make
+    the error messages. n_features=None means the largest index seen; a given
+    n_features must be at least that. With allow_empty, a buffer without data lines
+    gives a Problem with no rows instead of an error (for blocks of a larger file).
+    """
+    buf = _readonly_bytes(buf)
+    if n_features is not None and int(n_features) < 0:
+        raise DlinearError(f"{name}: n_features must not be negative, got {n_features}")
+    max_index = MAX_FEATURE_INDEX if n_features is None else min(int(n_features), MAX_FEATURE_INDEX)
+    (error, line, error_start, error_end, error_aux, indptr, indices, data, y,
+     n_rows, nnz, largest_index, slow, n_slow) = _libsvm.parse_libsvm(buf, max_index)
+    if n_slow:
+        _resolve_slow_tokens(buf, slow[:n_slow], indices, data, y, name, first_line)
+    if error != _libsvm.OK:
+        token = _token_text(buf, error_start, error_end)
+        problem = _describe_parse_error(error, token, error_aux, n_features)
+        raise DlinearError(f"{name}: line {first_line + line}: {problem}")
+    if n_rows == 0 and not allow_empty:
+        raise DlinearError(f"{name}: line {first_line}: file has no data")
+    return Problem(
+        indptr=_trimmed(indptr, n_rows + 1),
+        indices=_trimmed(indices, nnz),
+        data=_trimmed(data, nnz),
+        y=_trimmed(y, n_rows),
+        n_features=int(largest_index if n_features is None else n_features),
+    )
+
+
+def read_libsvm(path, n_features: int | None = None, start: int = 0, end: int | None = None,
+                first_line: int = 1, *, allow_empty: bool = False) -> Problem:
+    """Read a LIBSVM/svmlight file, or its byte range [start, end), into a Problem.
+
+    The range must start at a line start and end at a line end or EOF; `first_line` is
+    the 1-based number of its first line, used in error messages. See
+    parse_libsvm_bytes for n_features and allow_empty.
+    """
+    name = os.fspath(path)
+    try:
+        with open(name, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            stop = size if end is None else end
+            if not 0 <= start <= stop <= size:
+                raise DlinearError(f"{name}: byte range [{start}, {stop}) is not inside the "
+                                   f"file of {size} bytes")
+            # Read one byte before the range to check that it starts a line.
+            read_from = start - 1 if start > 0 else 0
+            f.seek(read_from)
+            buf = np.fromfile(f, dtype=np.uint8, count=stop - read_from)
+    except OSError:
+        raise DlinearError(f"can't open input file {name}") from None
+    if len(buf) != stop - read_from:
+        raise DlinearError(f"{name}: file changed while reading")
+    if start > 0:
+        if buf[0] != 10:
+            raise DlinearError(f"{name}: byte range [{start}, {stop}) does not start at a line start")
+        buf = buf[1:]
+    if stop < size and stop > start and buf[-1] != 10:
+        raise DlinearError(f"{name}: byte range [{start}, {stop}) does not end at a line end")
+    return parse_libsvm_bytes(buf, name, first_line, n_features=n_features, allow_empty=allow_empty)
+
+
+def line_aligned_ranges(path, n_parts: int) -> list[tuple[int, int, int]]:
+    """Split a file into at most n_parts non-empty byte ranges of about equal size, each
+    starting at a line start: [(start, end, first_line), ...] covering the whole file,
+    with first_line the 1-based line number of the range's first line (for
+    read_libsvm(path, start=start, end=end, first_line=first_line))."""
+    name = os.fspath(path)
+    if int(n_parts) < 1:
+        raise DlinearError(f"the number of parts must be at least 1, got {n_parts}")
+    try:
+        with open(name, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            if size == 0:
+                return [(0, 0, 1)]
+            with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
+                buf = np.frombuffer(mapped, dtype=np.uint8)
+                try:
+                    targets = np.arange(1, int(n_parts), dtype=np.int64) * size // int(n_parts)
+                    starts, line_numbers = _libsvm.align_to_line_starts(_readonly_bytes(buf), targets)
+                finally:
+                    del buf  # the mmap cannot close while an array still points into it
+    except OSError:
+        raise DlinearError(f"can't open input file {name}") from None
+    bounds = [0] + starts.tolist() + [size]
+    firsts = [1] + line_numbers.tolist()
+    return [(bounds[i], bounds[i + 1], firsts[i])
+            for i in range(len(firsts)) if bounds[i] < bounds[i + 1]]
+
+
+def _fallback_text(values: np.ndarray, decimals: np.ndarray) -> np.ndarray:
+    """repr() of the values without a short exact decimal form, each followed by a space
+    (repr is the shortest text that reads back as the same double)."""
+    hard = values[decimals < 0]
+    text = " ".join(map(repr, hard.tolist())) + " "
+    return np.frombuffer(text.encode("ascii"), dtype=np.uint8)  # always read-only: one specialization
+
+
+def write_libsvm(path, problem_or_X, y=None) -> None:
+    """Write a Problem, or a matrix X (scipy sparse or dense) with labels y, as LIBSVM text.
+
+    Every label and value reads back as the identical double; integral values print as
+    integers ("1", "-1", "3"). The file is written to a temporary name in the same
+    directory and renamed over `path`, so readers never see a partial file.
+    Note the format has no column count: trailing all-zero columns are not recorded.
+    """
+    if isinstance(problem_or_X, Problem):
+        if y is not None:
+            raise DlinearError("write_libsvm: pass y only with a matrix X, not with a Problem")
+        problem = problem_or_X
+        if not (np.all(np.isfinite(problem.data)) and np.all(np.isfinite(problem.y))):
+            raise DlinearError("write_libsvm: X and y must not contain NaN or infinity")
+    else:
+        if y is None:
+            raise DlinearError("write_libsvm: y is required when writing a matrix X")
+        problem = Problem.from_arrays(problem_or_X, y)
+    indptr = np.ascontiguousarray(problem.indptr, dtype=np.int64)
+    indices = np.ascontiguousarray(problem.indices, dtype=np.int32)
+    data = np.ascontiguousarray(problem.data, dtype=np.float64)
+    labels = np.ascontiguousarray(problem.y, dtype=np.float64)
+    n_rows = len(indptr) - 1
+
+    name = os.fspath(path)
+    directory, base = os.path.split(os.path.abspath(name))
+    temporary = os.path.join(directory, f".{base}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
+    try:
+        f = open(temporary, "xb")  # default permissions, unlike mkstemp's 0600
+    except OSError:
+        raise DlinearError(f"can't open output file {name}") from None
+    try:
+        with f:
+            row = 0
+            while row < n_rows:
+                # Rows up to about _WRITE_CHUNK_NONZEROS nonzeros (at least one row).
+                row_end = int(np.searchsorted(indptr, indptr[row] + _WRITE_CHUNK_NONZEROS, "right")) - 1
+                row_end = min(max(row_end, row + 1), row + _WRITE_CHUNK_ROWS, n_rows)
+                values = data[indptr[row]:indptr[row_end]]
+                value_decimals, value_mantissas = _libsvm.plan_decimals(values)
+                chunk_labels = labels[row:row_end]
+                label_decimals, label_mantissas = _libsvm.plan_decimals(chunk_labels)
+                out = np.empty(len(values) * _libsvm.MAX_FEATURE_BYTES
+                               + (row_end - row) * _libsvm.MAX_LABEL_BYTES, dtype=np.uint8)
+                n_bytes = _libsvm.format_rows(
+                    indptr, indices, data, labels, row, row_end,
+                    value_decimals, value_mantissas, _fallback_text(values, value_decimals),
+                    label_decimals, label_mantissas, _fallback_text(chunk_labels, label_decimals),
+                    out)
+                if n_bytes < 0:
+                    raise DlinearError(f"write_libsvm: the feature indices of row {-1 - n_bytes} "
+                                       "are not strictly increasing")
+                f.write(out[:n_bytes])
+                row = row_end
+        os.replace(temporary, name)
+    except BaseException as error:
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
+        if isinstance(error, OSError):
+            raise DlinearError(f"can't write output file {name}: {error.strerror}") from None
+        raise

@@ -1,0 +1,546 @@
+"""Numba kernels for LIBSVM/svmlight text: bytes -> CSR arrays, and CSR arrays -> bytes.
+
+Reading works on a `np.uint8` buffer that starts at a line start and ends at a line end
+(or EOF), so Dask workers can parse byte ranges of one file independently. The kernels
+never raise: they return an error code, the 0-based line number inside the buffer and the
+byte span of the offending text, and `dlinear.data` turns that into a `DlinearError`.
+
+Numbers are parsed exactly: a token whose decimal mantissa fits in 53 bits and whose
+power-of-ten exponent is at most 22 in magnitude is converted with one correctly rounded
+IEEE multiply or divide (Clinger's fast path), which equals what a correctly rounded
+strtod gives. Any other valid token is reported back by position ("slow tokens") and
+converted by Python's `float()` afterwards; with real data these are rare.
+
+Writing uses the same idea backwards: a value x is printed as the decimal m / 10**k
+with the smallest k for which that quotient, computed exactly by the fast path, is x
+again; the few values with no such short form are formatted by Python's `repr`.
+"""
+import numpy as np
+from numba import njit
+
+# What a byte means to the tokenizer: ordinary text, a separator inside a line,
+# a line end, or the start of a comment.
+_TEXT, _BLANK, _NEWLINE, _HASH = 0, 1, 2, 3
+_BYTE_CLASS = np.zeros(256, dtype=np.uint8)
+_BYTE_CLASS[ord(" ")] = _BLANK
+_BYTE_CLASS[ord("\t")] = _BLANK
+_BYTE_CLASS[ord("\r")] = _BLANK  # CRLF files: the CR is just trailing blank space
+_BYTE_CLASS[ord("\n")] = _NEWLINE
+_BYTE_CLASS[ord("#")] = _HASH
+
+# Error codes returned by parse_libsvm (0 means success).
+OK = 0
+ERR_LABEL_NOT_NUMBER = 1
+ERR_VALUE_NOT_NUMBER = 2
+ERR_INDEX_BELOW_ONE = 3
+ERR_INDEX_NOT_INTEGER = 4
+ERR_INDEX_NOT_INCREASING = 5
+ERR_LABEL_NOT_FINITE = 6
+ERR_VALUE_NOT_FINITE = 7
+ERR_MISSING_COLON = 8
+ERR_INDEX_TOO_LARGE = 9
+ERR_QID_MISPLACED = 10
+ERR_QID_NOT_INTEGER = 11
+
+# What _scan_number found.
+_NUM_EXACT, _NUM_SLOW, _NUM_INVALID, _NUM_NAN_INF = 0, 1, 2, 3
+
+# Powers of ten that are exact doubles (10**22 is the largest) and exact int64s.
+_POW10 = np.array([float(10**k) for k in range(23)], dtype=np.float64)
+_POW10_INT = np.array([10**k for k in range(19)], dtype=np.int64)
+_MAX_EXACT_INT = 2**53  # every integer up to here is an exact double
+_MAX_MANTISSA_DIGITS = 18  # an 18-digit decimal mantissa always fits in int64
+
+# Columns of the slow-token table.
+SLOW_START, SLOW_END, SLOW_TARGET, SLOW_LINE = 0, 1, 2, 3
+
+
+@njit(cache=True, nogil=True)
+def count_newlines_and_colons(buf):
+    """Upper bounds for the output: rows <= newlines + 1, nonzeros <= colons."""
+    n_newlines = 0
+    n_colons = 0
+    for i in range(buf.shape[0]):
+        c = buf[i]
+        if c == 10:
+            n_newlines += 1
+        elif c == 58:
+            n_colons += 1
+    return n_newlines, n_colons
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _token_end(buf, pos, n):
+    while pos < n and _BYTE_CLASS[buf[pos]] == _TEXT:
+        pos += 1
+    return pos
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _skip_to_newline(buf, pos, n):
+    while pos < n and buf[pos] != 10:
+        pos += 1
+    return pos
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _is_word(buf, pos, n, word):
+    """Whether buf[pos:] starts with `word` (lowercase ASCII bytes), ignoring case."""
+    if pos + len(word) > n:
+        return False
+    for j in range(len(word)):
+        if (buf[pos + j] | 32) != word[j]:
+            return False
+    return True
+
+
+_NAN = np.frombuffer(b"nan", dtype=np.uint8).copy()
+_INF = np.frombuffer(b"inf", dtype=np.uint8).copy()
+_INFINITY = np.frombuffer(b"infinity", dtype=np.uint8).copy()
+_QID = np.frombuffer(b"qid:", dtype=np.uint8).copy()
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _scan_number(buf, pos, n):
+    """Scan `[+-]?(digits[.digits*]|.digits)([eE][+-]?digits)?` at pos.
+
+    Returns (kind, value, end): end is the first byte not consumed; the caller checks
+    that it is a separator. `value` is only meaningful for _NUM_EXACT.
+    """
+    negative = False
+    if pos < n:
+        c = buf[pos]
+        if c == 45:  # '-'
+            negative = True
+            pos += 1
+        elif c == 43:  # '+'
+            pos += 1
+    mantissa = 0
+    n_digits = 0
+    n_significant = 0
+    exponent = 0
+    while pos < n:
+        d = np.int64(buf[pos]) - 48
+        if d < 0 or d > 9:
+            break
+        n_digits += 1
+        if mantissa != 0 or d != 0:
+            n_significant += 1
+            if n_significant <= _MAX_MANTISSA_DIGITS:
+                mantissa = mantissa * 10 + d
+        pos += 1
+    if pos < n and buf[pos] == 46:  # '.'
+        pos += 1
+        while pos < n:
+            d = np.int64(buf[pos]) - 48
+            if d < 0 or d > 9:
+                break
+            n_digits += 1
+            if mantissa != 0 or d != 0:
+                n_significant += 1
+                if n_significant <= _MAX_MANTISSA_DIGITS:
+                    mantissa = mantissa * 10 + d
+            exponent -= 1
+            pos += 1
+    if n_digits == 0:
+        # No digits: only "nan", "inf" and "infinity" are numbers (and not allowed).
+        if _is_word(buf, pos, n, _INFINITY):
+            return _NUM_NAN_INF, 0.0, pos + 8
+        if _is_word(buf, pos, n, _NAN) or _is_word(buf, pos, n, _INF):
+            return _NUM_NAN_INF, 0.0, pos + 3
+        return _NUM_INVALID, 0.0, pos
+    if pos < n and (buf[pos] | 32) == 101:  # 'e' or 'E'
+        pos += 1
+        exponent_negative = False
+        if pos < n:
+            c = buf[pos]
+            if c == 45:
+                exponent_negative = True
+                pos += 1
+            elif c == 43:
+                pos += 1
+        n_exponent_digits = 0
+        exponent_value = 0
+        while pos < n:
+            d = np.int64(buf[pos]) - 48
+            if d < 0 or d > 9:
+                break
+            if exponent_value < 100_000_000:  # saturate: far beyond any double anyway
+                exponent_value = exponent_value * 10 + d
+            n_exponent_digits += 1
+            pos += 1
+        if n_exponent_digits == 0:
+            return _NUM_INVALID, 0.0, pos
+        exponent += -exponent_value if exponent_negative else exponent_value
+
+    if mantissa == 0:
+        value = 0.0
+    elif n_significant > _MAX_MANTISSA_DIGITS or mantissa > _MAX_EXACT_INT:
+        return _NUM_SLOW, 0.0, pos
+    elif 0 <= exponent <= 22:
+        value = float(mantissa) * _POW10[exponent]
+    elif -22 <= exponent < 0:
+        value = float(mantissa) / _POW10[-exponent]
+    elif 22 < exponent <= 22 + 15 and mantissa <= _MAX_EXACT_INT // _POW10_INT[exponent - 22]:
+        # Move the excess exponent into the mantissa while it stays exact.
+        value = float(mantissa * _POW10_INT[exponent - 22]) * _POW10[22]
+    else:
+        return _NUM_SLOW, 0.0, pos
+    if negative:
+        value = -value
+    return _NUM_EXACT, value, pos
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _push_slow(slow, n_slow, start, end, target, line):
+    """Append a token for Python's float(); target >= 0 is a data slot, -1-row a label."""
+    if n_slow == slow.shape[0]:
+        bigger = np.empty((2 * slow.shape[0], 4), dtype=np.int64)
+        bigger[:n_slow] = slow[:n_slow]
+        slow = bigger
+    slow[n_slow, SLOW_START] = start
+    slow[n_slow, SLOW_END] = end
+    slow[n_slow, SLOW_TARGET] = target
+    slow[n_slow, SLOW_LINE] = line
+    return slow, n_slow + 1
+
+
+@njit(cache=True, nogil=True)
+def _unusual_index_token(buf, pos, n, first_in_row):
+    """A feature token that is not plain `digits:`. Returns (code, index, end) where code
+    is OK with end at the ':' (a '+' sign), -1 for a consumed `qid:N` token, or an error
+    code with end at the end of the offending text."""
+    if _is_word(buf, pos, n, _QID):
+        end = _token_end(buf, pos, n)
+        if not first_in_row:
+            return ERR_QID_MISPLACED, 0, end
+        value_pos = pos + 4
+        if value_pos < n and (buf[value_pos] == 43 or buf[value_pos] == 45):
+            value_pos += 1
+        if value_pos == end:
+            return ERR_QID_NOT_INTEGER, 0, end
+        for j in range(value_pos, end):
+            if buf[j] < 48 or buf[j] > 57:
+                return ERR_QID_NOT_INTEGER, 0, end
+        return -1, 0, end
+    end = _token_end(buf, pos, n)
+    colon = pos
+    while colon < end and buf[colon] != 58:
+        colon += 1
+    if colon == end:
+        return ERR_MISSING_COLON, 0, end
+    start = pos
+    negative = False
+    if buf[start] == 43 or buf[start] == 45:
+        negative = buf[start] == 45
+        start += 1
+    if start == colon:
+        return ERR_INDEX_NOT_INTEGER, 0, colon
+    index = 0
+    for j in range(start, colon):
+        d = np.int64(buf[j]) - 48
+        if d < 0 or d > 9:
+            return ERR_INDEX_NOT_INTEGER, 0, colon
+        if index < 10_000_000_000:  # saturate: already above any allowed index
+            index = index * 10 + d
+    if negative:
+        return ERR_INDEX_BELOW_ONE, -index, colon
+    return OK, index, colon
+
+
+
+@njit(cache=True, nogil=True)
+def parse_libsvm(buf, max_index):
+    """Parse a whole number of LIBSVM lines into CSR arrays.
+
+    Returns (error, line, error_start, error_end, error_aux, indptr, indices, data, y,
+    n_rows, nnz, largest_index, slow, n_slow). `line` is the 0-based line inside buf of
+    the error; error_start/end span the offending text; error_aux is the feature index
+    (or the previous index for ERR_INDEX_NOT_INCREASING). Arrays are over-allocated:
+    only indptr[:n_rows+1], indices/data[:nnz], y[:n_rows], slow[:n_slow] are valid.
+    `largest_index` is the largest 1-based feature index; indices above max_index fail.
+    """
+    n = buf.shape[0]
+    n_newlines, n_colons = count_newlines_and_colons(buf)
+    indptr = np.empty(n_newlines + 2, dtype=np.int64)
+    y = np.empty(n_newlines + 1, dtype=np.float64)
+    indices = np.empty(n_colons, dtype=np.int32)
+    data = np.empty(n_colons, dtype=np.float64)
+    slow = np.empty((64, 4), dtype=np.int64)
+    n_slow = 0
+
+    indptr[0] = 0
+    n_rows = 0
+    nnz = 0
+    line = 0
+    largest_index = 0
+    error = OK
+    error_start = 0
+    error_end = 0
+    error_aux = 0
+    pos = 0
+    while pos < n:
+        while pos < n and _BYTE_CLASS[buf[pos]] == _BLANK:
+            pos += 1
+        if pos >= n:
+            break
+        kind = _BYTE_CLASS[buf[pos]]
+        if kind == _NEWLINE:  # blank line
+            pos += 1
+            line += 1
+            continue
+        if kind == _HASH:  # comment-only line
+            pos = _skip_to_newline(buf, pos, n)
+            continue
+
+        # The label.
+        token_start = pos
+        number_kind, value, pos = _scan_number(buf, pos, n)
+        if pos < n and _BYTE_CLASS[buf[pos]] == _TEXT:
+            number_kind = _NUM_INVALID
+        if number_kind != _NUM_EXACT:
+            if number_kind == _NUM_SLOW:
+                slow, n_slow = _push_slow(slow, n_slow, token_start, pos, -1 - n_rows, line)
+            else:
+                error = ERR_LABEL_NOT_FINITE if number_kind == _NUM_NAN_INF else ERR_LABEL_NOT_NUMBER
+                error_start = token_start
+                error_end = _token_end(buf, pos, n)
+                break
+        y[n_rows] = value
+
+        # The features.
+        previous_index = 0
+        row_start = nnz
+        while True:
+            while pos < n and _BYTE_CLASS[buf[pos]] == _BLANK:
+                pos += 1
+            if pos >= n:
+                break
+            kind = _BYTE_CLASS[buf[pos]]
+            if kind == _NEWLINE:
+                break
+            if kind == _HASH:
+                pos = _skip_to_newline(buf, pos, n)
+                break
+            token_start = pos
+            index = 0
+            while pos < n:
+                d = np.int64(buf[pos]) - 48
+                if d < 0 or d > 9:
+                    break
+                if index < 10_000_000_000:
+                    index = index * 10 + d
+                pos += 1
+            if pos == token_start or pos >= n or buf[pos] != 58:
+                code, index, pos = _unusual_index_token(buf, token_start, n, nnz == row_start)
+                if code == -1:  # qid:N, ignored
+                    continue
+                if code != OK:
+                    error = code
+                    error_start = token_start
+                    error_end = pos
+                    error_aux = index
+                    break
+            if index < 1:
+                error = ERR_INDEX_BELOW_ONE
+            elif index > max_index:
+                error = ERR_INDEX_TOO_LARGE
+            elif index <= previous_index:
+                error = ERR_INDEX_NOT_INCREASING
+            if error != OK:
+                error_start = token_start
+                error_end = pos
+                error_aux = previous_index if error == ERR_INDEX_NOT_INCREASING else index
+                break
+            pos += 1  # the ':'
+            value_start = pos
+            number_kind, value, pos = _scan_number(buf, pos, n)
+            if pos < n and _BYTE_CLASS[buf[pos]] == _TEXT:
+                number_kind = _NUM_INVALID
+            if number_kind != _NUM_EXACT:
+                if number_kind == _NUM_SLOW:
+                    slow, n_slow = _push_slow(slow, n_slow, value_start, pos, nnz, line)
+                else:
+                    error = ERR_VALUE_NOT_FINITE if number_kind == _NUM_NAN_INF else ERR_VALUE_NOT_NUMBER
+                    error_start = value_start
+                    error_end = _token_end(buf, pos, n)
+                    error_aux = index
+                    break
+            indices[nnz] = index - 1
+            data[nnz] = value
+            nnz += 1
+            previous_index = index
+        if error != OK:
+            break
+        if previous_index > largest_index:
+            largest_index = previous_index
+        n_rows += 1
+        indptr[n_rows] = nnz
+    return (error, line, error_start, error_end, error_aux, indptr, indices, data, y,
+            n_rows, nnz, largest_index, slow, n_slow)
+
+
+@njit(cache=True, nogil=True)
+def gather_tokens(buf, starts, ends):
+    """Copy the byte spans [starts[i], ends[i]) into one buffer, separated by spaces."""
+    total = 0
+    for i in range(starts.shape[0]):
+        total += ends[i] - starts[i] + 1
+    out = np.empty(total, dtype=np.uint8)
+    pos = 0
+    for i in range(starts.shape[0]):
+        for j in range(starts[i], ends[i]):
+            out[pos] = buf[j]
+            pos += 1
+        out[pos] = 32
+        pos += 1
+    return out
+
+
+@njit(cache=True, nogil=True)
+def align_to_line_starts(buf, targets):
+    """For each target byte offset (ascending), the first line start at or after it and
+    that line's 1-based number. A line start is 0 or just after a '\\n' (or len(buf))."""
+    n = buf.shape[0]
+    starts = np.empty(targets.shape[0], dtype=np.int64)
+    line_numbers = np.empty(targets.shape[0], dtype=np.int64)
+    pos = 0
+    newlines = 0
+    for j in range(targets.shape[0]):
+        target = min(max(targets[j], pos), n)
+        while pos < target:
+            if buf[pos] == 10:
+                newlines += 1
+            pos += 1
+        if pos > 0 and buf[pos - 1] != 10:
+            while pos < n and buf[pos] != 10:
+                pos += 1
+            if pos < n:
+                newlines += 1
+                pos += 1
+        starts[j] = pos
+        line_numbers[j] = newlines + 1
+    return starts, line_numbers
+
+
+# ---------------------------------------------------------------- writing
+
+
+@njit(cache=True, nogil=True)
+def plan_decimals(values):
+    """For each value x, the shortest (k, m) with |x| == m / 10**k exactly, k <= 22 and
+    m < 2**53, so that printing m with k decimals reads back as x. k = -1 when there is
+    no such form (e.g. 17-digit values, huge or tiny ones): those go through repr."""
+    decimals = np.empty(values.shape[0], dtype=np.int8)
+    mantissas = np.empty(values.shape[0], dtype=np.int64)
+    for i in range(values.shape[0]):
+        magnitude = abs(values[i])
+        decimals[i] = -1
+        mantissas[i] = 0
+        if not np.isfinite(magnitude):
+            continue
+        for k in range(23):
+            scale = _POW10[k]
+            scaled = magnitude * scale
+            if scaled >= _MAX_EXACT_INT:
+                break
+            nearest = np.int64(scaled + 0.5)
+            # scaled is rounded, so the right m may be one off the nearest integer.
+            found = -1
+            for candidate in (nearest, nearest - 1, nearest + 1):
+                if candidate >= 0 and candidate / scale == magnitude:
+                    found = candidate
+                    break
+            if found >= 0:
+                while k > 0 and found % 10 == 0:
+                    found //= 10
+                    k -= 1
+                decimals[i] = k
+                mantissas[i] = found
+                break
+    return decimals, mantissas
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _write_uint(out, pos, value):
+    n_digits = 1
+    rest = value
+    while rest >= 10:
+        rest //= 10
+        n_digits += 1
+    for j in range(n_digits - 1, -1, -1):
+        out[pos + j] = 48 + value % 10
+        value //= 10
+    return pos + n_digits
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _write_number(out, pos, value, k, mantissa, fallback_text, fallback_pos):
+    """Write value as planned by plan_decimals; returns (pos, fallback_pos)."""
+    if k < 0:
+        # Copy the next repr() token of the fallback text (tokens end with a space).
+        while fallback_text[fallback_pos] != 32:
+            out[pos] = fallback_text[fallback_pos]
+            pos += 1
+            fallback_pos += 1
+        return pos, fallback_pos + 1
+    if value < 0 or (value == 0 and np.signbit(value)):
+        out[pos] = 45
+        pos += 1
+    if k >= 16:  # mantissa < 2**53 < 10**16: no integer part
+        integer_part = 0
+        fraction = mantissa
+    else:
+        integer_part = mantissa // _POW10_INT[k]
+        fraction = mantissa - integer_part * _POW10_INT[k]
+    pos = _write_uint(out, pos, integer_part)
+    if k > 0:
+        out[pos] = 46
+        pos += 1
+        for j in range(k - 1, -1, -1):
+            out[pos + j] = 48 + fraction % 10
+            fraction //= 10
+        pos += k
+    return pos, fallback_pos
+
+
+# Longest text of one feature (" 2147483647:" + a 25-byte number) and of one label + '\n'.
+MAX_FEATURE_BYTES = 40
+MAX_LABEL_BYTES = 28
+
+
+@njit(cache=True, nogil=True)
+def format_rows(indptr, indices, data, y, row_start, row_end,
+                value_decimals, value_mantissas, value_fallback,
+                label_decimals, label_mantissas, label_fallback, out):
+    """Write rows [row_start, row_end) as LIBSVM lines into out; returns the byte count,
+    or -1 - row if that row's indices are not strictly increasing. value_* and label_*
+    come from plan_decimals over data[indptr[row_start]:indptr[row_end]] and
+    y[row_start:row_end]; the *_fallback buffers hold the repr() texts of the values
+    planned as -1, in order, each followed by a space."""
+    pos = 0
+    value_fallback_pos = 0
+    label_fallback_pos = 0
+    first_nonzero = indptr[row_start]
+    for row in range(row_start, row_end):
+        r = row - row_start
+        pos, label_fallback_pos = _write_number(out, pos, y[row], label_decimals[r],
+                                                label_mantissas[r], label_fallback,
+                                                label_fallback_pos)
+        previous = -1
+        for k in range(indptr[row], indptr[row + 1]):
+            index = indices[k]
+            if index <= previous:
+                return -1 - row
+            previous = index
+            out[pos] = 32
+            pos = _write_uint(out, pos + 1, np.int64(index) + 1)
+            out[pos] = 58
+            pos += 1
+            c = k - first_nonzero
+            pos, value_fallback_pos = _write_number(out, pos, data[k], value_decimals[c],
+                                                    value_mantissas[c], value_fallback,
+                                                    value_fallback_pos)
+        out[pos] = 10
+        pos += 1
+    return pos
