@@ -24,23 +24,96 @@ from .predict import predict
 from .solvers import SOLVERS, BinaryTask, FitResult
 
 
-def group_classes(y: np.ndarray):
-    """(labels in LIBLINEAR's order, index of each row's class in that order)."""
+def first_appearance(y: np.ndarray) -> np.ndarray:
+    """Distinct integer labels of y in order of first appearance."""
     labels_int = y.astype(np.int64)
     if not np.array_equal(labels_int, y):
         bad = int(np.flatnonzero(labels_int != y)[0])
         raise DlinearError(f"label {y[bad]!r} of instance {bad + 1} is not an integer; "
                            "classification needs integer labels (-s 11, 12, 13 do regression)")
-    uniq, first, inverse = np.unique(labels_int, return_index=True, return_inverse=True)
-    order = np.argsort(first, kind="stable")
-    rank = np.empty_like(order)
-    rank[order] = np.arange(len(order))
-    label = uniq[order]
-    class_of_row = rank[inverse]
+    uniq, first = np.unique(labels_int, return_index=True)
+    return uniq[np.argsort(first, kind="stable")]
+
+
+def order_labels(labels_in_first_appearance: np.ndarray) -> np.ndarray:
+    """LIBLINEAR's label order: first appearance, but a -1/+1 set puts +1 first."""
+    label = np.asarray(labels_in_first_appearance, dtype=np.int64)
     if len(label) == 2 and label[0] == -1 and label[1] == 1:
         label = label[::-1].copy()
-        class_of_row = 1 - class_of_row
+    return label
+
+
+def group_classes(y: np.ndarray):
+    """(labels in LIBLINEAR's order, index of each row's class in that order)."""
+    label = order_labels(first_appearance(y))
+    class_of_row = np.searchsorted(np.sort(label), y.astype(np.int64))
+    class_of_row = np.argsort(label)[class_of_row]
     return label, class_of_row
+
+
+def weighted_class_C(label: np.ndarray, params: Params, emit) -> np.ndarray:
+    """C of each class after the -wi weights; unknown labels warn as LIBLINEAR does."""
+    weighted_C = np.full(len(label), params.C)
+    for wl, wv in params.class_weights:
+        hits = np.flatnonzero(label == wl)
+        if len(hits) == 0:
+            message = f"WARNING: class label {wl} specified in weight is not found"
+            warnings.warn(message)
+            emit(message)
+        else:
+            weighted_C[hits[0]] *= wv
+    return weighted_C
+
+
+def n_binary_problems(nr_class: int) -> int:
+    return 1 if nr_class <= 2 else nr_class
+
+
+def binary_task(problem: Problem, label: np.ndarray, k: int, weighted_C: np.ndarray,
+                params: Params) -> BinaryTask:
+    """The k-th binary problem: class label[k] against the rest (for two classes, label[0]
+    against label[1] with both weighted C's; one class is trained as all-positive, as
+    LIBLINEAR does). Also used on Dask workers, on their local copy of the data."""
+    y_sign = np.where(problem.y == label[k], 1.0, -1.0)
+    if len(label) == 2:
+        Cp, Cn = weighted_C[0], weighted_C[1]
+    else:
+        Cp, Cn = weighted_C[k], params.C
+    C = np.where(y_sign > 0, Cp, Cn)
+    if problem.sample_weight is not None:
+        C = C * problem.sample_weight
+    return BinaryTask(problem, y_sign, C, float(params.bias), task_seed(params.seed, k))
+
+
+def single_task(problem: Problem, params: Params) -> BinaryTask:
+    """Regression and one-class problems: one task on the labels as they are."""
+    C = np.full(problem.n_samples, params.C)
+    if problem.sample_weight is not None:
+        C = C * problem.sample_weight
+    return BinaryTask(problem, problem.y, C, float(params.bias), task_seed(params.seed, 0))
+
+
+def fit_class(problem: Problem, label: np.ndarray, k: int, weighted_C: np.ndarray,
+              params: Params) -> FitResult:
+    return fit_binary(binary_task(problem, label, k, weighted_C, params), params)
+
+
+def assemble_model(params: Params, n_features: int, label, results: list) -> Model:
+    """The Model from the fitted binary problems, in class order; their log lines go to
+    `log` and the iteration-cap warnings are raised here, where the caller sees them."""
+    w_size = n_features + (1 if params.bias >= 0 else 0)
+    for r in results:
+        if any(line.startswith("WARNING: reaching max") for line in r.log):
+            warnings.warn("WARNING: reaching max number of iterations", ConvergenceWarning,
+                          stacklevel=3)
+    if label is None:
+        nr_class = 2
+    else:
+        nr_class = len(label)
+    W = np.column_stack([r.w for r in results]).reshape(w_size, -1)
+    rho = results[0].rho if params.spec.kind == "oneclass" else 0.0
+    return Model(params.solver_type, nr_class, label, n_features, float(params.bias), W,
+                 rho=rho, n_iter=tuple(r.n_iter for r in results))
 
 
 def task_seed(seed: int, index: int) -> int:
@@ -69,15 +142,7 @@ def fit_binary(task: BinaryTask, params: Params) -> FitResult:
             if hint is not None:
                 lines.append(f"Using -s {hint} may be faster (also see FAQ)")
             result.log.extend(lines)
-        warnings.warn(" ".join(lines), ConvergenceWarning, stacklevel=3)
     return result
-
-
-def instance_C(y_sign: np.ndarray, Cp: float, Cn: float, sample_weight) -> np.ndarray:
-    C = np.where(y_sign > 0, Cp, Cn)
-    if sample_weight is not None:
-        C = C * sample_weight
-    return C
 
 
 def _run_all(fn: Callable, items: list, n_threads: int) -> list:
@@ -88,88 +153,81 @@ def _run_all(fn: Callable, items: list, n_threads: int) -> list:
         return list(pool.map(fn, items))
 
 
-def train(problem: Problem, params: Params, log: Optional[Callable[[str], None]] = None,
-          n_threads: Optional[int] = None) -> Model:
-    """Trains a LIBLINEAR model. `log` receives LIBLINEAR-style progress lines."""
+def train(problem, params: Params, log: Optional[Callable[[str], None]] = None,
+          n_threads: Optional[int] = None, client=None) -> Model:
+    """Trains a LIBLINEAR model on a Problem (in this process) or a cluster Dataset.
+
+    With a `client` (a distributed.Client), or a dlinear.cluster.Dataset, the work runs
+    on the Dask cluster; the model is the same either way. `log` receives
+    LIBLINEAR-style progress lines."""
     check_parameter(params)
     params = params.resolved()
+    if client is not None or not isinstance(problem, Problem):
+        from .cluster import train_on_cluster
+        return train_on_cluster(problem, params, client=client, log=log)
     spec = params.spec
     if problem.n_samples == 0:
         raise DlinearError("the training set is empty")
     if n_threads is None:
         n_threads = os.cpu_count() or 1
     emit = log or (lambda line: None)
-    bias = float(params.bias)
-    w_size = problem.n_features + (1 if bias >= 0 else 0)
-    sw = problem.sample_weight
 
     if spec.kind in ("regression", "oneclass"):
-        C = np.full(problem.n_samples, params.C)
-        if sw is not None:
-            C = C * sw
-        task = BinaryTask(problem, problem.y, C, bias, task_seed(params.seed, 0))
-        result = fit_binary(task, params)
-        for line in result.log:
-            emit(line)
-        return Model(params.solver_type, 2, None, problem.n_features, bias,
-                     result.w.reshape(w_size, 1), rho=result.rho, n_iter=(result.n_iter,))
-
-    label, class_of_row = group_classes(problem.y)
-    nr_class = len(label)
-    weighted_C = np.full(nr_class, params.C)
-    for wl, wv in params.class_weights:
-        hits = np.flatnonzero(label == wl)
-        if len(hits) == 0:
-            warnings.warn(f"WARNING: class label {wl} specified in weight is not found")
-            emit(f"WARNING: class label {wl} specified in weight is not found")
-        else:
-            weighted_C[hits[0]] *= wv
-
-    if spec.fit_all_classes is not None:
-        result = spec.fit_all_classes(problem, class_of_row, weighted_C, params,
-                                      task_seed(params.seed, 0))
-        for line in result.log:
-            emit(line)
-        return Model(params.solver_type, nr_class, label, problem.n_features, bias,
-                     result.w.reshape(w_size, nr_class), n_iter=(result.n_iter,))
-
-    if nr_class <= 2:   # one class: LIBLINEAR trains it as all-positive; so do we
-        y_sign = np.where(class_of_row == 0, 1.0, -1.0)
-        Cn = weighted_C[1] if nr_class == 2 else params.C
-        tasks = [BinaryTask(problem, y_sign, instance_C(y_sign, weighted_C[0], Cn, sw),
-                            bias, task_seed(params.seed, 0))]
+        results = [fit_binary(single_task(problem, params), params)]
+        label = None
+    elif spec.fit_all_classes is not None:
+        label, class_of_row = group_classes(problem.y)
+        weighted_C = weighted_class_C(label, params, emit)
+        results = [spec.fit_all_classes(problem, class_of_row, weighted_C, params,
+                                        task_seed(params.seed, 0))]
     else:
-        tasks = []
-        for k in range(nr_class):
-            y_sign = np.where(class_of_row == k, 1.0, -1.0)
-            tasks.append(BinaryTask(problem, y_sign,
-                                    instance_C(y_sign, weighted_C[k], params.C, sw),
-                                    bias, task_seed(params.seed, k)))
-
-    results = _run_all(lambda t: fit_binary(t, params), tasks, n_threads)
+        label = order_labels(first_appearance(problem.y))
+        weighted_C = weighted_class_C(label, params, emit)
+        results = _run_all(lambda k: fit_class(problem, label, k, weighted_C, params),
+                           list(range(n_binary_problems(len(label)))), n_threads)
     for r in results:
         for line in r.log:
             emit(line)
-    W = np.column_stack([r.w for r in results])
-    return Model(params.solver_type, nr_class, label, problem.n_features, bias, W,
-                 n_iter=tuple(r.n_iter for r in results))
+    return assemble_model(params, problem.n_features, label, results)
 
 
-def cross_validation(problem: Problem, params: Params, nr_fold: int,
-                     log: Optional[Callable[[str], None]] = None) -> np.ndarray:
-    """LIBLINEAR's cross_validation: one random permutation, folds of l*i/nr_fold."""
-    l = problem.n_samples
-    emit = log or (lambda line: None)
+def cv_folds(l: int, nr_fold: int, seed: int, emit):
+    """LIBLINEAR's cross_validation split: one random permutation, fold i holding
+    perm[i*l/nr_fold : (i+1)*l/nr_fold]."""
     if nr_fold > l:
         emit("WARNING: # folds > # data. Will use # folds = # data instead "
              "(i.e., leave-one-out cross validation)")
         nr_fold = l
-    perm = np.random.default_rng(params.seed).permutation(l)
-    fold_start = [i * l // nr_fold for i in range(nr_fold + 1)]
-    target = np.empty(l)
-    for i in range(nr_fold):
-        held = perm[fold_start[i]:fold_start[i + 1]]
-        kept = np.concatenate([perm[:fold_start[i]], perm[fold_start[i + 1]:]])
-        sub_model = train(problem.subset(kept), params, log=log)
-        target[held] = predict(sub_model, problem.subset(held))
+    perm = np.random.default_rng(seed).permutation(l)
+    return perm, [i * l // nr_fold for i in range(nr_fold + 1)]
+
+
+def run_cv_fold(problem: Problem, perm: np.ndarray, begin: int, end: int, params: Params):
+    """Train on all rows but perm[begin:end], predict those: (held rows, predictions)."""
+    held = perm[begin:end]
+    kept = np.concatenate([perm[:begin], perm[end:]])
+    model = train(problem.subset(kept), params, n_threads=1)
+    return held, predict(model, problem.subset(held))
+
+
+def cross_validation(problem, params: Params, nr_fold: int,
+                     log: Optional[Callable[[str], None]] = None, client=None,
+                     n_threads: Optional[int] = None) -> np.ndarray:
+    """Predicted label (or value) of every row by the model of the folds without it.
+    Folds run in parallel: on threads here, or as tasks on a Dask cluster."""
+    check_parameter(params)
+    params = params.resolved()
+    if client is not None or not isinstance(problem, Problem):
+        from .cluster import cross_validation_on_cluster
+        return cross_validation_on_cluster(problem, params, nr_fold, client=client, log=log)
+    perm, fold_start = cv_folds(problem.n_samples, nr_fold, params.seed,
+                                log or (lambda line: None))
+    if n_threads is None:
+        n_threads = os.cpu_count() or 1
+    target = np.empty(problem.n_samples)
+    folds = _run_all(lambda i: run_cv_fold(problem, perm, fold_start[i], fold_start[i + 1],
+                                           params),
+                     list(range(len(fold_start) - 1)), n_threads)
+    for held, predicted in folds:
+        target[held] = predicted
     return target

@@ -1,0 +1,225 @@
+"""Training data on a Dask cluster: row blocks read on the workers, kept there.
+
+A Dataset is a list of parts, each a future of a Problem (CSR rows, labels and instance
+weights of the same rows kept together, as xgboost.dask and lightgbm.dask keep theirs).
+Parts read from LIBSVM files are tasks (read a byte range), so Dask can recompute one
+lost with its worker; parts from in-memory arrays are scattered and cannot be. `.X` and
+`.y` show the parts as dask arrays (X's blocks are sparse.GCXS compressed-row arrays that
+share the parts' buffers).
+"""
+from __future__ import annotations
+
+import math
+import os
+
+import numpy as np
+
+from ..data import Problem, line_aligned_ranges, read_libsvm
+from ..errors import DlinearError
+
+# Aim for blocks of about this many bytes of LIBSVM text (a few MB of CSR each).
+DEFAULT_BLOCK_BYTES = 32 << 20
+
+
+def _read_part(path, start, end, first_line):
+    return read_libsvm(path, start=start, end=end, first_line=first_line, allow_empty=True)
+
+
+def _part_summary(part: Problem):
+    """What the client needs of a part: rows, largest feature, labels by first appearance."""
+    from ..train import first_appearance
+    labels = None
+    y = part.y
+    if len(y) and np.array_equal(y, np.round(y)):
+        labels = first_appearance(y)
+    return part.n_samples, part.n_features, part.nnz, labels
+
+
+def concat_parts(n_features: int, *parts: Problem) -> Problem:
+    """One Problem of all parts in order: the per-worker copy that CD solvers run on."""
+    parts = [p for p in parts if p.n_samples > 0]
+    offsets = np.cumsum([0] + [p.nnz for p in parts])
+    indptr = np.concatenate([[0]] + [p.indptr[1:] - p.indptr[0] + off
+                                     for p, off in zip(parts, offsets[:-1])]).astype(np.int64)
+    weights = None
+    if any(p.sample_weight is not None for p in parts):
+        weights = np.concatenate([p.sample_weight if p.sample_weight is not None
+                                  else np.ones(p.n_samples) for p in parts])
+    return Problem(indptr=indptr,
+                   indices=np.concatenate([p.indices[p.indptr[0]:p.indptr[-1]] for p in parts]),
+                   data=np.concatenate([p.data[p.indptr[0]:p.indptr[-1]] for p in parts]),
+                   y=np.concatenate([p.y for p in parts]), n_features=int(n_features),
+                   sample_weight=weights)
+
+
+def _part_as_gcxs(part: Problem, n_features: int):
+    import sparse
+    return sparse.GCXS((part.data, part.indices, part.indptr),
+                       shape=(part.n_samples, n_features), compressed_axes=(0,))
+
+
+def _part_y(part: Problem):
+    return part.y
+
+
+class Dataset:
+    """A training set held on a Dask cluster as row blocks (see the module docstring)."""
+
+    def __init__(self, client, parts: list, rows: list, n_features: int, nnz: int,
+                 first_labels: list, name: str = "dataset"):
+        self.client = client
+        self.parts = parts
+        self.rows = rows
+        self.n_features = int(n_features)
+        self.nnz = int(nnz)
+        self._first_labels = first_labels
+        self.name = name
+        self._local_copies = {}
+
+    # ----------------------------------------------------------------- constructors
+    @classmethod
+    def from_libsvm(cls, paths, client, n_features: int | None = None,
+                    block_bytes: int = DEFAULT_BLOCK_BYTES) -> "Dataset":
+        """Reads one or more LIBSVM files on the workers, one task per byte range. The
+        paths must be readable by every worker (shared storage) at the same name."""
+        if isinstance(paths, (str, os.PathLike)):
+            paths = [paths]
+        n_workers = max(1, len(client.scheduler_info().get("workers", {})))
+        parts = []
+        for path in paths:
+            path = os.path.abspath(os.fspath(path))
+            try:
+                size = os.path.getsize(path)
+                stamp = os.path.getmtime(path)
+            except OSError:
+                raise DlinearError(f"can't open input file {path}") from None
+            n_parts = max(1, math.ceil(size / block_bytes))
+            if size > (1 << 20):
+                n_parts = max(n_parts, n_workers)
+            for start, end, first_line in line_aligned_ranges(path, n_parts):
+                key = f"dlinear-read-{abs(hash((path, size, stamp, start, end))):x}"
+                parts.append(client.submit(_read_part, path, start, end, first_line, key=key))
+        dataset = cls._from_parts(client, parts, n_features, name=", ".join(map(str, paths)))
+        if dataset.n_samples == 0:
+            raise DlinearError(f"{paths[0]}: line 1: file has no data")
+        return dataset
+
+    @classmethod
+    def from_arrays(cls, X, y, client, sample_weight=None, n_parts: int | None = None
+                    ) -> "Dataset":
+        """From a Problem, scipy/numpy arrays, or dask arrays (row chunks spanning all
+        columns; chunks may be numpy, scipy.sparse or sparse arrays)."""
+        import dask.array as da
+        if isinstance(X, Problem):
+            problem = X
+        elif isinstance(X, da.Array):
+            return cls._from_dask(X, y, client, sample_weight)
+        else:
+            problem = Problem.from_arrays(X, y, sample_weight=sample_weight)
+        if n_parts is None:
+            n_workers = max(1, len(client.scheduler_info().get("workers", {})))
+            n_parts = max(n_workers, math.ceil(problem.nnz * 12 / DEFAULT_BLOCK_BYTES))
+        bounds = np.linspace(0, problem.n_samples, min(n_parts, max(problem.n_samples, 1)) + 1)
+        bounds = bounds.astype(np.int64)
+        pieces = [problem.subset(np.arange(a, b)) for a, b in zip(bounds[:-1], bounds[1:])
+                  if b > a]
+        parts = client.scatter(pieces)
+        return cls._from_parts(client, parts, problem.n_features)
+
+    @classmethod
+    def _from_dask(cls, X, y, client, sample_weight=None) -> "Dataset":
+        import dask
+        import dask.array as da
+        if X.ndim != 2:
+            raise DlinearError(f"X must be 2-dimensional, got {X.ndim} dimensions")
+        if len(X.chunks[1]) != 1:
+            X = X.rechunk({1: -1})   # a block must hold whole rows
+        y = da.asarray(y)
+        if y.ndim != 1 or (not any(map(math.isnan, X.chunks[0])) and len(y) != X.shape[0]):
+            raise DlinearError("y must be 1-dimensional with one label per row of X")
+        y = y.rechunk({0: X.chunks[0]})
+        w = None
+        if sample_weight is not None:
+            w = da.asarray(sample_weight).rechunk({0: X.chunks[0]})
+        x_blocks = X.to_delayed().ravel()
+        y_blocks = y.to_delayed().ravel()
+        w_blocks = w.to_delayed().ravel() if w is not None else [None] * len(x_blocks)
+        make = dask.delayed(_block_to_problem, pure=True)
+        delayed_parts = [make(xb, yb, wb, X.shape[1]) for xb, yb, wb in
+                         zip(x_blocks, y_blocks, w_blocks)]
+        parts = client.compute(delayed_parts)
+        return cls._from_parts(client, parts, X.shape[1])
+
+    @classmethod
+    def _from_parts(cls, client, parts, n_features=None, name="dataset") -> "Dataset":
+        summaries = client.gather(client.map(_part_summary, parts, pure=False))
+        rows = [s[0] for s in summaries]
+        seen = max([s[1] for s in summaries] + [0])
+        if n_features is not None:
+            if n_features < seen:
+                raise DlinearError(f"{name}: feature index {seen} is larger than "
+                                   f"n_features={n_features}")
+            seen = n_features
+        return cls(client, parts, rows, seen, sum(s[2] for s in summaries),
+                   [s[3] for s in summaries], name)
+
+    # ----------------------------------------------------------------- views
+    @property
+    def n_samples(self) -> int:
+        return int(sum(self.rows))
+
+    def class_labels_by_first_appearance(self) -> np.ndarray:
+        """Labels over all parts in order of first appearance (integer labels only)."""
+        if any(labels is None for labels, r in zip(self._first_labels, self.rows) if r):
+            raise DlinearError(f"{self.name}: classification needs integer labels "
+                               "(-s 11, 12, 13 do regression)")
+        order = []
+        seen = set()
+        for labels in self._first_labels:
+            for v in (labels if labels is not None else []):
+                if int(v) not in seen:
+                    seen.add(int(v))
+                    order.append(int(v))
+        return np.array(order, dtype=np.int64)
+
+    @property
+    def X(self):
+        """The features as a dask array of sparse.GCXS row blocks (no copies)."""
+        import dask
+        import dask.array as da
+        import sparse
+        meta = sparse.GCXS.from_numpy(np.zeros((0, 0)), compressed_axes=(0,))
+        blocks = [da.from_delayed(dask.delayed(_part_as_gcxs)(p, self.n_features),
+                                  shape=(r, self.n_features), dtype=np.float64, meta=meta)
+                  for p, r in zip(self.parts, self.rows)]
+        return da.concatenate(blocks, axis=0)
+
+    @property
+    def y(self):
+        import dask
+        import dask.array as da
+        blocks = [da.from_delayed(dask.delayed(_part_y)(p), shape=(r,), dtype=np.float64)
+                  for p, r in zip(self.parts, self.rows)]
+        return da.concatenate(blocks)
+
+    def to_problem(self) -> Problem:
+        """Everything gathered into this process (small data, tests)."""
+        return concat_parts(self.n_features, *self.client.gather(self.parts))
+
+    def local_copy(self, worker: str):
+        """A future of the whole data set as one Problem held on `worker`: made once per
+        worker and reused by every task sent there (CD solvers need all rows)."""
+        if worker not in self._local_copies:
+            self._local_copies[worker] = self.client.submit(
+                concat_parts, self.n_features, *self.parts, workers=[worker],
+                allow_other_workers=True, pure=False)
+        return self._local_copies[worker]
+
+
+def _block_to_problem(x_block, y_block, w_block, n_features) -> Problem:
+    """A chunk of a dask array (numpy, scipy.sparse or pydata sparse) as a Problem."""
+    import sparse
+    if isinstance(x_block, sparse.SparseArray):
+        x_block = x_block.to_scipy_sparse()
+    return Problem.from_arrays(x_block, np.asarray(y_block), n_features=n_features,
+                               sample_weight=None if w_block is None else np.asarray(w_block))

@@ -1,0 +1,100 @@
+"""Training and cross-validation as tasks on a Dask cluster.
+
+The client plans (labels, per-class C, folds) and assembles the model; the workers do
+the work. CD solvers need all rows of a binary problem, so each worker gets one local
+copy of the data (Dataset.local_copy) and every class or fold task sent to it runs on
+that copy. Class k goes to worker k mod W; since each task's seed depends only on k, the
+model does not depend on the number of workers. Tasks may move to another worker if
+theirs dies (allow_other_workers): Dask then rebuilds the copy there.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..data import Problem
+from ..errors import DlinearError
+from ..model import Model
+from ..params import Params
+from ..train import (assemble_model, cv_folds, fit_class, n_binary_problems, order_labels,
+                     run_cv_fold, train, weighted_class_C)
+from .dataset import Dataset
+
+
+def as_dataset(data, client) -> Dataset:
+    if isinstance(data, Dataset):
+        return data
+    if client is None:
+        raise DlinearError("training on a cluster needs a distributed.Client")
+    if isinstance(data, Problem):
+        return Dataset.from_arrays(data, None, client)
+    raise DlinearError(f"cannot train on {type(data).__name__}: pass a dlinear.Problem or "
+                       "a dlinear.cluster.Dataset")
+
+
+def _workers(client) -> list:
+    workers = sorted(client.scheduler_info().get("workers", {}))
+    if not workers:
+        raise DlinearError("the Dask cluster has no workers")
+    return workers
+
+
+def _train_whole(problem: Problem, params: Params):
+    """A solver that is not split by class (regression, one-class, Crammer-Singer), run
+    whole on one worker."""
+    lines = []
+    model = train(problem, params, log=lines.append, n_threads=1)
+    return model, lines
+
+
+def train_on_cluster(data, params: Params, client=None, log=None) -> Model:
+    dataset = as_dataset(data, client)
+    client = client or dataset.client
+    emit = log or (lambda line: None)
+    spec = params.spec
+    workers = _workers(client)
+
+    def place(k):
+        worker = workers[k % len(workers)]
+        return dict(workers=[worker], allow_other_workers=True, pure=False), worker
+
+    if spec.kind != "classification" or spec.fit_all_classes is not None:
+        options, worker = place(0)
+        model, lines = client.submit(_train_whole, dataset.local_copy(worker), params,
+                                     **options).result()
+        for line in lines:
+            emit(line)
+        return model
+
+    label = order_labels(dataset.class_labels_by_first_appearance())
+    weighted_C = weighted_class_C(label, params, emit)
+    futures = []
+    for k in range(n_binary_problems(len(label))):
+        options, worker = place(k)
+        futures.append(client.submit(fit_class, dataset.local_copy(worker), label, k,
+                                     weighted_C, params, **options))
+    results = client.gather(futures)
+    for r in results:
+        for line in r.log:
+            emit(line)
+    return assemble_model(params, dataset.n_features, label, results)
+
+
+def cross_validation_on_cluster(data, params: Params, nr_fold: int, client=None,
+                                log=None) -> np.ndarray:
+    """LIBLINEAR's folds (see train.cv_folds), one task per fold."""
+    dataset = as_dataset(data, client)
+    client = client or dataset.client
+    emit = log or (lambda line: None)
+    workers = _workers(client)
+    perm, fold_start = cv_folds(dataset.n_samples, nr_fold, params.seed, emit)
+    [perm_future] = client.scatter([perm], broadcast=True)
+    futures = []
+    for i in range(len(fold_start) - 1):
+        worker = workers[i % len(workers)]
+        futures.append(client.submit(run_cv_fold, dataset.local_copy(worker), perm_future,
+                                     fold_start[i], fold_start[i + 1], params,
+                                     workers=[worker], allow_other_workers=True, pure=False))
+    target = np.empty(dataset.n_samples)
+    for held, predicted in client.gather(futures):
+        target[held] = predicted
+    return target

@@ -1,0 +1,70 @@
+"""Getting a Dask client: a local multiprocessing cluster, or an existing scheduler."""
+from __future__ import annotations
+
+import logging
+import os
+from contextlib import contextmanager
+
+from ..errors import DlinearError
+
+SCHEDULER_ENV = "DLINEAR_SCHEDULER"
+
+
+def make_security(ca_file=None, cert=None, key=None):
+    """A distributed.Security for tls:// schedulers from certificate files, or None to
+    use Dask's configuration (distributed.comm.tls.* / DASK_DISTRIBUTED__COMM__TLS__*)."""
+    if not (ca_file or cert or key):
+        return None
+    if not (ca_file and cert):
+        raise DlinearError("TLS needs --tls-ca-file and --tls-cert (and --tls-key unless "
+                           "the key is in the certificate file)")
+    from distributed import Security
+    for f in (ca_file, cert, key):
+        if f and not os.path.exists(f):
+            raise DlinearError(f"can't open TLS file {f}")
+    return Security(tls_ca_file=ca_file, tls_client_cert=cert, tls_client_key=key,
+                    require_encryption=True)
+
+
+@contextmanager
+def cluster_client(scheduler: str | None = None, n_workers: int | None = None,
+                   security=None, log=None):
+    """Yields a distributed.Client.
+
+    With `scheduler` (or $DLINEAR_SCHEDULER) it connects to that cluster and leaves it
+    running; otherwise it starts a LocalCluster of single-threaded worker processes (one
+    per core unless n_workers) and closes it afterwards."""
+    from distributed import Client, LocalCluster
+    emit = log or (lambda line: None)
+    scheduler = scheduler or os.environ.get(SCHEDULER_ENV) or None
+    if scheduler:
+        try:
+            client = Client(scheduler, security=security, timeout="20s")
+        except (OSError, TimeoutError) as e:
+            raise DlinearError(f"can't connect to the Dask scheduler at {scheduler}: "
+                               f"{e}".splitlines()[0]) from None
+        try:
+            n = len(client.scheduler_info().get("workers", {}))
+            emit(f"dlinear: using the Dask cluster at {scheduler} ({n} workers)")
+            yield client
+        finally:
+            client.close()
+        return
+
+    n_workers = n_workers or os.cpu_count() or 1
+    try:
+        import bokeh  # noqa: F401  (the dashboard needs it)
+        dashboard = ":0"
+    except ImportError:
+        dashboard = None
+    # workers' own logs stay quiet: errors reach the user through the client, once
+    cluster = LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
+                           dashboard_address=dashboard, silence_logs=logging.CRITICAL)
+    client = Client(cluster)
+    try:
+        link = f"; dashboard {client.dashboard_link}" if dashboard else ""
+        emit(f"dlinear: started a local Dask cluster of {n_workers} worker processes{link}")
+        yield client
+    finally:
+        client.close()
+        cluster.close()
