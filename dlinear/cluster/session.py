@@ -40,9 +40,12 @@ def cluster_client(scheduler: str | None = None, n_workers: int | None = None,
     if scheduler:
         try:
             client = Client(scheduler, security=security, timeout="20s")
-        except (OSError, TimeoutError) as e:
+        except Exception as e:   # any failure to connect is the user's to fix: say it in one line
+            hint = (" (a tls:// scheduler needs --tls-ca-file, --tls-cert and --tls-key)"
+                    if scheduler.startswith("tls://") and security is None else "")
+            reason = str(e).splitlines()[0] if str(e) else type(e).__name__
             raise DlinearError(f"can't connect to the Dask scheduler at {scheduler}: "
-                               f"{e}".splitlines()[0]) from None
+                               f"{reason}{hint}") from None
         try:
             n = len(client.scheduler_info().get("workers", {}))
             emit(f"dlinear: using the Dask cluster at {scheduler} ({n} workers)")

@@ -1,0 +1,270 @@
+"""The Dask engine: data on workers, classes and folds as tasks, real separate processes."""
+import datetime
+import json
+import logging
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+import dlinear
+from dlinear import DlinearError, Params, cross_validation, train
+from dlinear.cluster import Dataset
+from dlinear.data import read_libsvm, write_libsvm
+from dlinear.datasets import make_rcv1_like
+
+distributed = pytest.importorskip("distributed")
+
+
+@pytest.fixture(scope="module")
+def client():
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                       dashboard_address=None, silence_logs=logging.CRITICAL)
+    with distributed.Client(cluster) as c:
+        yield c
+    cluster.close()
+
+
+@pytest.fixture(scope="module")
+def multiclass_file(tmp_path_factory):
+    path = tmp_path_factory.mktemp("cluster") / "five.train"
+    write_libsvm(path, make_rcv1_like(4000, n_features=1500, n_classes=5, nnz_per_row=25,
+                                      seed=21))
+    return path
+
+
+def assert_same_problem(a, b):
+    for name in ("indptr", "indices", "data", "y"):
+        np.testing.assert_array_equal(getattr(a, name), getattr(b, name))
+    assert a.n_features == b.n_features
+
+
+def test_dataset_from_libsvm_reads_blocks_on_workers(client, multiclass_file):
+    ds = Dataset.from_libsvm(multiclass_file, client, block_bytes=50_000)
+    assert len(ds.parts) > 4
+    local = read_libsvm(multiclass_file)
+    assert (ds.n_samples, ds.n_features, ds.nnz) == (local.n_samples, local.n_features,
+                                                     local.nnz)
+    assert_same_problem(ds.to_problem(), local)
+    # the parts were read where they live: on more than one worker
+    holders = {w for ws in client.who_has(ds.parts).values() for w in ws}
+    assert len(holders) == 2
+    X = ds.X
+    assert X.shape == (local.n_samples, local.n_features) and len(X.chunks[0]) == len(ds.parts)
+    block = X.blocks[1].compute()
+    assert type(block).__name__ == "GCXS" and block.indices.dtype == np.int32
+    np.testing.assert_array_equal(X.compute().todense(), local.to_scipy().toarray())
+    np.testing.assert_array_equal(ds.y.compute(), local.y)
+
+
+def test_dataset_from_arrays(client):
+    import dask.array as da
+    import scipy.sparse as sp
+    local = make_rcv1_like(600, n_features=300, n_classes=3, nnz_per_row=10, seed=2)
+    X = local.to_scipy()
+    assert_same_problem(Dataset.from_arrays(X, local.y, client).to_problem(), local)
+    assert_same_problem(Dataset.from_arrays(X.toarray(), local.y, client).to_problem(), local)
+    # a dask array chunked along columns too: rechunked so each block holds whole rows
+    dX = da.from_array(X.toarray(), chunks=(150, 100)).map_blocks(sp.csr_matrix)
+    dy = da.from_array(local.y, chunks=200)
+    ds = Dataset.from_arrays(dX, dy, client)
+    assert len(ds.parts) == 4
+    assert_same_problem(ds.to_problem(), local)
+
+
+@pytest.mark.parametrize("solver,bias", [(1, -1.0), (3, 1.0)])
+def test_cluster_model_equals_local_model(client, multiclass_file, solver, bias):
+    params = Params(solver_type=solver, bias=bias, eps=1e-3)
+    local = train(read_libsvm(multiclass_file), params)
+    ds = Dataset.from_libsvm(multiclass_file, client, block_bytes=100_000)
+    on_cluster = train(ds, params)
+    np.testing.assert_array_equal(on_cluster.w, local.w)
+    np.testing.assert_array_equal(on_cluster.label, local.label)
+    # a Problem plus a client is scattered to the workers and gives the same model
+    np.testing.assert_array_equal(train(read_libsvm(multiclass_file), params, client=client).w,
+                                  local.w)
+
+
+def test_one_worker_gives_the_same_model(multiclass_file):
+    params = Params(eps=1e-3)
+    local = train(read_libsvm(multiclass_file), params)
+    cluster = distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
+                                       dashboard_address=None, silence_logs=logging.CRITICAL)
+    with distributed.Client(cluster) as c:
+        model = train(Dataset.from_libsvm(multiclass_file, c), params)
+    cluster.close()
+    np.testing.assert_array_equal(model.w, local.w)
+
+
+def test_cross_validation_folds_on_cluster(client, multiclass_file):
+    params = Params(eps=1e-3)
+    local = cross_validation(read_libsvm(multiclass_file), params, 4)
+    np.testing.assert_array_equal(
+        cross_validation(Dataset.from_libsvm(multiclass_file, client), params, 4), local)
+
+
+def test_bad_file_is_reported_from_the_worker(client, tmp_path):
+    bad = tmp_path / "bad.svm"
+    bad.write_text("1 1:1\n" * 5 + "2 4:1 3:1\n")
+    with pytest.raises(DlinearError, match=r"bad.svm: line 6: .*3.*4"):
+        Dataset.from_libsvm(bad, client)
+
+
+# ---------------------------------------------------------------- separate processes
+def start_cluster(tmp_path, n_workers=2, tls_args=()):
+    tls_args = [str(a) for a in tls_args]
+    """`dask scheduler` and `dask worker` processes on loopback; returns (address, procs)."""
+    scheduler_file = tmp_path / "scheduler.json"
+    env = dict(os.environ, PYTHONWARNINGS="ignore")
+    common = dict(env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                  start_new_session=True)
+    procs = {"scheduler": subprocess.Popen(
+        [sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1",
+         "--port", "0", "--no-dashboard", "--scheduler-file", str(scheduler_file),
+         *(["--protocol", "tls"] if tls_args else []), *tls_args], **common)}
+    deadline = time.time() + 60
+    while not scheduler_file.exists() and time.time() < deadline:
+        time.sleep(0.1)
+    address = json.loads(scheduler_file.read_text())["address"]
+    for i in range(n_workers):
+        procs[f"w{i}"] = subprocess.Popen(
+            [sys.executable, "-m", "distributed.cli.dask_worker", address, "--nthreads", "1",
+             "--no-nanny", "--no-dashboard", "--name", f"w{i}", *tls_args], **common)
+    return address, procs
+
+
+def stop_cluster(procs):
+    for p in procs.values():
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+        p.wait()
+
+
+def wait_for_workers(client, n):
+    client.wait_for_workers(n, timeout=60)
+    return {info["name"]: addr for addr, info in client.scheduler_info()["workers"].items()}
+
+
+def run_cli(*args):
+    return subprocess.Popen([sys.executable, "-m", "dlinear", "train", *map(str, args)],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+def class_tasks_run(client):
+    """Per worker name, how many one-vs-rest class tasks it has executed."""
+    def count(dask_worker):
+        return dask_worker.name, sum("fit_class" in str(entry[0])
+                                     for entry in dask_worker.state.log
+                                     if len(entry) > 2 and entry[2] == "executing")
+    return dict(client.run(count).values())
+
+
+def test_train_with_scheduler_on_separate_processes(multiclass_file, tmp_path):
+    address, procs = start_cluster(tmp_path)
+    try:
+        with distributed.Client(address, timeout=30) as c:
+            wait_for_workers(c, 2)
+            proc = run_cli("--scheduler", address, "-e", "0.001", multiclass_file,
+                           tmp_path / "m.model")
+            out, err = proc.communicate(timeout=300)
+            assert proc.returncode == 0, err
+            assert f"using the Dask cluster at {address} (2 workers)" in out
+            ran = class_tasks_run(c)
+        assert ran["w0"] >= 1 and ran["w1"] >= 1 and ran["w0"] + ran["w1"] >= 5, ran
+        expected = train(read_libsvm(multiclass_file), Params(eps=1e-3))
+        np.testing.assert_array_equal(dlinear.load_model(tmp_path / "m.model").w, expected.w)
+        # the cluster is left running for the next job
+        assert all(p.poll() is None for p in procs.values())
+    finally:
+        stop_cluster(procs)
+
+
+def test_worker_killed_mid_training_still_gives_the_same_model(tmp_path):
+    data = tmp_path / "twelve.train"
+    write_libsvm(data, make_rcv1_like(20000, n_features=4000, n_classes=12, nnz_per_row=40,
+                                      seed=5))
+    params = ["-e", "0.0001"]
+    expected = train(read_libsvm(data), Params(eps=1e-4))
+    address, procs = start_cluster(tmp_path)
+    try:
+        with distributed.Client(address, timeout=30) as c:
+            by_name = wait_for_workers(c, 2)
+            proc = run_cli("--scheduler", address, *params, data, tmp_path / "m.model")
+            victim = None
+            deadline = time.time() + 120
+            while victim is None and time.time() < deadline and proc.poll() is None:
+                for worker, keys in c.processing().items():
+                    if any("fit_class" in str(k) for k in keys):
+                        victim = worker
+                        break
+                time.sleep(0.02)
+            assert victim is not None and proc.poll() is None, "no class task seen running"
+            name = next(n for n, a in by_name.items() if a == victim)
+            os.killpg(procs[name].pid, signal.SIGKILL)
+            out, err = proc.communicate(timeout=300)
+        assert proc.returncode == 0, err
+        np.testing.assert_array_equal(dlinear.load_model(tmp_path / "m.model").w, expected.w)
+    finally:
+        stop_cluster(procs)
+
+
+def make_certificates(directory):
+    """A CA and one certificate for 127.0.0.1 signed by it (scheduler, workers, client)."""
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+    import ipaddress
+
+    def name(cn):
+        return x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, cn)])
+
+    now = datetime.datetime.now(datetime.timezone.utc)
+    ca_key = ec.generate_private_key(ec.SECP256R1())
+    ca = (x509.CertificateBuilder().subject_name(name("dlinear test CA"))
+          .issuer_name(name("dlinear test CA")).public_key(ca_key.public_key())
+          .serial_number(x509.random_serial_number()).not_valid_before(now)
+          .not_valid_after(now + datetime.timedelta(days=1))
+          .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+          .sign(ca_key, hashes.SHA256()))
+    key = ec.generate_private_key(ec.SECP256R1())
+    cert = (x509.CertificateBuilder().subject_name(name("127.0.0.1")).issuer_name(ca.subject)
+            .public_key(key.public_key()).serial_number(x509.random_serial_number())
+            .not_valid_before(now).not_valid_after(now + datetime.timedelta(days=1))
+            .add_extension(x509.SubjectAlternativeName(
+                [x509.IPAddress(ipaddress.ip_address("127.0.0.1")), x509.DNSName("localhost")]),
+                critical=False)
+            .sign(ca_key, hashes.SHA256()))
+    paths = {n: directory / f"{n}.pem" for n in ("ca", "cert", "key")}
+    paths["ca"].write_bytes(ca.public_bytes(serialization.Encoding.PEM))
+    paths["cert"].write_bytes(cert.public_bytes(serialization.Encoding.PEM))
+    paths["key"].write_bytes(key.private_bytes(serialization.Encoding.PEM,
+                                               serialization.PrivateFormat.PKCS8,
+                                               serialization.NoEncryption()))
+    return paths
+
+
+def test_tls_scheduler(multiclass_file, tmp_path):
+    pytest.importorskip("cryptography")
+    certs = make_certificates(tmp_path)
+    tls = ["--tls-ca-file", certs["ca"], "--tls-cert", certs["cert"], "--tls-key", certs["key"]]
+    address, procs = start_cluster(tmp_path, n_workers=1, tls_args=tls)
+    try:
+        assert address.startswith("tls://")
+        proc = run_cli("--scheduler", address, *tls, "-q", multiclass_file, tmp_path / "m")
+        out, err = proc.communicate(timeout=300)
+        assert proc.returncode == 0, err
+        expected = train(read_libsvm(multiclass_file), Params())
+        np.testing.assert_array_equal(dlinear.load_model(tmp_path / "m").w, expected.w)
+        # without the certificates: a one-line error, no model
+        proc = run_cli("--scheduler", address, "-q", multiclass_file, tmp_path / "m2")
+        out, err = proc.communicate(timeout=300)
+        assert proc.returncode == 1 and err.startswith("ERROR: ") and err.count("\n") == 1
+        assert not (tmp_path / "m2").exists()
+    finally:
+        stop_cluster(procs)
+
