@@ -70,6 +70,21 @@ def _fit_dual_cd_svc(task, params):
     return fit_dual_cd_svc(task, params)
 
 
+def _fit_crammer_singer(problem, class_of_row, weighted_C, params, seed):
+    from .crammer_singer import fit_crammer_singer
+    return fit_crammer_singer(problem, class_of_row, weighted_C, params, seed)
+
+
+def _fit_l1r(task, params):
+    from .l1r import fit_l1r
+    return fit_l1r(task, params)
+
+
+def _fit_oneclass(task, params):
+    from .oneclass import fit_oneclass
+    return fit_oneclass(task, params)
+
+
 SOLVERS: dict[int, SolverSpec] = {s.id: s for s in [
     SolverSpec(0, "L2R_LR", "L2-regularized logistic regression (primal)",
                "classification", 0.01, probability=True,
@@ -85,11 +100,12 @@ SOLVERS: dict[int, SolverSpec] = {s.id: s for s in [
                "L2-regularized L1-loss support vector classification (dual)",
                "classification", 0.1, fit=_fit_dual_cd_svc, dual_cd=True, faster_hint=2),
     SolverSpec(4, "MCSVM_CS", "support vector classification by Crammer and Singer",
-               "classification", 0.1),
+               "classification", 0.1, fit_all_classes=_fit_crammer_singer),
     SolverSpec(5, "L1R_L2LOSS_SVC", "L1-regularized L2-loss support vector classification",
-               "classification", 0.01, regularize_bias_optional=True),
+               "classification", 0.01, fit=_fit_l1r, regularize_bias_optional=True),
     SolverSpec(6, "L1R_LR", "L1-regularized logistic regression",
-               "classification", 0.01, probability=True, regularize_bias_optional=True),
+               "classification", 0.01, fit=_fit_l1r, probability=True,
+               regularize_bias_optional=True),
     SolverSpec(7, "L2R_LR_DUAL", "L2-regularized logistic regression (dual)",
                "classification", 0.1, probability=True, dual_cd=True,
                fallback=0, fallback_tol_scale=0.1),
@@ -102,7 +118,7 @@ SOLVERS: dict[int, SolverSpec] = {s.id: s for s in [
                "L2-regularized L1-loss support vector regression (dual)",
                "regression", 0.1, dual_cd=True, faster_hint=11),
     SolverSpec(21, "ONECLASS_SVM", "one-class support vector machine (dual)",
-               "oneclass", 0.01),
+               "oneclass", 0.01, fit=_fit_oneclass),
 ]}
 
 SOLVER_BY_NAME = {s.name: s for s in SOLVERS.values()}

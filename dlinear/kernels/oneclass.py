@@ -1,0 +1,240 @@
+"""One-class SVM (LIBLINEAR -s 21): two-level coordinate descent on the scaled dual
+
+    min_alpha 0.5 alpha^T Q alpha,   Q_ij = x_i.x_j,   0 <= alpha_i <= U_i,
+    sum_i alpha_i = nu * sum_i U_i
+
+(U_i = 1 in LIBLINEAR; here U_i is the instance weight, 1 without weights.) This is
+Algorithm 7 of the supplement of Chou et al., SDM 2020, as LIBLINEAR 2.50's
+solve_oneclass_svm: alpha starts with the first floor(nu l) at the upper bound and the
+remainder on the next one; each outer iteration recomputes G = Q alpha = X w on the active
+set, stops when max_{Iup} -G - min_{Ilow} -G < eps (Iup = {alpha_i < U_i},
+Ilow = {alpha_i > 0}; confirmed on the whole set after shrinking), shrinks bound
+variables beyond those extremes, and then, with k = max(active / 10, 1) (at most |Iup|,
+|Ilow|), pairs the k largest -G of Iup with the k smallest -G of Ilow in order (ties by
+instance number, as LIBLINEAR's (value, index) order) and solves each violating pair's
+two-variable problem in closed form, G_i and G_j fresh from w. At most 1000 outer
+iterations. rho is the mean of G over free alpha, else the middle of the bound interval.
+"""
+import numpy as np
+from numba import njit
+
+from .sparse_ops import row_axpy, row_dot, row_sq_norm
+
+INF = np.inf
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _rows_dot(indptr, indices, data, i, j, bias):
+    """x_i . x_j of two CSR rows with sorted column indices (and the bias column)."""
+    a = indptr[i]
+    a_end = indptr[i + 1]
+    c = indptr[j]
+    c_end = indptr[j + 1]
+    s = 0.0
+    while a < a_end and c < c_end:
+        ia = indices[a]
+        ic = indices[c]
+        if ia == ic:
+            s += data[a] * data[c]
+            a += 1
+            c += 1
+        elif ia < ic:
+            a += 1
+        else:
+            c += 1
+    if bias >= 0:
+        s += bias * bias
+    return s
+
+
+@njit(cache=True, nogil=True)
+def _select(cand, n, G, k, largest, out):
+    """The k candidates of largest (or smallest) -G in the total order (-G_i, i), written
+    to out[:k] from the most extreme on. O(n + k log k): a partition finds the k-th value,
+    ties at it are broken by instance number."""
+    vals = np.empty(n)
+    for t in range(n):
+        vals[t] = -G[cand[t]]
+    if largest:
+        thr = np.partition(vals, n - k)[n - k]
+    else:
+        thr = np.partition(vals, k - 1)[k - 1]
+    chosen = np.empty(k, dtype=np.int64)
+    n_strict = 0
+    n_ties = 0
+    ties = np.empty(n, dtype=np.int64)
+    for t in range(n):
+        v = vals[t]
+        if (largest and v > thr) or ((not largest) and v < thr):
+            chosen[n_strict] = cand[t]
+            n_strict += 1
+        elif v == thr:
+            ties[n_ties] = cand[t]
+            n_ties += 1
+    ties_sorted = np.sort(ties[:n_ties])
+    need = k - n_strict
+    for t in range(need):
+        # largest: the highest instance numbers rank first among equal values
+        chosen[n_strict + t] = ties_sorted[n_ties - 1 - t] if largest else ties_sorted[t]
+    # order the k chosen by (value, index), ascending; read backwards for `largest`
+    ids = np.sort(chosen)
+    keys = np.empty(k)
+    for t in range(k):
+        keys[t] = -G[ids[t]]
+    order = np.argsort(keys, kind="mergesort")
+    for t in range(k):
+        out[t] = ids[order[k - 1 - t]] if largest else ids[order[t]]
+
+
+@njit(cache=True, nogil=True)
+def oneclass_svm(indptr, indices, data, n_features, bias, U, nu, eps, max_iter, alpha, w):
+    """Solves into `alpha` (length l, overwritten) and `w` (overwritten).
+
+    Returns (outer iterations, dual objective 0.5 ||w||^2, nSV, rho, shrinking restarts)."""
+    l = len(indptr) - 1
+    QD = np.empty(l)
+    G = np.zeros(l)
+    index = np.empty(l, dtype=np.int64)
+    up = np.empty(l, dtype=np.int64)
+    low = np.empty(l, dtype=np.int64)
+    pick_up = np.empty(l, dtype=np.int64)
+    pick_low = np.empty(l, dtype=np.int64)
+
+    total = 0.0
+    for i in range(l):
+        total += U[i]
+    remaining = nu * total
+    for i in range(l):
+        a = min(U[i], remaining)
+        if a < 0.0:
+            a = 0.0
+        alpha[i] = a
+        remaining -= a
+
+    for j in range(len(w)):
+        w[j] = 0.0
+    for i in range(l):
+        QD[i] = row_sq_norm(indptr, data, i, bias)
+        if alpha[i] != 0.0:
+            row_axpy(alpha[i], indptr, indices, data, i, w, n_features, bias)
+        index[i] = i
+
+    it = 0
+    active_size = l
+    restarts = 0
+    while it < max_iter:
+        negGmax = -INF
+        negGmin = INF
+        for s in range(active_size):
+            i = index[s]
+            G[i] = row_dot(w, indptr, indices, data, i, n_features, bias)
+            if alpha[i] < U[i] and -G[i] > negGmax:
+                negGmax = -G[i]
+            if alpha[i] > 0.0 and -G[i] < negGmin:
+                negGmin = -G[i]
+
+        if negGmax - negGmin < eps:
+            if active_size == l:
+                break
+            active_size = l
+            restarts += 1
+            continue
+
+        s = 0
+        while s < active_size:
+            i = index[s]
+            if (alpha[i] == U[i] and -G[i] > negGmax) or (alpha[i] == 0.0 and -G[i] < negGmin):
+                active_size -= 1
+                index[s], index[active_size] = index[active_size], index[s]
+            else:
+                s += 1
+
+        n_up = 0
+        n_low = 0
+        for s in range(active_size):
+            i = index[s]
+            if alpha[i] < U[i]:
+                up[n_up] = i
+                n_up += 1
+            if alpha[i] > 0.0:
+                low[n_low] = i
+                n_low += 1
+        n_pairs = max(active_size // 10, 1)
+        n_pairs = min(n_pairs, min(n_up, n_low))
+        if n_pairs > 0:
+            _select(up, n_up, G, n_pairs, True, pick_up)
+            _select(low, n_low, G, n_pairs, False, pick_low)
+
+        for s in range(n_pairs):
+            i = pick_up[s]
+            j = pick_low[s]
+            if (alpha[i] == 0.0 and alpha[j] == 0.0) or (alpha[i] == U[i] and alpha[j] == U[j]):
+                continue
+            Gi = row_dot(w, indptr, indices, data, i, n_features, bias)
+            Gj = row_dot(w, indptr, indices, data, j, n_features, bias)
+            violating = False
+            if alpha[i] < U[i] and alpha[j] > 0.0 and -Gj + 1e-12 < -Gi:
+                violating = True
+            elif alpha[i] > 0.0 and alpha[j] < U[j] and -Gi + 1e-12 < -Gj:
+                violating = True
+            if not violating:
+                continue
+            quad_coef = QD[i] + QD[j] - 2.0 * _rows_dot(indptr, indices, data, i, j, bias)
+            if quad_coef <= 0.0:
+                quad_coef = 1e-12
+            delta = (Gi - Gj) / quad_coef
+            old_ai = alpha[i]
+            total_ij = alpha[i] + alpha[j]
+            ai = alpha[i] - delta
+            aj = alpha[j] + delta
+            # back into the box along ai + aj = total_ij (LIBSVM's clipping; LIBLINEAR's
+            # with U = 1)
+            if total_ij > U[i]:
+                if ai > U[i]:
+                    ai = U[i]
+                    aj = total_ij - U[i]
+            else:
+                if aj < 0.0:
+                    aj = 0.0
+                    ai = total_ij
+            if total_ij > U[j]:
+                if aj > U[j]:
+                    aj = U[j]
+                    ai = total_ij - U[j]
+            else:
+                if ai < 0.0:
+                    ai = 0.0
+                    aj = total_ij
+            alpha[i] = ai
+            alpha[j] = aj
+            delta = ai - old_ai
+            row_axpy(delta, indptr, indices, data, i, w, n_features, bias)
+            row_axpy(-delta, indptr, indices, data, j, w, n_features, bias)
+        it += 1
+
+    v = 0.0
+    for j in range(len(w)):
+        v += w[j] * w[j]
+    nSV = 0
+    for i in range(l):
+        if alpha[i] > 0.0:
+            nSV += 1
+
+    nr_free = 0
+    ub = INF
+    lb = -INF
+    sum_free = 0.0
+    for i in range(l):
+        g = row_dot(w, indptr, indices, data, i, n_features, bias)
+        if alpha[i] == U[i]:
+            lb = max(lb, g)
+        elif alpha[i] == 0.0:
+            ub = min(ub, g)
+        else:
+            nr_free += 1
+            sum_free += g
+    if nr_free > 0:
+        rho = sum_free / nr_free
+    else:
+        rho = (ub + lb) / 2.0
+    return it, v / 2.0, nSV, rho, restarts

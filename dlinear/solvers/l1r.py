@@ -1,0 +1,88 @@
+"""Fit functions of the L1-regularized solvers (-s 5 and -s 6).
+
+-s 5 (L1R_L2LOSS_SVC) is the coordinate descent method of the LIBLINEAR paper's
+Appendix F (Yuan et al. 2010). -s 6 (L1R_LR) is newGLMNET (Yuan, Ho and Lin 2012), the
+method of LIBLINEAR >= 1.8 and 2.x: Newton iterations whose direction comes from
+coordinate descent on an L1-regularized quadratic model, followed by a line search; not
+the older CDN coordinate descent of the paper's appendix. See dlinear/kernels/l1r_cd.py
+for both algorithms and their constants (LIBLINEAR 2.50's).
+
+Both walk features, so X is transposed once per binary problem to CSC; the `-B` bias is
+an explicit last column of that copy. As in LIBLINEAR's train_one, the stopping
+tolerance handed to the kernels is eps * max(min(#pos, #neg), 1) / l, relative to the
+first pass's sum of optimality violations.
+"""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import scipy.sparse as sp
+
+from ..errors import ConvergenceWarning
+from ..kernels.l1r_cd import l1r_l2_svc, l1r_lr
+from . import FitResult
+
+# LIBLINEAR 2.50's caps: CD passes of -s 5 / inner CD passes of -s 6, Newton steps of -s 6
+L1R_MAX_ITER = 1000
+L1R_LR_MAX_NEWTON_ITER = 100
+
+
+def to_csc_with_bias(problem, bias: float):
+    """(col_ptr int64, row_ind int32, vals float64) of X, plus a column of `bias` when
+    bias >= 0 (LIBLINEAR's transpose() of the data with the bias feature)."""
+    X = sp.csr_matrix((problem.data, problem.indices, problem.indptr),
+                      shape=(problem.n_samples, problem.n_features)).tocsc()
+    X.sort_indices()
+    col_ptr = X.indptr.astype(np.int64, copy=False)
+    row_ind = X.indices.astype(np.int32, copy=False)
+    vals = X.data.astype(np.float64, copy=False)
+    if bias >= 0:
+        l = problem.n_samples
+        col_ptr = np.append(col_ptr, col_ptr[-1] + l)
+        row_ind = np.concatenate([row_ind, np.arange(l, dtype=np.int32)])
+        vals = np.concatenate([vals, np.full(l, float(bias))])
+    return col_ptr, row_ind, vals
+
+
+def primal_tolerance(y_sign: np.ndarray, eps: float) -> float:
+    """train_one's eps * max(min(pos, neg), 1) / l."""
+    l = len(y_sign)
+    pos = int(np.count_nonzero(y_sign > 0))
+    return float(eps) * max(min(pos, l - pos), 1) / l
+
+
+def fit_l1r(task, params, max_iter: int = L1R_MAX_ITER,
+            max_newton_iter: int = L1R_LR_MAX_NEWTON_ITER) -> FitResult:
+    """-s 5 or -s 6 on one binary task (w starts at 0, as in LIBLINEAR)."""
+    col_ptr, row_ind, vals = to_csc_with_bias(task.problem, task.bias)
+    y = np.where(np.asarray(task.y) > 0, 1.0, -1.0)
+    C = np.ascontiguousarray(task.C, dtype=np.float64)
+    w = np.zeros(task.w_size)
+    unreg_bias = (not params.regularize_bias) and task.bias >= 0
+    tol = primal_tolerance(y, params.eps)
+    log = []
+    if params.solver_type == 5:
+        n_iter, obj, nnz, _, _ = l1r_l2_svc(col_ptr, row_ind, vals, y, C, unreg_bias, tol,
+                                            int(max_iter), int(task.seed), w)
+        log.append(f"optimization finished, #iter = {n_iter}")
+        hit = n_iter >= max_iter
+    elif params.solver_type == 6:
+        passes = np.zeros(max_newton_iter, dtype=np.int64)
+        n_iter, obj, nnz, inner_capped, _ = l1r_lr(
+            col_ptr, row_ind, vals, y, C, unreg_bias, tol, int(max_newton_iter),
+            int(max_iter), int(task.seed), w, passes)
+        log += [f"iter {k + 1:3d}  #CD cycles {int(passes[k])}" for k in range(n_iter)]
+        if inner_capped:
+            log.append(f"WARNING: reaching max number of inner iterations "
+                       f"({inner_capped} of {n_iter} Newton iterations)")
+        log += ["=========================", f"optimization finished, #iter = {n_iter}"]
+        hit = n_iter >= max_newton_iter
+    else:
+        raise ValueError(f"fit_l1r: solver -s {params.solver_type} is not L1-regularized")
+    if hit:
+        log.append("WARNING: reaching max number of iterations")
+        warnings.warn("WARNING: reaching max number of iterations", ConvergenceWarning,
+                      stacklevel=3)
+    log += [f"Objective value = {obj:f}", f"#nonzeros/#features = {nnz}/{task.w_size}"]
+    return FitResult(w=w, n_iter=int(n_iter), log=log, hit_max_iter=hit)

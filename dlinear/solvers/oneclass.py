@@ -1,0 +1,55 @@
+"""Fit function of the one-class SVM (-s 21, `-n nu`), and its objectives.
+
+LIBLINEAR's scaled dual (see dlinear/kernels/oneclass.py) has box 0 <= alpha_i <= 1 and
+ignores C; the box here is the instance weight (1 without weights), so `-c` is ignored as
+in LIBLINEAR. The model keeps w and rho; decision value w.x - rho, label +1 if > 0.
+"""
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+
+from ..errors import ConvergenceWarning
+from ..kernels.oneclass import oneclass_svm
+from . import FitResult
+
+ONECLASS_MAX_ITER = 1000   # LIBLINEAR 2.50's solve_oneclass_svm
+
+
+def _upper_bounds(problem) -> np.ndarray:
+    if problem.sample_weight is not None:
+        return np.ascontiguousarray(problem.sample_weight, dtype=np.float64)
+    return np.ones(problem.n_samples)
+
+
+def fit_oneclass(task, params, max_iter: int = ONECLASS_MAX_ITER) -> FitResult:
+    X = task.problem
+    U = _upper_bounds(X)
+    alpha = np.zeros(X.n_samples)
+    w = np.zeros(task.w_size)
+    n_iter, obj, nSV, rho, _ = oneclass_svm(
+        X.indptr, X.indices, X.data, int(X.n_features), float(task.bias), U,
+        float(params.nu), float(params.eps), int(max_iter), alpha, w)
+    log = [f"optimization finished, #iter = {n_iter}"]
+    hit = n_iter >= max_iter
+    if hit:
+        log.append("WARNING: reaching max number of iterations")
+        warnings.warn("WARNING: reaching max number of iterations", ConvergenceWarning,
+                      stacklevel=3)
+    log += [f"Objective value = {obj:f}", f"nSV = {nSV}", f"rho = {rho:f}"]
+    return FitResult(w=w, n_iter=int(n_iter), log=log, hit_max_iter=hit, rho=float(rho))
+
+
+def oneclass_objectives(problem, model, nu: float):
+    """(dual, primal) of the scaled one-class problem at the model's (w, rho):
+    dual 0.5 ||w||^2 (to be minimised over feasible alpha), primal
+    0.5 ||w||^2 - nu sum_i U_i rho + sum_i U_i max(0, rho - w.x_i), whose optimum is
+    minus the dual optimum (U_i the instance weight, 1 in LIBLINEAR)."""
+    from ..predict import decision_values
+    U = _upper_bounds(problem)
+    w = np.asarray(model.w, dtype=np.float64).ravel()
+    half_sq = 0.5 * float(w @ w)
+    slack = -decision_values(model, problem)[:, 0]          # rho - w.x_i
+    primal = half_sq - nu * U.sum() * model.rho + float((U * np.maximum(0.0, slack)).sum())
+    return half_sq, primal

@@ -1,0 +1,267 @@
+"""-s 4 (Crammer-Singer), -s 5 / -s 6 (L1-regularized) and -s 21 (one-class) against
+LIBLINEAR 2.50 (liblinear-official): objectives, accuracy, non-zero patterns, model files."""
+import warnings
+
+import numpy as np
+import pytest
+
+from dlinear import ConvergenceWarning, Params, Problem, predict, save_model, train
+from dlinear.datasets import make_rcv1_like_split
+from dlinear.predict import predict_probability
+from dlinear.solvers.crammer_singer import crammer_singer_primal, fit_crammer_singer
+from dlinear.solvers.l1r import fit_l1r
+from dlinear.solvers.objectives import liblinear_model_to_dlinear, primal_objective
+from dlinear.solvers.oneclass import fit_oneclass, oneclass_objectives
+from dlinear.solvers import BinaryTask
+
+
+def lib():
+    from liblinear import liblinearutil
+    return liblinearutil
+
+
+def liblinear_train(problem, options):
+    m = lib().train(problem.y, problem.to_scipy(), options + " -q")
+    return m, liblinear_model_to_dlinear(m)
+
+
+def liblinear_labels(lib_model, problem):
+    labels, _, _ = lib().predict(problem.y, problem.to_scipy(), lib_model, "-q")
+    return np.asarray(labels)
+
+
+def accuracy(model, problem):
+    return 100.0 * np.mean(predict(model, problem) == problem.y)
+
+
+def rel_diff(a, b):
+    return abs(a - b) / abs(b)
+
+
+def jaccard(a, b):
+    nz_a, nz_b = a != 0, b != 0
+    union = np.count_nonzero(nz_a | nz_b)
+    return 1.0 if union == 0 else np.count_nonzero(nz_a & nz_b) / union
+
+
+@pytest.fixture(scope="module")
+def binary():
+    return make_rcv1_like_split(1500, 1000, n_features=800, nnz_per_row=20, seed=21)
+
+
+@pytest.fixture(scope="module")
+def multiclass():
+    return make_rcv1_like_split(1500, 1000, n_features=800, nnz_per_row=20, n_classes=4,
+                                seed=22)
+
+
+def _options(bias, regularize_bias):
+    return f"-B {bias:g}" + ("" if regularize_bias else " -R")
+
+
+# ------------------------------------------------------------------ -s 4 Crammer-Singer
+
+@pytest.mark.parametrize("bias", [-1.0, 1.0])
+@pytest.mark.parametrize("split", ["binary", "multiclass"])
+def test_crammer_singer_matches_liblinear(split, bias, request):
+    train_set, test_set = request.getfixturevalue(split)
+    params = Params(solver_type=4, eps=1e-3, bias=bias)
+    lines = []
+    ours = train(train_set, params, log=lines.append)
+    lib_model, theirs = liblinear_train(train_set, f"-s 4 -e 0.001 -B {bias:g}")
+
+    np.testing.assert_array_equal(ours.label, theirs.label)
+    assert ours.w.shape == theirs.w.shape == (ours.w_size, ours.nr_class)
+    f_ours = crammer_singer_primal(train_set, ours, params)
+    f_theirs = crammer_singer_primal(train_set, theirs, params)
+    assert rel_diff(f_ours, f_theirs) <= 1e-3, (f_ours, f_theirs)
+    # the dual value the solver reports is minus the primal at the optimum
+    dual = float(next(s for s in lines if s.startswith("Objective value")).split("=")[1])
+    assert abs(f_ours + dual) <= 1e-3 * f_ours, (f_ours, dual)
+    assert abs(accuracy(ours, test_set) - accuracy(theirs, test_set)) <= 0.5
+
+
+def test_crammer_singer_class_weights_match_liblinear(multiclass):
+    train_set, test_set = multiclass
+    params = Params(solver_type=4, eps=1e-3, C=0.5, class_weights=[(2, 3.0), (4, 0.5)])
+    ours = train(train_set, params)
+    _, theirs = liblinear_train(train_set, "-s 4 -e 0.001 -c 0.5 -w2 3 -w4 0.5")
+    f_ours = crammer_singer_primal(train_set, ours, params)
+    f_theirs = crammer_singer_primal(train_set, theirs, params)
+    assert rel_diff(f_ours, f_theirs) <= 1e-3, (f_ours, f_theirs)
+    plain = train(train_set, Params(solver_type=4, eps=1e-3, C=0.5))
+    assert rel_diff(crammer_singer_primal(train_set, plain, params), f_ours) > 1e-2
+    assert abs(accuracy(ours, test_set) - accuracy(theirs, test_set)) <= 0.5
+
+
+def test_crammer_singer_seed_and_inputs(multiclass):
+    train_set, _ = multiclass
+    before = [a.copy() for a in (train_set.indptr, train_set.indices, train_set.data)]
+    a = train(train_set, Params(solver_type=4, seed=5, bias=1))
+    b = train(train_set, Params(solver_type=4, seed=5, bias=1))
+    c = train(train_set, Params(solver_type=4, seed=6, bias=1))
+    np.testing.assert_array_equal(a.w, b.w)
+    assert not np.array_equal(a.w, c.w)
+    for x, y in zip(before, (train_set.indptr, train_set.indices, train_set.data)):
+        np.testing.assert_array_equal(x, y)
+
+
+# ------------------------------------------------------------------ -s 5 / -s 6 L1
+
+@pytest.mark.parametrize("solver", [5, 6])
+@pytest.mark.parametrize("bias,regularize_bias", [(-1.0, True), (1.0, True), (1.0, False)])
+@pytest.mark.parametrize("split", ["binary", "multiclass"])
+def test_l1_solvers_match_liblinear(solver, bias, regularize_bias, split, request):
+    train_set, test_set = request.getfixturevalue(split)
+    params = Params(solver_type=solver, eps=1e-4, bias=bias, regularize_bias=regularize_bias)
+    lines = []
+    ours = train(train_set, params, log=lines.append)
+    _, theirs = liblinear_train(
+        train_set, f"-s {solver} -e 0.0001 " + _options(bias, regularize_bias))
+
+    f_ours = primal_objective(train_set, params, ours)
+    f_theirs = primal_objective(train_set, params, theirs)
+    assert rel_diff(f_ours, f_theirs) <= 1e-3, (f_ours, f_theirs)
+    assert abs(accuracy(ours, test_set) - accuracy(theirs, test_set)) <= 0.5
+    jac = jaccard(ours.w, theirs.w)
+    print(f"-s {solver} {split} {_options(bias, regularize_bias)}: Jaccard {jac:.4f}, "
+          f"nnz {np.count_nonzero(ours.w)} vs {np.count_nonzero(theirs.w)} "
+          f"of {ours.w.size}")
+    assert jac >= 0.95
+    # L1 does select: a sizeable share of weights is exactly zero
+    assert np.count_nonzero(ours.w) < 0.8 * ours.w.size
+    # "#nonzeros/#features = a/b" per binary problem, adding up to the model's non-zeros
+    counts = [s.split("=")[1].strip().split("/") for s in lines if s.startswith("#nonzeros")]
+    assert len(counts) == ours.nr_w
+    assert all(int(b) == ours.w_size for _, b in counts)
+    assert sum(int(a) for a, _ in counts) == np.count_nonzero(ours.w)
+
+
+@pytest.mark.parametrize("solver", [5, 6])
+def test_unregularized_bias_is_free(solver, binary):
+    """-R: the bias weight is not penalised, so the -R model has the lower objective
+    without the bias penalty, and a higher one with it."""
+    train_set, _ = binary
+    free = Params(solver_type=solver, eps=1e-4, bias=1.0, C=0.05, regularize_bias=False)
+    penalised = Params(solver_type=solver, eps=1e-4, bias=1.0, C=0.05)
+    m_free, m_pen = train(train_set, free), train(train_set, penalised)
+    assert m_free.w[-1, 0] != m_pen.w[-1, 0]
+    assert primal_objective(train_set, free, m_free) < primal_objective(train_set, free, m_pen)
+    assert primal_objective(train_set, penalised, m_pen) < \
+        primal_objective(train_set, penalised, m_free)
+
+
+def test_l1r_lr_probabilities_match_liblinear(multiclass):
+    train_set, test_set = multiclass
+    ours = train(train_set, Params(solver_type=6, eps=1e-4, bias=1.0))
+    lib_model, _ = liblinear_train(train_set, "-s 6 -e 0.0001 -B 1")
+    _, _, p_lib = lib().predict(test_set.y, test_set.to_scipy(), lib_model, "-b 1 -q")
+    assert np.max(np.abs(predict_probability(ours, test_set) - np.asarray(p_lib))) < 1e-2
+
+
+# ------------------------------------------------------------------ -s 21 one-class
+
+@pytest.mark.parametrize("nu", [0.1, 0.5])
+def test_oneclass_matches_liblinear(nu, binary):
+    train_set, test_set = binary
+    params = Params(solver_type=21, eps=1e-4, nu=nu)
+    ours = train(train_set, params)
+    lib_model, theirs = liblinear_train(train_set, f"-s 21 -e 0.0001 -n {nu:g}")
+    dual_o, primal_o = oneclass_objectives(train_set, ours, nu)
+    dual_t, primal_t = oneclass_objectives(train_set, theirs, nu)
+    assert rel_diff(dual_o, dual_t) <= 1e-3, (dual_o, dual_t)
+    assert rel_diff(primal_o, primal_t) <= 1e-3, (primal_o, primal_t)
+    assert abs(primal_o + dual_o) <= 1e-3 * dual_o          # zero duality gap
+    assert rel_diff(ours.rho, theirs.rho) <= 1e-3
+    pred = predict(ours, test_set)
+    assert set(np.unique(pred)) == {-1.0, 1.0}
+    assert np.mean(pred == liblinear_labels(lib_model, test_set)) >= 0.995
+    # nu is about the fraction of training outliers (the nu-property), for both
+    outliers = np.mean(predict(ours, train_set) < 0)
+    assert abs(outliers - np.mean(predict(theirs, train_set) < 0)) <= 0.005
+    assert abs(outliers - nu) < 0.05
+
+
+def test_oneclass_ignores_C(binary):
+    train_set, _ = binary
+    a = train(train_set, Params(solver_type=21, nu=0.3))
+    b = train(train_set, Params(solver_type=21, nu=0.3, C=7.0))
+    np.testing.assert_array_equal(a.w, b.w)
+    assert a.rho == b.rho
+
+
+# ------------------------------------------------------------------ model files
+
+@pytest.mark.parametrize("solver,split,extra", [
+    (4, "binary", {"bias": 1.0}), (4, "multiclass", {}),
+    (5, "binary", {"bias": 1.0, "regularize_bias": False}), (5, "multiclass", {}),
+    (6, "binary", {}), (6, "multiclass", {"bias": 1.0}),
+    (21, "binary", {"nu": 0.2}),
+])
+def test_models_round_trip_through_liblinear(solver, split, extra, request, tmp_path):
+    train_set, test_set = request.getfixturevalue(split)
+    model = train(train_set, Params(solver_type=solver, **extra))
+    path = tmp_path / "m.model"
+    save_model(path, model)
+    text = path.read_text()
+    rows = text.split("\nw\n", 1)[1].strip().split("\n")
+    assert len(rows) == model.w_size                         # zero rows are written too
+    if solver in (5, 6):
+        assert any(set(r.split()) == {"0"} for r in rows)
+    if solver == 21:
+        assert f"rho {model.rho:.17g}" in text
+    loaded = lib().load_model(str(path))
+    np.testing.assert_array_equal(liblinear_labels(loaded, test_set), predict(model, test_set))
+
+
+# ------------------------------------------------------------------ weights and caps
+
+def _duplicate_first(problem, k):
+    """The first k rows twice, vs weight 2 on them: the same optimisation problem."""
+    rows = np.concatenate([np.arange(problem.n_samples), np.arange(k)])
+    doubled = problem.subset(rows)
+    weight = np.ones(problem.n_samples)
+    weight[:k] = 2.0
+    weighted = Problem.from_arrays(problem.to_scipy(), problem.y, problem.n_features, weight)
+    return weighted, doubled
+
+
+@pytest.mark.parametrize("solver", [4, 5, 6, 21])
+def test_instance_weights_equal_duplicated_rows(solver, multiclass, binary):
+    train_set = (binary if solver == 21 else multiclass)[0].subset(np.arange(600))
+    weighted, doubled = _duplicate_first(train_set, 150)
+    params = Params(solver_type=solver, eps=1e-4, nu=0.3)
+    m_w, m_d = train(weighted, params), train(doubled, params)
+    if solver == 4:
+        f_w, f_d = (crammer_singer_primal(doubled, m, params) for m in (m_w, m_d))
+    elif solver == 21:
+        f_w, f_d = (oneclass_objectives(doubled, m, 0.3)[1] for m in (m_w, m_d))
+    else:
+        f_w, f_d = (primal_objective(doubled, params, m) for m in (m_w, m_d))
+    assert rel_diff(f_w, f_d) <= 1e-3, (f_w, f_d)
+    unweighted = train(train_set, params)
+    assert not np.allclose(unweighted.w, m_w.w, rtol=1e-3, atol=1e-4)
+
+
+def test_iteration_caps_warn(binary, multiclass):
+    train_set = binary[0]
+    labels = np.where(train_set.y > 0, 0, 1)
+    with pytest.warns(ConvergenceWarning, match="reaching max number of iterations"):
+        r = fit_crammer_singer(train_set, labels, np.ones(2), Params(solver_type=4, eps=1e-9),
+                               seed=1, max_iter=2)
+    assert r.hit_max_iter and r.n_iter == 2
+    assert "WARNING: reaching max number of iterations" in r.log
+
+    task = BinaryTask(train_set, train_set.y, np.ones(train_set.n_samples), -1.0, seed=1)
+    for solver in (5, 6):
+        with pytest.warns(ConvergenceWarning):
+            r = fit_l1r(task, Params(solver_type=solver, eps=1e-9), max_iter=2,
+                        max_newton_iter=2)
+        assert r.hit_max_iter and "WARNING: reaching max number of iterations" in r.log
+    with pytest.warns(ConvergenceWarning):
+        r = fit_oneclass(task, Params(solver_type=21, eps=1e-12, nu=0.5), max_iter=1)
+    assert r.n_iter == 1 and r.hit_max_iter
+    # converged runs do not warn
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        fit_l1r(task, Params(solver_type=5, eps=0.01))
