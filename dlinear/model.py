@@ -82,6 +82,10 @@ def write_atomically(path, text: str) -> None:
     except OSError as e:
         raise DlinearError(f"can't save model to file {path}: {e.strerror}") from None
     try:
+        # mkstemp makes the file 0600; a model on shared storage must be readable by others
+        umask = os.umask(0)
+        os.umask(umask)
+        os.fchmod(fd, 0o666 & ~umask)
         with os.fdopen(fd, "w", encoding="ascii", newline="\n") as f:
             f.write(text)
         os.replace(tmp, path)

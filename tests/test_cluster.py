@@ -127,9 +127,13 @@ def start_cluster(tmp_path, n_workers=2, tls_args=()):
          "--port", "0", "--no-dashboard", "--scheduler-file", str(scheduler_file),
          *(["--protocol", "tls"] if tls_args else []), *tls_args], **common)}
     deadline = time.time() + 60
-    while not scheduler_file.exists() and time.time() < deadline:
-        time.sleep(0.1)
-    address = json.loads(scheduler_file.read_text())["address"]
+    address = None
+    while address is None and time.time() < deadline:
+        try:   # the file may exist before it is completely written
+            address = json.loads(scheduler_file.read_text())["address"]
+        except (OSError, ValueError, KeyError):
+            time.sleep(0.1)
+    assert address, "the scheduler did not start"
     for i in range(n_workers):
         procs[f"w{i}"] = subprocess.Popen(
             [sys.executable, "-m", "distributed.cli.dask_worker", address, "--nthreads", "1",

@@ -110,3 +110,14 @@ def test_save_is_atomic(binary_split, tmp_path, monkeypatch):
     assert os.listdir(tmp_path) == ["m.model"]        # no temporary file left behind
     with pytest.raises(DlinearError, match="can't save model"):
         save_model(tmp_path / "no-such-dir" / "m.model", model)
+
+
+def test_saved_model_is_readable_by_others(binary_split, tmp_path):
+    # a model written by a worker's user on shared storage must be readable by the rest
+    train_set, _ = binary_split
+    umask = os.umask(0o022)
+    try:
+        save_model(tmp_path / "m.model", train(train_set, Params()))
+    finally:
+        os.umask(umask)
+    assert (tmp_path / "m.model").stat().st_mode & 0o777 == 0o644

@@ -16,6 +16,7 @@ import numpy as np
 
 from ..data import Problem, line_aligned_ranges, read_libsvm
 from ..errors import DlinearError
+from .session import worker_addresses
 
 # Aim for blocks of about this many bytes of LIBSVM text (a few MB of CSR each).
 DEFAULT_BLOCK_BYTES = 32 << 20
@@ -23,6 +24,19 @@ DEFAULT_BLOCK_BYTES = 32 << 20
 
 def _read_part(path, start, end, first_line):
     return read_libsvm(path, start=start, end=end, first_line=first_line, allow_empty=True)
+
+
+def _plan_ranges(path, block_bytes, n_workers):
+    """(absolute path, (size, mtime), line-aligned byte ranges) of one file, computed where
+    the file is: one range per block_bytes, and at least one per worker for files > 1 MB."""
+    try:
+        st = os.stat(path)
+    except OSError:
+        raise DlinearError(f"can't open input file {path}") from None
+    n_parts = max(1, math.ceil(st.st_size / block_bytes))
+    if st.st_size > (1 << 20):
+        n_parts = max(n_parts, n_workers)
+    return path, (st.st_size, st.st_mtime_ns), line_aligned_ranges(path, n_parts)
 
 
 def _part_summary(part: Problem):
@@ -82,22 +96,20 @@ class Dataset:
                     block_bytes: int = DEFAULT_BLOCK_BYTES) -> "Dataset":
         """Reads one or more LIBSVM files on the workers, one task per byte range. The
         paths must be readable by every worker (shared storage) at the same name."""
+        from dask.base import tokenize
+
         if isinstance(paths, (str, os.PathLike)):
             paths = [paths]
-        n_workers = max(1, len(client.scheduler_info().get("workers", {})))
+        n_workers = max(1, len(worker_addresses(client)))
+        # The byte ranges are found on a worker: only the workers need to see the files.
+        # (relative paths are the client's: made absolute here, then used as they are)
+        plans = client.gather([client.submit(_plan_ranges, os.path.abspath(os.fspath(p)),
+                                             block_bytes, n_workers, pure=False)
+                               for p in paths])
         parts = []
-        for path in paths:
-            path = os.path.abspath(os.fspath(path))
-            try:
-                size = os.path.getsize(path)
-                stamp = os.path.getmtime(path)
-            except OSError:
-                raise DlinearError(f"can't open input file {path}") from None
-            n_parts = max(1, math.ceil(size / block_bytes))
-            if size > (1 << 20):
-                n_parts = max(n_parts, n_workers)
-            for start, end, first_line in line_aligned_ranges(path, n_parts):
-                key = f"dlinear-read-{abs(hash((path, size, stamp, start, end))):x}"
+        for path, stamp, ranges in plans:
+            for start, end, first_line in ranges:
+                key = f"dlinear-read-{tokenize(path, stamp, start, end)}"
                 parts.append(client.submit(_read_part, path, start, end, first_line, key=key))
         dataset = cls._from_parts(client, parts, n_features, name=", ".join(map(str, paths)))
         if dataset.n_samples == 0:
@@ -117,13 +129,15 @@ class Dataset:
         else:
             problem = Problem.from_arrays(X, y, sample_weight=sample_weight)
         if n_parts is None:
-            n_workers = max(1, len(client.scheduler_info().get("workers", {})))
+            n_workers = max(1, len(worker_addresses(client)))
             n_parts = max(n_workers, math.ceil(problem.nnz * 12 / DEFAULT_BLOCK_BYTES))
         bounds = np.linspace(0, problem.n_samples, min(n_parts, max(problem.n_samples, 1)) + 1)
         bounds = bounds.astype(np.int64)
         pieces = [problem.subset(np.arange(a, b)) for a, b in zip(bounds[:-1], bounds[1:])
                   if b > a]
-        parts = client.scatter(pieces)
+        # hash=False: identical blocks scattered again must not share keys with ones being
+        # released (content-hashed keys race with the release and can hang)
+        parts = client.scatter(pieces, hash=False)
         return cls._from_parts(client, parts, problem.n_features)
 
     @classmethod

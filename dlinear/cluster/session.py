@@ -10,6 +10,12 @@ from ..errors import DlinearError
 SCHEDULER_ENV = "DLINEAR_SCHEDULER"
 
 
+def worker_addresses(client) -> list:
+    """All workers, sorted. (client.scheduler_info() listed at most 5 workers by default in
+    some distributed releases; nthreads() lists them all.)"""
+    return sorted(client.nthreads())
+
+
 def make_security(ca_file=None, cert=None, key=None):
     """A distributed.Security for tls:// schedulers from certificate files, or None to
     use Dask's configuration (distributed.comm.tls.* / DASK_DISTRIBUTED__COMM__TLS__*)."""
@@ -47,7 +53,7 @@ def cluster_client(scheduler: str | None = None, n_workers: int | None = None,
             raise DlinearError(f"can't connect to the Dask scheduler at {scheduler}: "
                                f"{reason}{hint}") from None
         try:
-            n = len(client.scheduler_info().get("workers", {}))
+            n = len(worker_addresses(client))
             emit(f"dlinear: using the Dask cluster at {scheduler} ({n} workers)")
             yield client
         finally:
