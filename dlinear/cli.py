@@ -11,6 +11,7 @@ import warnings
 
 import numpy as np
 
+from .data import Problem
 from .errors import ConvergenceWarning, DlinearError
 from .params import Params, check_parameter
 from .solvers import SOLVERS
@@ -50,12 +51,24 @@ TRAIN_USAGE = (
     "-R : not regularize the bias; must with -B 1 to have the bias; DON'T use this unless you know what it is\n"
     "\t(for -s 0, 2, 5, 6, 11)\n"
     "-wi weight: weights adjust the parameter C of different classes (see README for details)\n"
+    "-W weight_file: set instance weights, one per line (multiply each instance's C)\n"
     "-v n: n-fold cross validation mode\n"
     "-C : find parameters (C for -s 0, 2 and C, p for -s 11)\n"
     "-q : quiet mode (no outputs)\n"
     "dlinear options:\n"
+    "--workers n : start a local Dask cluster of n single-threaded worker processes;\n"
+    "\t0 trains in this process (default: in this process for a training file under\n"
+    "\t64 MB, else a local cluster with one worker per core)\n"
+    "--scheduler address : train on the Dask cluster at address (tcp://host:8786, tls://...;\n"
+    "\tdefault $DLINEAR_SCHEDULER); the data file must be readable by its workers\n"
+    "--tls-ca-file f, --tls-cert f, --tls-key f : certificates for a tls:// scheduler\n"
     "--seed n : seed of the random permutations and CV folds (default 1)\n"
     "--max-iter n : outer-iteration cap of the dual solvers (default 300, as LIBLINEAR)\n"
+    "--cd-block k : -s 1, 3: dual CD on k = 1 (default) or 2 variables at a time\n"
+    "--primal-cd : -s 2 by primal coordinate descent (Chang, Hsieh and Lin 2008; passes capped by --max-iter)\n"
+    "--online : -s 1, 3 and -s 2 --primal-cd: random coordinates with replacement, no shrinking\n"
+    "--max-updates n : update budget of --online (default max-iter x #variables)\n"
+    "--newton {linesearch,tron} : -s 0, 2, 11 by line-search (default) or trust-region Newton\n"
     "-h, --help : show this help\n"
     "Solvers available in this version: "
     + ", ".join(f"-s {s.id}" for s in SOLVERS.values() if s.available) + "\n"
@@ -92,7 +105,8 @@ def _number(option: str, text: str, kind=float):
 def parse_train_args(argv: list[str]):
     """-> (Params, options dict, training file, model file)."""
     params = Params()
-    opts = {"quiet": False, "nr_fold": 0, "find_C": False}
+    opts = {"quiet": False, "nr_fold": 0, "find_C": False, "workers": None, "weight_file": None,
+            "scheduler": None, "tls-ca-file": None, "tls-cert": None, "tls-key": None}
     i = 0
     while i < len(argv) and argv[i].startswith("-") and argv[i] != "-":
         arg = argv[i]
@@ -105,6 +119,10 @@ def parse_train_args(argv: list[str]):
                 params.regularize_bias = False
             else:
                 opts["find_C"] = True
+            i += 1
+            continue
+        if arg in ("--primal-cd", "--online"):
+            setattr(params, arg[2:].replace("-", "_"), True)
             i += 1
             continue
         if i + 1 >= len(argv):
@@ -128,12 +146,28 @@ def parse_train_args(argv: list[str]):
             opts["nr_fold"] = _number(arg, value, int)
             if opts["nr_fold"] < 2:
                 raise UsageError("n-fold cross validation: n must >= 2")
+        elif arg == "-W":
+            opts["weight_file"] = value
         elif arg.startswith("-w") and len(arg) > 2:
             params.class_weights.append((_number(arg, arg[2:], int), _number(arg, value)))
+        elif arg == "--workers":
+            opts["workers"] = _number(arg, value, int)
+            if opts["workers"] < 0:
+                raise UsageError("--workers needs a number >= 0")
+        elif arg in ("--scheduler", "--tls-ca-file", "--tls-cert", "--tls-key"):
+            opts[arg[2:]] = value
         elif arg == "--seed":
             params.seed = _number(arg, value, int)
         elif arg == "--max-iter":
             params.max_iter = _number(arg, value, int)
+        elif arg == "--cd-block":
+            params.cd_block = _number(arg, value, int)
+        elif arg == "--newton":
+            if value not in ("linesearch", "tron"):
+                raise UsageError(f"option --newton needs linesearch or tron, got {value!r}")
+            params.newton = value
+        elif arg == "--max-updates":
+            params.max_updates = _number(arg, value, int)
         else:
             raise UsageError(f"unknown option: {arg}")
         i += 2
@@ -162,12 +196,24 @@ def _say(quiet: bool):
     return lambda line: print(line, flush=True)
 
 
-def train_main(argv=None) -> int:
-    from .data import read_libsvm
-    from .model import save_model
-    from .predict import evaluate
-    from .train import cross_validation, train
+# Below this size a training file is read and trained in this process: starting worker
+# processes and shipping them the data costs more than it saves.
+IN_PROCESS_BYTES = 64 << 20
 
+
+def _use_cluster(opts, train_file) -> bool:
+    from .cluster.session import SCHEDULER_ENV
+    if opts["scheduler"] or os.environ.get(SCHEDULER_ENV):
+        return True
+    if opts["workers"] is not None:
+        return opts["workers"] > 0
+    try:
+        return os.path.getsize(train_file) >= IN_PROCESS_BYTES
+    except OSError:
+        return False     # read_libsvm says it cannot open the file
+
+
+def train_main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     if not argv:
         return _print_usage(TRAIN_USAGE, 1)
@@ -178,22 +224,28 @@ def train_main(argv=None) -> int:
                                "dlinear yet")
         check_parameter(params)
         say = _say(opts["quiet"])
-        problem = read_libsvm(train_file)
-        with warnings.catch_warnings():
-            # the log lines carry LIBLINEAR's warning text already
-            warnings.simplefilter("ignore", ConvergenceWarning)
-            if opts["nr_fold"]:
-                target = cross_validation(problem, params, opts["nr_fold"], log=say)
-                acc, mse, scc = evaluate(problem.y, target)
-                if params.spec.kind == "regression":
-                    print(f"Cross Validation Mean squared error = {mse:g}")
-                    print(f"Cross Validation Squared correlation coefficient = {scc:g}")
-                else:
-                    print(f"Cross Validation Accuracy = {acc:g}%")
-                return 0
-            model = train(problem, params, log=say)
-        save_model(model_file, model)
-        return 0
+        if not _use_cluster(opts, train_file):
+            from .data import read_libsvm
+            if opts["workers"] is None and not opts["quiet"]:
+                print(f"dlinear: training in this process (training file under "
+                      f"{IN_PROCESS_BYTES >> 20} MB; --workers n starts a local cluster)")
+            weights = read_weight_file(opts["weight_file"]) if opts["weight_file"] else None
+            problem = read_libsvm(train_file)
+            if weights is not None:
+                problem.sample_weight = check_weight_count(weights, problem.n_samples,
+                                                           opts["weight_file"], train_file)
+            return _train_and_save(problem, params, opts, model_file, say)
+
+        from .cluster import Dataset, cluster_client, make_security
+        security = make_security(opts["tls-ca-file"], opts["tls-cert"], opts["tls-key"])
+        with cluster_client(opts["scheduler"], opts["workers"], security, log=say) as client:
+            weights = read_weight_file(opts["weight_file"]) if opts["weight_file"] else None
+            data = Dataset.from_libsvm(train_file, client)
+            if weights is not None:
+                from .cluster.dataset import with_sample_weight
+                data = with_sample_weight(data, check_weight_count(
+                    weights, data.n_samples, opts["weight_file"], train_file))
+            return _train_and_save(data, params, opts, model_file, say)
     except _HelpRequested:
         return _print_usage(TRAIN_USAGE, 0)
     except UsageError as e:
@@ -202,6 +254,64 @@ def train_main(argv=None) -> int:
         return _fail(str(e))
     except KeyboardInterrupt:
         return 130
+
+
+def read_weight_file(path) -> np.ndarray:
+    """-W: one non-negative instance weight per line (LIBLINEAR's weights extension).
+    Errors name the file and line."""
+    try:
+        with open(path, "rb") as f:
+            lines = f.read().decode("utf-8", "replace").splitlines()
+    except OSError:
+        raise DlinearError(f"can't open weight file {path}") from None
+    weights = np.empty(len(lines))
+    for n, line in enumerate(lines, start=1):
+        text = line.strip()
+        try:
+            value = float(text)
+        except ValueError:
+            raise DlinearError(f"{path}: line {n}: {text[:40]!r} is not a number "
+                               "(expected one weight per line)") from None
+        if not np.isfinite(value):
+            raise DlinearError(f"{path}: line {n}: weight {text!r} is not finite")
+        if value < 0:
+            raise DlinearError(f"{path}: line {n}: weight {text} is negative")
+        weights[n - 1] = value
+    return weights
+
+
+def check_weight_count(weights: np.ndarray, n_samples: int, path, train_file) -> np.ndarray:
+    if len(weights) < n_samples:
+        raise DlinearError(f"{path}: line {len(weights) + 1}: missing weight: {train_file} has "
+                           f"{n_samples} instances but {path} has {len(weights)} lines")
+    if len(weights) > n_samples:
+        raise DlinearError(f"{path}: line {n_samples + 1}: more weights than the {n_samples} "
+                           f"instances of {train_file}")
+    return weights
+
+
+def _train_and_save(data, params, opts, model_file, say) -> int:
+    """Cross-validation or training on a Problem or a cluster Dataset."""
+    from .model import save_model
+    from .predict import evaluate
+    from .train import cross_validation, train
+
+    with warnings.catch_warnings():
+        # the log lines carry LIBLINEAR's warning text already
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        if opts["nr_fold"]:
+            target = cross_validation(data, params, opts["nr_fold"], log=say)
+            y = data.y if isinstance(data, Problem) else data.y.compute()
+            acc, mse, scc = evaluate(y, target)
+            if params.spec.kind == "regression":
+                print(f"Cross Validation Mean squared error = {mse:g}")
+                print(f"Cross Validation Squared correlation coefficient = {scc:g}")
+            else:
+                print(f"Cross Validation Accuracy = {acc:g}%")
+            return 0
+        model = train(data, params, log=say)
+    save_model(model_file, model)
+    return 0
 
 
 def predict_main(argv=None) -> int:

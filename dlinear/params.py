@@ -19,6 +19,11 @@ class Params:
     class_weights: list = field(default_factory=list)  # [(label, weight)] from -wi
     max_iter: int = DUAL_MAX_ITER     # outer-iteration cap of the dual CD solvers
     seed: int = 1                     # for permutations and CV folds
+    cd_block: int = 1                 # -s 1/-s 3: 1 = one-variable dual CD, 2 = two-variable
+    primal_cd: bool = False           # -s 2 by primal coordinate descent (Chang et al. 2008)
+    online: bool = False              # -s 1/-s 3, -s 2 with primal_cd: random CD w/ replacement
+    max_updates: int = 0              # online update budget; 0: max_iter x #variables
+    newton: str = "linesearch"        # -s 0/2/11 driver: "linesearch" (LIBLINEAR 2.40+) or "tron"
 
     @property
     def spec(self):
@@ -54,7 +59,31 @@ def check_parameter(params: Params) -> None:
                                "L1R_L2LOSS_SVC, L1R_LR, and L2R_L2LOSS_SVR")
     if params.max_iter < 1:
         raise DlinearError("max_iter < 1")
+    _check_cd_options(params)
     if not spec.available:
         raise DlinearError(f"solver -s {spec.id} ({spec.name}) is not available in this "
                            f"version of dlinear; available: "
                            f"{', '.join(str(s.id) for s in SOLVERS.values() if s.available)}")
+
+
+def _check_cd_options(params: Params) -> None:
+    """--cd-block, --primal-cd, --online, --max-updates, --newton."""
+    sid = params.solver_type
+    if params.cd_block not in (1, 2):
+        raise DlinearError("--cd-block must be 1 or 2")
+    if params.cd_block == 2 and sid not in (1, 3):
+        raise DlinearError("--cd-block 2 (two-variable block dual CD) is for -s 1 and -s 3 only")
+    if params.primal_cd and sid != 2:
+        raise DlinearError("--primal-cd (primal coordinate descent) is for -s 2 only")
+    if params.online:
+        if not (sid in (1, 3) or (sid == 2 and params.primal_cd)):
+            raise DlinearError("--online is for -s 1, -s 3, and -s 2 with --primal-cd")
+        if params.cd_block == 2:
+            raise DlinearError("--online updates one variable at a time; "
+                               "it cannot be combined with --cd-block 2")
+    if params.max_updates < 0:
+        raise DlinearError("max_updates < 0")
+    if params.max_updates > 0 and not params.online:
+        raise DlinearError("--max-updates needs --online")
+    if params.newton not in ("linesearch", "tron"):
+        raise DlinearError(f"--newton must be linesearch or tron, got {params.newton!r}")

@@ -18,6 +18,7 @@ from ..params import Params
 from ..train import (assemble_model, cv_folds, fit_class, n_binary_problems, order_labels,
                      run_cv_fold, train, weighted_class_C)
 from .dataset import Dataset
+from .session import worker_addresses
 
 
 def as_dataset(data, client) -> Dataset:
@@ -32,7 +33,7 @@ def as_dataset(data, client) -> Dataset:
 
 
 def _workers(client) -> list:
-    workers = sorted(client.scheduler_info().get("workers", {}))
+    workers = worker_addresses(client)
     if not workers:
         raise DlinearError("the Dask cluster has no workers")
     return workers
@@ -57,6 +58,9 @@ def train_on_cluster(data, params: Params, client=None, log=None) -> Model:
         worker = workers[k % len(workers)]
         return dict(workers=[worker], allow_other_workers=True, pure=False), worker
 
+    if is_map_reduce(params):
+        return _train_newton(dataset, params, emit)
+
     if spec.kind != "classification" or spec.fit_all_classes is not None:
         options, worker = place(0)
         model, lines = client.submit(_train_whole, dataset.local_copy(worker), params,
@@ -73,6 +77,42 @@ def train_on_cluster(data, params: Params, client=None, log=None) -> Model:
         futures.append(client.submit(fit_class, dataset.local_copy(worker), label, k,
                                      weighted_C, params, **options))
     results = client.gather(futures)
+    for r in results:
+        for line in r.log:
+            emit(line)
+    return assemble_model(params, dataset.n_features, label, results)
+
+
+def is_map_reduce(params: Params) -> bool:
+    """Newton/TRON solvers train on data spread over the workers (map-reduce); the CD
+    solvers need each binary problem whole on one worker."""
+    from ..solvers.primal_objectives import LOSS_OF_SOLVER
+    return params.solver_type in LOSS_OF_SOLVER and not getattr(params, "primal_cd", False)
+
+
+def _train_newton(dataset: Dataset, params: Params, emit) -> Model:
+    """One Newton driver per binary problem, on client threads; each call of a driver is a
+    map-reduce over the workers' blocks (dlinear.cluster.objective)."""
+    from concurrent.futures import ThreadPoolExecutor
+    from types import SimpleNamespace
+
+    from ..solvers.newton import fit_newton
+    from .objective import distributed_objective
+
+    if params.spec.kind == "regression":
+        label, weighted_C, ks = None, None, [0]
+    else:
+        label = order_labels(dataset.class_labels_by_first_appearance())
+        weighted_C = weighted_class_C(label, params, emit)
+        ks = list(range(n_binary_problems(len(label))))
+
+    def fit(k):
+        objective, counts = distributed_objective(dataset, label, k, weighted_C, params)
+        task = SimpleNamespace(w0=None, w_size=objective.n_variables, y=None)
+        return fit_newton(task, params, objective=objective, counts=counts)
+
+    with ThreadPoolExecutor(max_workers=min(len(ks), 8)) as pool:
+        results = list(pool.map(fit, ks))
     for r in results:
         for line in r.log:
             emit(line)

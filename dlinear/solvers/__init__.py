@@ -70,6 +70,33 @@ def _fit_dual_cd_svc(task, params):
     return fit_dual_cd_svc(task, params)
 
 
+def _fit_l2r_l2svc_primal(task, params):
+    from .primal_cd import fit_l2r_l2svc_primal
+    return fit_l2r_l2svc_primal(task, params)
+
+
+def _fit_newton(task, params):
+    from .newton import fit_newton
+    return fit_newton(task, params)
+
+
+def _fit_l2r_l2svc(task, params):
+    """-s 2: primal coordinate descent with --primal-cd, else LIBLINEAR's Newton method."""
+    if getattr(params, "primal_cd", False):
+        return _fit_l2r_l2svc_primal(task, params)
+    return _fit_newton(task, params)
+
+
+def _fit_dual_cd_lr(task, params):
+    from .dual_cd import fit_dual_cd_lr
+    return fit_dual_cd_lr(task, params)
+
+
+def _fit_dual_cd_svr(task, params):
+    from .dual_cd import fit_dual_cd_svr
+    return fit_dual_cd_svr(task, params)
+
+
 def _fit_crammer_singer(problem, class_of_row, weighted_C, params, seed):
     from .crammer_singer import fit_crammer_singer
     return fit_crammer_singer(problem, class_of_row, weighted_C, params, seed)
@@ -87,7 +114,7 @@ def _fit_oneclass(task, params):
 
 SOLVERS: dict[int, SolverSpec] = {s.id: s for s in [
     SolverSpec(0, "L2R_LR", "L2-regularized logistic regression (primal)",
-               "classification", 0.01, probability=True,
+               "classification", 0.01, fit=_fit_newton, probability=True,
                regularize_bias_optional=True, init_sol=True),
     SolverSpec(1, "L2R_L2LOSS_SVC_DUAL",
                "L2-regularized L2-loss support vector classification (dual)",
@@ -95,7 +122,8 @@ SOLVERS: dict[int, SolverSpec] = {s.id: s for s in [
                fallback=2, fallback_tol_scale=0.1),
     SolverSpec(2, "L2R_L2LOSS_SVC",
                "L2-regularized L2-loss support vector classification (primal)",
-               "classification", 0.01, regularize_bias_optional=True, init_sol=True),
+               "classification", 0.01, fit=_fit_l2r_l2svc,
+               regularize_bias_optional=True, init_sol=True),
     SolverSpec(3, "L2R_L1LOSS_SVC_DUAL",
                "L2-regularized L1-loss support vector classification (dual)",
                "classification", 0.1, fit=_fit_dual_cd_svc, dual_cd=True, faster_hint=2),
@@ -107,16 +135,18 @@ SOLVERS: dict[int, SolverSpec] = {s.id: s for s in [
                "classification", 0.01, fit=_fit_l1r, probability=True,
                regularize_bias_optional=True),
     SolverSpec(7, "L2R_LR_DUAL", "L2-regularized logistic regression (dual)",
-               "classification", 0.1, probability=True, dual_cd=True,
+               "classification", 0.1, fit=_fit_dual_cd_lr, probability=True, dual_cd=True,
                fallback=0, fallback_tol_scale=0.1),
     SolverSpec(11, "L2R_L2LOSS_SVR", "L2-regularized L2-loss support vector regression (primal)",
-               "regression", 0.0001, regularize_bias_optional=True, init_sol=True),
+               "regression", 0.0001, fit=_fit_newton, regularize_bias_optional=True,
+               init_sol=True),
     SolverSpec(12, "L2R_L2LOSS_SVR_DUAL",
                "L2-regularized L2-loss support vector regression (dual)",
-               "regression", 0.1, dual_cd=True, fallback=11, fallback_tol_scale=0.001),
+               "regression", 0.1, fit=_fit_dual_cd_svr, dual_cd=True, fallback=11,
+               fallback_tol_scale=0.001),
     SolverSpec(13, "L2R_L1LOSS_SVR_DUAL",
                "L2-regularized L1-loss support vector regression (dual)",
-               "regression", 0.1, dual_cd=True, faster_hint=11),
+               "regression", 0.1, fit=_fit_dual_cd_svr, dual_cd=True, faster_hint=11),
     SolverSpec(21, "ONECLASS_SVM", "one-class support vector machine (dual)",
                "oneclass", 0.01, fit=_fit_oneclass),
 ]}

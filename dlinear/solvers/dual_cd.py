@@ -1,4 +1,7 @@
-"""Fit functions of the dual coordinate-descent SVC solvers (-s 1, -s 3)."""
+"""Fit functions of the dual coordinate-descent solvers: SVC (-s 1, -s 3; one-variable,
+two-variable block and online), logistic regression (-s 7) and SVR (-s 12, -s 13)."""
+import math
+
 import numpy as np
 
 from ..kernels.dual_cd_svc import dual_cd_svc
@@ -7,6 +10,10 @@ from . import FitResult
 
 def fit_dual_cd_svc(task, params):
     """-s 1 (L2-loss) or -s 3 (L1-loss) on one binary task."""
+    if getattr(params, "cd_block", 1) == 2:
+        return fit_block_cd_svc(task, params)
+    if getattr(params, "online", False):
+        return fit_online_dual_cd_svc(task, params)
     X = task.problem
     alpha = np.zeros(X.n_samples)
     w = np.zeros(task.w_size)
@@ -18,6 +25,95 @@ def fit_dual_cd_svc(task, params):
         f"optimization finished, #iter = {n_iter}",
         f"Objective value = {obj:f}",
         f"nSV = {int(np.count_nonzero(alpha))}",
+        f"active set at the end = {active}/{X.n_samples}, shrinking restarts = {restarts}",
+    ]
+    return FitResult(w=w, n_iter=int(n_iter), log=log, hit_max_iter=n_iter >= params.max_iter)
+
+
+def fit_block_cd_svc(task, params):
+    """-s 1 / -s 3 by two-variable block dual CD (--cd-block 2) on one binary task."""
+    from ..kernels.block_cd_svc import block_cd_svc
+    X = task.problem
+    alpha = np.zeros(X.n_samples)
+    w = np.zeros(task.w_size)
+    n_iter, active, restarts, pairs, obj = block_cd_svc(
+        X.indptr, X.indices, X.data, X.n_features, float(task.bias), task.y, task.C,
+        params.solver_type == 1, float(params.eps), int(params.max_iter), int(task.seed),
+        alpha, w)
+    log = [
+        f"optimization finished, #iter = {n_iter}",
+        f"Objective value = {obj:f}",
+        f"nSV = {int(np.count_nonzero(alpha))}",
+        f"two-variable blocks updated = {pairs}",
+        f"active set at the end = {active}/{X.n_samples}, shrinking restarts = {restarts}",
+    ]
+    return FitResult(w=w, n_iter=int(n_iter), log=log, hit_max_iter=n_iter >= params.max_iter)
+
+
+def online_update_budget(params, n_variables):
+    """--max-updates, or by default as many updates as max_iter passes over the variables."""
+    n = int(getattr(params, "max_updates", 0) or 0)
+    return n if n > 0 else int(params.max_iter) * max(int(n_variables), 1)
+
+
+def fit_online_dual_cd_svc(task, params):
+    """-s 1 / -s 3 by online dual CD (--online: random index with replacement, no
+    shrinking) on one binary task. The update budget ends the run; running out of it is
+    reported by a "WARNING: reaching max ..." log line (train turns it into a
+    ConvergenceWarning), not as LIBLINEAR's iteration cap, so no switch to a primal
+    solver follows."""
+    from ..kernels.online_dual_cd_svc import online_dual_cd_svc
+    X = task.problem
+    l = X.n_samples
+    budget = online_update_budget(params, l)
+    alpha = np.zeros(l)
+    w = np.zeros(task.w_size)
+    updates, checks, converged, obj = online_dual_cd_svc(
+        X.indptr, X.indices, X.data, X.n_features, float(task.bias), task.y, task.C,
+        params.solver_type == 1, float(params.eps), budget, int(task.seed), alpha, w)
+    log = [
+        f"optimization finished, #updates = {updates} ({updates / max(l, 1):.2f} passes), "
+        f"full stopping checks = {checks}",
+        f"Objective value = {obj:f}",
+        f"nSV = {int(np.count_nonzero(alpha))}",
+    ]
+    if not converged:
+        line = f"WARNING: reaching max number of updates ({budget}) before the stopping tolerance"
+        log.append(line)
+    return FitResult(w=w, n_iter=int(math.ceil(updates / max(l, 1))), log=log)
+
+
+def fit_dual_cd_lr(task, params):
+    """-s 7: L2-regularized logistic regression in the dual, on one binary task."""
+    from ..kernels.dual_cd_lr import dual_cd_lr
+    X = task.problem
+    alpha = np.empty(2 * X.n_samples)
+    w = np.zeros(task.w_size)
+    n_iter, newton_steps, obj = dual_cd_lr(
+        X.indptr, X.indices, X.data, X.n_features, float(task.bias), task.y, task.C,
+        float(params.eps), int(params.max_iter), int(task.seed), alpha, w)
+    log = [
+        f"optimization finished, #iter = {n_iter}",
+        f"Objective value = {obj:f}",
+        f"inner Newton steps = {newton_steps}",
+    ]
+    return FitResult(w=w, n_iter=int(n_iter), log=log, hit_max_iter=n_iter >= params.max_iter)
+
+
+def fit_dual_cd_svr(task, params):
+    """-s 12 (L2-loss) or -s 13 (L1-loss) support vector regression in the dual."""
+    from ..kernels.dual_cd_svr import dual_cd_svr
+    X = task.problem
+    beta = np.zeros(X.n_samples)
+    w = np.zeros(task.w_size)
+    n_iter, active, restarts, obj = dual_cd_svr(
+        X.indptr, X.indices, X.data, X.n_features, float(task.bias), task.y, task.C,
+        float(params.p), params.solver_type == 12, float(params.eps), int(params.max_iter),
+        int(task.seed), beta, w)
+    log = [
+        f"optimization finished, #iter = {n_iter}",
+        f"Objective value = {obj:f}",
+        f"nSV = {int(np.count_nonzero(beta))}",
         f"active set at the end = {active}/{X.n_samples}, shrinking restarts = {restarts}",
     ]
     return FitResult(w=w, n_iter=int(n_iter), log=log, hit_max_iter=n_iter >= params.max_iter)

@@ -1,0 +1,160 @@
+"""Kernels of the primal L2-regularized objectives (LIBLINEAR -s 0, -s 2, -s 11).
+
+    f(w) = 0.5 w^T w + sum_i C_i loss(z_i),   z = X w
+    LR     (-s 0):  loss = log(1 + exp(-y_i z_i))
+    L2SVC  (-s 2):  loss = max(0, 1 - y_i z_i)^2
+    L2SVR  (-s 11): loss = max(0, |z_i - y_i| - p)^2
+
+The regulariser, the -R bias exception and everything else of size n (the number of
+variables) is done by the caller in NumPy; these kernels do the passes over the rows:
+
+    xv                    z = X v (row dots: gathers)
+    loss_sum              sum_i C_i loss(z_i)
+    loss_sum_along        sum_i C_i loss(z_i + alpha zs_i)  (the line search, no pass over X)
+    grad_precond          X^T dloss, diag(X^T H X), the rows with nonzero curvature and their
+                          weights (one pass: gradient and preconditioner fused)
+    hess_vec              X_I^T diag(h_I) X_I s over the rows I of the last grad_precond
+
+Data are raw CSR arrays (indptr int64, indices int32, data float64) plus LIBLINEAR's -B
+bias as a virtual last column (see sparse_ops). Inputs are never written: every output
+array is passed in separately by the caller, which owns it. X^T v accumulations are scatter
+loops over rows (row_axpy), as LIBLINEAR does; loop counters and column ids are unsigned,
+which removes Numba's negative-index wraparound checks.
+
+Per-row state is kept in separate contiguous float64 arrays (z, Xs) streamed in row order;
+the rows with nonzero curvature and their Hessian weights are compacted into two arrays
+(`rows`, `coef`), so an Hv pass reads exactly the rows it needs, in order.
+
+Several columns at once (one-vs-rest or k-fold runs carrying k weight vectors through one
+pass of X) fit the same loops: v/s/g become (n, k) C-order arrays and z/zs/coef (l, k), so
+a row's k values and a feature's k weights are adjacent; the per-row loops below become a
+loop over k inside the nnz loop. Not done yet: the 1-column kernels are what the drivers use.
+"""
+import math
+
+import numpy as np
+from numba import njit
+
+from .sparse_ops import row_axpy, row_dot
+
+LR, L2SVC, L2SVR = 0, 1, 2
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _c_times_loss(loss, yi, Ci, zi, p):
+    if loss == LR:
+        m = yi * zi
+        if m >= 0.0:
+            return Ci * math.log1p(math.exp(-m))
+        return Ci * (math.log1p(math.exp(m)) - m)
+    if loss == L2SVC:
+        d = 1.0 - yi * zi
+        if d > 0.0:
+            return Ci * d * d
+        return 0.0
+    d = zi - yi
+    if d < -p:
+        return Ci * (d + p) * (d + p)
+    if d > p:
+        return Ci * (d - p) * (d - p)
+    return 0.0
+
+
+@njit(cache=True, nogil=True)
+def xv(indptr, indices, data, n_features, bias, v, out):
+    """out[i] = x_i . v (with the bias column)."""
+    l = len(indptr) - 1
+    for i in range(np.uint64(l)):
+        out[i] = row_dot(v, indptr, indices, data, i, n_features, bias)
+
+
+@njit(cache=True, nogil=True)
+def loss_sum(loss, y, C, z, p):
+    """sum_i C_i loss_i(z_i)."""
+    s = 0.0
+    for i in range(np.uint64(len(z))):
+        s += _c_times_loss(loss, y[i], C[i], z[i], p)
+    return s
+
+
+@njit(cache=True, nogil=True)
+def loss_sum_along(loss, y, C, z, zs, alpha, p):
+    """sum_i C_i loss_i(z_i + alpha zs_i): the loss at w + alpha s given z = Xw, zs = Xs."""
+    s = 0.0
+    for i in range(np.uint64(len(z))):
+        s += _c_times_loss(loss, y[i], C[i], z[i] + alpha * zs[i], p)
+    return s
+
+
+@njit(cache=True, nogil=True)
+def add_scaled(alpha, x, out):
+    """out += alpha * x (z += alpha Xs after an accepted line-search step)."""
+    for i in range(np.uint64(len(out))):
+        out[i] += alpha * x[i]
+
+
+@njit(cache=True, nogil=True)
+def grad_precond(loss, indptr, indices, data, n_features, bias, y, C, z, p, g, M, rows,
+                 coef):
+    """One pass over the rows at z = Xw:
+
+        g = sum_i dl_i x_i,        dl_i = C_i dloss_i/dz_i
+        M = sum_i h_i x_i^2,       h_i  = C_i d2loss_i/dz_i^2  (elementwise square)
+        rows[:k], coef[:k]         the rows with h_i != 0 and their h_i, in row order
+
+    (LR: every row; L2SVC/L2SVR: LIBLINEAR's index set I, with h_i = 2 C_i.) Returns k.
+    g and M are overwritten (length n_features + 1 if bias >= 0)."""
+    l = len(indptr) - 1
+    for j in range(np.uint64(len(g))):
+        g[j] = 0.0
+        M[j] = 0.0
+    k = 0
+    for i in range(np.uint64(l)):
+        yi = y[i]
+        Ci = C[i]
+        zi = z[i]
+        dl = 0.0
+        h = 0.0
+        if loss == LR:
+            sig = 1.0 / (1.0 + math.exp(-yi * zi))
+            dl = Ci * (sig - 1.0) * yi
+            h = Ci * sig * (1.0 - sig)
+        elif loss == L2SVC:
+            m = yi * zi
+            if m < 1.0:
+                dl = 2.0 * Ci * yi * (m - 1.0)
+                h = 2.0 * Ci
+        else:
+            d = zi - yi
+            if d < -p:
+                dl = 2.0 * Ci * (d + p)
+                h = 2.0 * Ci
+            elif d > p:
+                dl = 2.0 * Ci * (d - p)
+                h = 2.0 * Ci
+        if h != 0.0:
+            rows[k] = i
+            coef[k] = h
+            k += 1
+            for q in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
+                j = np.uint64(indices[q])
+                v = data[q]
+                g[j] += dl * v
+                M[j] += h * v * v
+            if bias >= 0:
+                g[n_features] += dl * bias
+                M[n_features] += h * bias * bias
+        elif dl != 0.0:
+            row_axpy(dl, indptr, indices, data, i, g, n_features, bias)
+    return k
+
+
+@njit(cache=True, nogil=True)
+def hess_vec(indptr, indices, data, n_features, bias, rows, coef, k, s, out):
+    """out = sum_{r < k} coef[r] x_{rows[r]} (x_{rows[r]} . s): the loss part of H s."""
+    for j in range(np.uint64(len(out))):
+        out[j] = 0.0
+    for r in range(np.uint64(k)):
+        i = rows[r]
+        t = coef[r] * row_dot(s, indptr, indices, data, i, n_features, bias)
+        row_axpy(t, indptr, indices, data, i, out, n_features, bias)

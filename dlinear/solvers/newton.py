@@ -1,0 +1,366 @@
+"""Truncated Newton drivers of LIBLINEAR's primal solvers (-s 0, -s 2, -s 11).
+
+Two drivers over one objective protocol, NumPy only (no Numba, no Dask), so the same code
+runs on a local problem or drives a map-reduce over data blocks held on Dask workers:
+
+- `newton`: the line-search Newton method with diagonally preconditioned CG of LIBLINEAR
+  2.40+ (newton.cpp; Galli & Lin, "A study on truncated Newton methods for linear
+  classification", and Hsia, Chiang & Lin 2018 for the preconditioner). CG stops on the
+  quadratic-model test  cg_iter * (Q_k - Q_{k-1}) >= cgtol * Q_k  with
+  cgtol = min(eps_cg, sqrt(||g||_{M^-1})), eps_cg = 0.5; the step is found by
+  backtracking (halving from 1, at most 20 trials) until f(w + a s) - f(w) <= 0.01 a g^T s.
+- `tron`: the trust-region Newton method of Lin, Weng & Keerthi 2008 as in LIBLINEAR
+  2.20-2.30 (tron.cpp, with the same preconditioner): CG truncated at the trust-region
+  boundary ||s||_M = delta, ratio test with eta0 = 1e-4, eta1 = 0.25, eta2 = 0.75 and
+  radius updates sigma1 = 0.25, sigma2 = 0.5, sigma3 = 4; eps_cg = 0.1 (0.5 warm-started).
+
+Both stop when ||grad f(w)|| <= eps ||grad f(0)|| (the caller converts LIBLINEAR's -e into
+this eps as train_one does), after max_iter Newton iterations (LIBLINEAR: 1000), or on
+LIBLINEAR's safeguards, with its log lines and WARNING texts.
+
+The objective protocol (an object `obj`; all vectors are float64 NumPy arrays of length
+n = obj.n_variables, never of the number of rows l):
+
+    obj.n_variables -> int
+        n, the number of weights (features, plus one with a bias).
+    obj.fun(w) -> float
+        f(w). May keep state derived from w (z = X w) for the calls that follow.
+    obj.grad(w) -> ndarray
+        grad f(w); called only after fun at the same w, whose state it may reuse. Fixes
+        the point at which hv and diag_precond are taken (it may keep D, the active set).
+    obj.hv(s) -> ndarray
+        H s, the (generalised) Hessian at the w of the last grad, times s.
+    obj.diag_precond() -> ndarray
+        diag(H) at the w of the last grad (LIBLINEAR's get_diag_preconditioner; the driver
+        mixes it as (1 - 0.01) + 0.01 M).
+    obj.linesearch_and_update(w, s, f, g, alpha) -> (step, f_new)
+        LIBLINEAR's linesearch_and_update: with f = f(w) and g = grad f(w) (w the point of
+        the last fun or accepted step), try step = alpha, alpha/2, ... (at most 20) until
+        f(w + step s) - f <= 0.01 step g^T s. On success w is updated in place to
+        w + step s, any state (z) moves with it, and (step, f(w + step s)) is returned; on
+        failure w and the state are unchanged and (0.0, f) is returned.
+        `linesearch_by_fun` is a reference implementation from fun alone.
+
+The drivers never modify what these methods return. A distributed backend implements each
+call as one map-reduce: broadcast the n-vector, have each block compute its part with its
+own z, D and active set kept on its worker, and tree-sum the blocks' n-vectors or scalars
+(the line search needs one pass for X s, then one scalar reduction per trial step).
+"""
+from __future__ import annotations
+
+import math
+import warnings
+from dataclasses import dataclass, field
+
+import numpy as np
+
+NEWTON_MAX_ITER = 1000        # LIBLINEAR's max_iter of NEWTON / TRON
+ALPHA_PCG = 0.01              # preconditioner M = (1 - a) I + a diag(H)
+NEWTON_EPS_CG = 0.5
+TRON_EPS_CG = 0.1
+TRON_EPS_CG_WARM = 0.5
+
+# TRON's ratio test and trust-region updates (Lin, Weng & Keerthi 2008)
+ETA0, ETA1, ETA2 = 1e-4, 0.25, 0.75
+SIGMA1, SIGMA2, SIGMA3 = 0.25, 0.5, 4.0
+
+DRIVERS = ("linesearch", "tron")
+
+MAX_ITER_WARNING = "WARNING: reaching max number of Newton iterations"
+LINESEARCH_WARNING = "WARNING: line search fails"
+
+
+def dot(u, v):
+    """u . v of two n-vectors by NumPy's own loop, not BLAS: OpenBLAS splits a ddot this
+    long over threads that then spin, stealing the core the next kernel pass runs on (and
+    its result would depend on the thread count)."""
+    return float(np.einsum("i,i->", u, v))
+
+
+def norm(u):
+    return math.sqrt(dot(u, u))
+
+
+@dataclass
+class DriverResult:
+    n_iter: int                 # Newton iterations done (accepted steps for TRON)
+    f: float                    # f at the returned w
+    gnorm: float                # ||grad f|| at the returned w
+    gnorm0: float               # ||grad f(0)||
+    converged: bool             # stopped by ||g|| <= eps ||g0||
+    hit_max_iter: bool
+    log: list = field(default_factory=list)
+    cg_iter: int = 0            # Hessian-vector products in all
+
+
+def linesearch_by_fun(obj, w, s, f, g, alpha, eta=0.01, max_num_linesearch=20):
+    """function::linesearch_and_update of newton.cpp: the backtracking line search using
+    fun only, for objectives without a faster one."""
+    gTs = dot(g, s)
+    fold = f
+    for _ in range(max_num_linesearch):
+        w_new = w + alpha * s
+        f = obj.fun(w_new)
+        if f - fold <= eta * alpha * gTs:
+            w[:] = w_new
+            return alpha, f
+        alpha *= 0.5
+    obj.fun(w)      # restore the state at w
+    return 0.0, fold
+
+
+def _start(obj, w):
+    """LIBLINEAR's start: ||grad f(0)|| for the stopping rule, then f and g at w. From w = 0
+    the second evaluation is the first one again, so it is not repeated."""
+    n = obj.n_variables
+    if w.shape != (n,):
+        raise ValueError(f"w has shape {w.shape}, the objective has {n} variables")
+    zero = np.zeros(n)
+    f0 = obj.fun(zero)
+    g0 = obj.grad(zero)
+    gnorm0 = float(norm(g0))
+    if not w.any():
+        return f0, g0, gnorm0
+    f = obj.fun(w)
+    return f, obj.grad(w), gnorm0
+
+
+def _pcg(obj, g, M, eps_cg, log):
+    """newton.cpp's pcg: preconditioned CG on H s = -g, stopped by the quadratic model.
+    Returns (s, r, cg_iter) with r = -g - H s."""
+    n = len(g)
+    s = np.zeros(n)
+    r = -g
+    z = r / M
+    d = z.copy()
+    zTr = dot(z, r)
+    cgtol = min(eps_cg, math.sqrt(math.sqrt(zTr)))
+    Q = 0.0
+    cg_iter = 0
+    max_cg_iter = max(n, 5)
+    while cg_iter < max_cg_iter:
+        cg_iter += 1
+        Hd = obj.hv(d)
+        dHd = dot(d, Hd)
+        if dHd <= 1.0e-16:      # avoid 0/0
+            break
+        alpha = zTr / dHd
+        s += alpha * d
+        r -= alpha * Hd
+        newQ = -0.5 * (dot(s, r) - dot(s, g))
+        Qdiff = newQ - Q
+        if newQ <= 0 and Qdiff <= 0:
+            if cg_iter * Qdiff >= cgtol * newQ:
+                break
+        else:
+            log.append("WARNING: quadratic approximation > 0 or increasing in CG")
+            break
+        Q = newQ
+        z = r / M
+        znewTrnew = dot(z, r)
+        d *= znewTrnew / zTr
+        d += z
+        zTr = znewTrnew
+    if cg_iter == max_cg_iter:
+        log.append("WARNING: reaching maximal number of CG steps")
+    return s, r, cg_iter
+
+
+def newton(obj, w, eps, eps_cg=NEWTON_EPS_CG, max_iter=NEWTON_MAX_ITER):
+    """LIBLINEAR 2.40+'s NEWTON::newton: minimises obj from w (updated in place)."""
+    log = []
+    f, g, gnorm0 = _start(obj, w)
+    gnorm = norm(g)
+    log.append("init f %5.3e |g| %5.3e" % (f, gnorm))
+    converged = gnorm <= eps * gnorm0
+    n_iter = 0
+    total_cg = 0
+    stopped = converged
+    while n_iter < max_iter and not stopped:
+        M = (1.0 - ALPHA_PCG) + ALPHA_PCG * obj.diag_precond()
+        s, _, cg_iter = _pcg(obj, g, M, eps_cg, log)
+        total_cg += cg_iter
+        fold = f
+        step, f = obj.linesearch_and_update(w, s, f, g, 1.0)
+        if step == 0:
+            log.append(LINESEARCH_WARNING)
+            stopped = True
+            break
+        n_iter += 1
+        g = obj.grad(w)
+        gnorm = norm(g)
+        log.append("iter %2d f %5.3e |g| %5.3e CG %3d step_size %4.2e"
+                   % (n_iter, f, gnorm, cg_iter, step))
+        if gnorm <= eps * gnorm0:
+            converged = stopped = True
+        elif f < -1.0e32:
+            log.append("WARNING: f < -1.0e+32")
+            stopped = True
+        elif abs(fold - f) <= 1.0e-12 * abs(f):
+            log.append("WARNING: actred too small")
+            stopped = True
+    hit = not stopped
+    if hit:
+        log.append(MAX_ITER_WARNING)
+    return DriverResult(n_iter, f, gnorm, gnorm0, converged, hit, log, total_cg)
+
+
+def _uTMv(u, M, v):
+    return dot(u * M, v)
+
+
+def _trpcg(obj, delta, g, M, eps_cg, log):
+    """tron.cpp's trpcg: preconditioned CG truncated at ||s||_M = delta.
+    Returns (s, r, cg_iter, reach_boundary) with r = -g - H s."""
+    n = len(g)
+    s = np.zeros(n)
+    r = -g
+    z = r / M
+    d = z.copy()
+    zTr = dot(z, r)
+    cgtol = eps_cg * math.sqrt(zTr)
+    cg_iter = 0
+    max_cg_iter = max(n, 5)
+    reach_boundary = False
+    while cg_iter < max_cg_iter:
+        if math.sqrt(zTr) <= cgtol:
+            break
+        cg_iter += 1
+        Hd = obj.hv(d)
+        alpha = zTr / dot(d, Hd)
+        s += alpha * d
+        if math.sqrt(_uTMv(s, M, s)) > delta:
+            reach_boundary = True
+            s -= alpha * d
+            sTMd = _uTMv(s, M, d)
+            sTMs = _uTMv(s, M, s)
+            dTMd = _uTMv(d, M, d)
+            dsq = delta * delta
+            rad = math.sqrt(sTMd * sTMd + dTMd * (dsq - sTMs))
+            if sTMd >= 0:
+                alpha = (dsq - sTMs) / (sTMd + rad)
+            else:
+                alpha = (rad - sTMd) / dTMd
+            s += alpha * d
+            r -= alpha * Hd
+            break
+        r -= alpha * Hd
+        z = r / M
+        znewTrnew = dot(z, r)
+        d *= znewTrnew / zTr
+        d += z
+        zTr = znewTrnew
+    if cg_iter == max_cg_iter:
+        log.append("WARNING: reaching maximal number of CG steps")
+    return s, r, cg_iter, reach_boundary
+
+
+def tron(obj, w, eps, eps_cg=TRON_EPS_CG, max_iter=NEWTON_MAX_ITER):
+    """LIBLINEAR 2.20-2.30's TRON::tron (trust-region Newton, preconditioned CG):
+    minimises obj from w (updated in place)."""
+    log = []
+    f, g, gnorm0 = _start(obj, w)
+    gnorm = norm(g)
+    log.append("init f %5.3e |g| %5.3e" % (f, gnorm))
+    converged = gnorm <= eps * gnorm0
+    stopped = converged
+    M = (1.0 - ALPHA_PCG) + ALPHA_PCG * obj.diag_precond()
+    delta = math.sqrt(_uTMv(g, M, g))
+    delta_adjusted = False
+    n_iter = 0          # accepted steps (tron.cpp's iter - 1)
+    total_cg = 0
+    while n_iter < max_iter and not stopped:
+        s, r, cg_iter, reach_boundary = _trpcg(obj, delta, g, M, eps_cg, log)
+        total_cg += cg_iter
+        w_new = w + s
+        gs = dot(g, s)
+        prered = -0.5 * (gs - dot(s, r))
+        fnew = obj.fun(w_new)
+        actred = f - fnew
+        sMnorm = math.sqrt(_uTMv(s, M, s))
+        if n_iter == 0 and not delta_adjusted:     # first iteration: adjust the bound
+            delta = min(delta, sMnorm)
+            delta_adjusted = True
+        if fnew - f - gs <= 0:
+            alpha = SIGMA3
+        else:
+            alpha = max(SIGMA1, -0.5 * (gs / (fnew - f - gs)))
+        if actred < ETA0 * prered:
+            delta = min(alpha * sMnorm, SIGMA2 * delta)
+        elif actred < ETA1 * prered:
+            delta = max(SIGMA1 * delta, min(alpha * sMnorm, SIGMA2 * delta))
+        elif actred < ETA2 * prered:
+            delta = max(SIGMA1 * delta, min(alpha * sMnorm, SIGMA3 * delta))
+        elif reach_boundary:
+            delta = SIGMA3 * delta
+        else:
+            delta = max(delta, min(alpha * sMnorm, SIGMA3 * delta))
+        log.append("iter %2d act %5.3e pre %5.3e delta %5.3e f %5.3e |g| %5.3e CG %3d"
+                   % (n_iter + 1, actred, prered, delta, f, gnorm, cg_iter))
+        if actred > ETA0 * prered:
+            n_iter += 1
+            w[:] = w_new
+            f = fnew
+            g = obj.grad(w)
+            M = (1.0 - ALPHA_PCG) + ALPHA_PCG * obj.diag_precond()
+            gnorm = norm(g)
+            if gnorm <= eps * gnorm0:
+                converged = stopped = True
+                break
+        if f < -1.0e32:
+            log.append("WARNING: f < -1.0e+32")
+            stopped = True
+        elif prered <= 0:
+            log.append("WARNING: prered <= 0")
+            stopped = True
+        elif abs(actred) <= 1.0e-12 * abs(f) and abs(prered) <= 1.0e-12 * abs(f):
+            log.append("WARNING: actred and prered too small")
+            stopped = True
+    hit = not stopped
+    if hit:
+        log.append(MAX_ITER_WARNING)
+    return DriverResult(n_iter, f, gnorm, gnorm0, converged, hit, log, total_cg)
+
+
+def primal_solver_tol(eps, y, regression, counts=None):
+    """train_one's primal_solver_tol: eps for regression, else
+    eps * max(min(#pos, #neg), 1) / l. `counts` = (#pos, l) stands in for y when the
+    labels live on cluster workers."""
+    if regression:
+        return float(eps)
+    pos, l = counts if counts is not None else (int(np.count_nonzero(y > 0)), len(y))
+    return float(eps) * max(min(pos, l - pos), 1) / max(l, 1)
+
+
+def fit_newton(task, params, objective=None, max_iter=NEWTON_MAX_ITER, counts=None):
+    """-s 0, -s 2 or -s 11 on one BinaryTask by the driver params.newton ("linesearch" or
+    "tron"), warm-started from task.w0. `objective` defaults to the local backend on
+    task.problem (dlinear.solvers.primal_objectives); a distributed one can be passed,
+    with counts = (#positive rows, #rows) for the tolerance (task.y is then unused)."""
+    from . import FitResult
+    from ..errors import ConvergenceWarning, DlinearError
+    if params.eps is None:
+        params = params.resolved()
+    if objective is None:
+        from .primal_objectives import make_objective
+        objective = make_objective(task, params)
+    if task.w0 is not None:
+        w = np.array(task.w0, dtype=np.float64, copy=True).reshape(-1)
+        if w.shape[0] != task.w_size:
+            raise DlinearError(f"initial w has {w.shape[0]} values, expected {task.w_size}")
+    else:
+        w = np.zeros(task.w_size)
+    regression = params.solver_type == 11
+    eps = primal_solver_tol(params.eps, task.y, regression, counts)
+    driver = getattr(params, "newton", "linesearch")
+    if driver == "tron":
+        eps_cg = TRON_EPS_CG_WARM if task.w0 is not None else TRON_EPS_CG
+        res = tron(objective, w, eps, eps_cg=eps_cg, max_iter=max_iter)
+    elif driver == "linesearch":
+        res = newton(objective, w, eps, max_iter=max_iter)
+    else:
+        raise DlinearError(f"unknown Newton driver {driver!r}; use one of {DRIVERS}")
+    for line in res.log:
+        if line in (MAX_ITER_WARNING, LINESEARCH_WARNING):
+            warnings.warn(line, ConvergenceWarning, stacklevel=2)
+    return FitResult(w=w, n_iter=res.n_iter, log=res.log, hit_max_iter=res.hit_max_iter)

@@ -1,0 +1,71 @@
+"""Fit functions of primal coordinate descent for L2-loss SVC (-s 2 with --primal-cd,
+batch or --online)."""
+import math
+
+import numpy as np
+
+from ..errors import DlinearError
+from . import FitResult
+
+
+def column_arrays(problem):
+    """X as CSC arrays (colptr int64, row ids int32, values float64): one copy of X."""
+    csc = problem.to_scipy().tocsc()
+    return (np.ascontiguousarray(csc.indptr, dtype=np.int64),
+            np.ascontiguousarray(csc.indices, dtype=np.int32),
+            np.ascontiguousarray(csc.data, dtype=np.float64))
+
+
+def primal_tolerance(eps, y):
+    """LIBLINEAR's primal_solver_tol for classification: eps * max(min(pos, neg), 1) / l."""
+    l = len(y)
+    pos = int(np.count_nonzero(y > 0))
+    return float(eps) * max(min(pos, l - pos), 1) / max(l, 1)
+
+
+def fit_primal_cd_l2svc(task, params):
+    """-s 2 by primal coordinate descent (Chang, Hsieh & Lin 2008) on one binary task;
+    batch (random permutation of the features each outer iteration, at most max_iter
+    outer iterations) or online (--online: random feature with replacement, at most
+    --max-updates updates). Warm-starts from task.w0 when given."""
+    from ..kernels.primal_cd_svc import primal_cd_l2svc
+    from .dual_cd import online_update_budget
+    X = task.problem
+    colptr, rows, vals = column_arrays(X)
+    if task.w0 is not None:
+        w = np.array(task.w0, dtype=np.float64, copy=True).reshape(-1)
+        if w.shape[0] != task.w_size:
+            raise DlinearError(f"initial w has {w.shape[0]} values, expected {task.w_size}")
+    else:
+        w = np.zeros(task.w_size)
+    online = bool(getattr(params, "online", False))
+    budget = online_update_budget(params, task.w_size) if online else 0
+    tol_rel = primal_tolerance(params.eps, task.y)
+    it, updates, converged, evals, gnorm0, gnorm, obj = primal_cd_l2svc(
+        colptr, rows, vals, X.n_features, float(task.bias), task.y, task.C,
+        bool(params.regularize_bias), tol_rel, int(params.max_iter), online, budget,
+        int(task.seed), w)
+    what = "windows of n updates" if online else "iter"
+    log = [
+        f"primal coordinate descent: #{what} = {it}, #updates = {updates}, "
+        f"line-search function evaluations = {evals}",
+        f"|g0| = {gnorm0:.6e}, |g| = {gnorm:.6e}, tolerance = {tol_rel * gnorm0:.6e}"
+        if gnorm >= 0 else f"|g0| = {gnorm0:.6e}, tolerance = {tol_rel * gnorm0:.6e}",
+        f"Objective value = {obj:f}",
+    ]
+    hit = False
+    if not converged:
+        if online:
+            line = (f"WARNING: reaching max number of updates ({budget}) before the "
+                    "stopping tolerance")
+        else:
+            line = "WARNING: reaching max number of iterations"
+            hit = True
+        log.append(line)
+    n_iter = it if not online else int(math.ceil(updates / max(task.w_size, 1)))
+    return FitResult(w=w, n_iter=int(n_iter), log=log, hit_max_iter=hit)
+
+
+def fit_l2r_l2svc_primal(task, params):
+    """The -s 2 row of the solver table sends --primal-cd runs here."""
+    return fit_primal_cd_l2svc(task, params)

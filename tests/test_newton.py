@@ -1,0 +1,365 @@
+"""-s 0, -s 2 and -s 11: the Newton drivers, the primal objectives and parity with
+LIBLINEAR 2.50 (liblinear-official)."""
+import re
+import warnings
+
+import numpy as np
+import pytest
+
+from conftest import liblinear_train
+from dlinear import ConvergenceWarning, DlinearError, Params, Problem, predict, train
+from dlinear.kernels import primal_ops
+from dlinear.params import check_parameter
+from dlinear.predict import evaluate
+from dlinear.solvers import SOLVERS, BinaryTask
+from dlinear.solvers.newton import (fit_newton, linesearch_by_fun, newton,
+                                    primal_solver_tol, tron)
+from dlinear.solvers.objectives import primal_objective
+from dlinear.solvers.primal_objectives import LOSS_OF_SOLVER, PrimalObjective
+
+REL = 1e-4
+
+
+def accuracy(model, problem):
+    return 100.0 * np.mean(predict(model, problem) == problem.y)
+
+
+def rel_diff(a, b):
+    return abs(a - b) / abs(b)
+
+
+@pytest.fixture(scope="module")
+def regression_split(binary_split):
+    """The binary split's rows with real-valued targets of a planted linear model."""
+    train_set, test_set = binary_split
+    rng = np.random.default_rng(5)
+    beta = rng.normal(size=train_set.n_features) * 3.0
+
+    def with_targets(p, seed):
+        noise = np.random.default_rng(seed).normal(size=p.n_samples) * 0.1
+        return Problem(p.indptr, p.indices, p.data, p.to_scipy() @ beta + 0.5 + noise,
+                       p.n_features)
+    return with_targets(train_set, 1), with_targets(test_set, 2)
+
+
+# --------------------------------------------------------------------------- objectives
+
+def tiny_problem(seed=0, l=25, n=7):
+    rng = np.random.default_rng(seed)
+    dense = rng.normal(size=(l, n)) * (rng.random((l, n)) < 0.5)
+    return Problem.from_arrays(dense, np.where(rng.random(l) < 0.5, 1.0, -1.0)), rng
+
+
+@pytest.mark.parametrize("solver", [0, 2, 11])
+@pytest.mark.parametrize("bias,reg_bias", [(-1.0, True), (1.0, True), (1.0, False)])
+def test_objective_value_gradient_and_hessian(solver, bias, reg_bias):
+    problem, rng = tiny_problem(seed=solver)
+    y = rng.normal(size=problem.n_samples) if solver == 11 else problem.y
+    C = rng.uniform(0.5, 2.0, size=problem.n_samples)
+    obj = PrimalObjective(problem, y, C, bias, LOSS_OF_SOLVER[solver], p=0.1,
+                          regularize_bias=reg_bias)
+    n = obj.n_variables
+    w = rng.normal(size=n) * 0.7
+
+    # the value against a direct NumPy formula
+    X = problem.to_scipy().toarray()
+    if bias >= 0:
+        X = np.hstack([X, np.full((problem.n_samples, 1), bias)])
+    z = X @ w
+    if solver == 0:
+        loss = np.logaddexp(0.0, -y * z)
+    elif solver == 2:
+        loss = np.maximum(0.0, 1.0 - y * z) ** 2
+    else:
+        loss = np.maximum(0.0, np.abs(z - y) - 0.1) ** 2
+    wr = w[:-1] if not reg_bias else w
+    assert obj.fun(w) == pytest.approx(0.5 * wr @ wr + C @ loss, rel=1e-12)
+
+    g = obj.grad(w)
+    h = 1e-6
+    fd = np.array([(obj.fun(w + h * e) - obj.fun(w - h * e)) / (2 * h) for e in np.eye(n)])
+    np.testing.assert_allclose(g, fd, rtol=1e-6, atol=1e-7)
+
+    # Hv at the w of the last grad: set that state again after the FD evaluations
+    obj.fun(w)
+    g = obj.grad(w)
+    s = rng.normal(size=n)
+    Hs = obj.hv(s)
+    grad_at = []
+    for sign in (1, -1):
+        obj.fun(w + sign * h * s)
+        grad_at.append(obj.grad(w + sign * h * s))
+    np.testing.assert_allclose(Hs, (grad_at[0] - grad_at[1]) / (2 * h), rtol=1e-5, atol=1e-6)
+
+    # the preconditioner is diag(H) (state at w again)
+    obj.fun(w)
+    obj.grad(w)
+    diag = np.array([obj.hv(e) @ e for e in np.eye(n)])
+    np.testing.assert_allclose(obj.diag_precond(), diag, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("solver", [0, 2, 11])
+def test_fast_line_search_matches_the_one_by_fun(solver):
+    problem, rng = tiny_problem(seed=10 + solver, l=40, n=9)
+    y = rng.normal(size=problem.n_samples) if solver == 11 else problem.y
+    C = rng.uniform(0.5, 2.0, size=problem.n_samples)
+    w_start = rng.normal(size=problem.n_features + 1)
+    results = []
+    for fast in (True, False):
+        obj = PrimalObjective(problem, y, C, 1.0, LOSS_OF_SOLVER[solver], p=0.1)
+        w = w_start.copy()
+        f = obj.fun(w)
+        g = obj.grad(w)
+        s = -g * 3.0                                       # too long: backtracks
+        search = obj.linesearch_and_update if fast else (
+            lambda *a: linesearch_by_fun(obj, *a))
+        step, f_new = search(w, s, f, g, 1.0)
+        results.append((step, f_new, w.copy(), obj.fun(w)))
+    (s1, f1, w1, fw1), (s2, f2, w2, _) = results
+    assert 0 < s1 < 1 and s1 == s2
+    assert f1 == pytest.approx(f2, rel=1e-12)
+    np.testing.assert_allclose(w1, w2, rtol=1e-15)
+    assert fw1 == pytest.approx(f1, rel=1e-12)      # the state moved with w
+
+
+def test_interface_carries_only_n_vectors(binary_split):
+    """The protocol of a distributed backend: nothing of size l crosses it."""
+    train_set, _ = binary_split
+    sub = train_set.subset(np.arange(500))
+    obj = PrimalObjective(sub, sub.y, np.ones(500), 1.0, primal_ops.L2SVC)
+    n = obj.n_variables
+    assert n != sub.n_samples
+    w = np.zeros(n)
+    assert isinstance(obj.fun(w), float)
+    g = obj.grad(w)
+    assert g.shape == (n,) and obj.hv(g).shape == (n,) and obj.diag_precond().shape == (n,)
+    step, f = obj.linesearch_and_update(w, -g, obj.fun(w), g, 1.0)
+    assert isinstance(step, float) and isinstance(f, float) and step > 0
+
+
+def test_kernels_release_the_gil_and_do_not_write_inputs(binary_split):
+    for name in ("xv", "loss_sum", "loss_sum_along", "grad_precond", "hess_vec"):
+        assert getattr(primal_ops, name).targetoptions.get("nogil"), name
+    train_set, _ = binary_split
+    sub = train_set.subset(np.arange(300))
+    arrays = [sub.indptr.copy(), sub.indices.copy(), sub.data.copy(), sub.y.copy()]
+    for a in arrays:
+        a.setflags(write=False)         # as blocks from Dask may be
+    ro = Problem(arrays[0], arrays[1], arrays[2], arrays[3], sub.n_features)
+    C = np.ones(300)
+    C.setflags(write=False)
+    result = fit_newton(BinaryTask(ro, arrays[3], C, 1.0, 0), Params(solver_type=2, eps=1e-3))
+    expected = fit_newton(BinaryTask(sub, sub.y, np.ones(300), 1.0, 0),
+                          Params(solver_type=2, eps=1e-3))
+    np.testing.assert_array_equal(result.w, expected.w)
+
+
+# --------------------------------------------------------------------------- drivers
+
+def test_log_lines_and_tolerance_follow_liblinear(binary_split):
+    train_set, _ = binary_split
+    lines = []
+    train(train_set, Params(solver_type=0, eps=1e-3), log=lines.append)
+    assert re.fullmatch(r"init f \d\.\d{3}e[+-]\d\d \|g\| \d\.\d{3}e[+-]\d\d", lines[0])
+    it = re.compile(r"iter +\d+ f \d\.\d{3}e[+-]\d\d \|g\| \d\.\d{3}e[+-]\d\d CG +\d+ "
+                    r"step_size \d\.\d\de[+-]\d\d")
+    assert len(lines) >= 3 and all(it.fullmatch(line) for line in lines[1:]), lines
+    # the stopping rule: |g| <= eps * max(min(pos, neg), 1) / l * |g0|
+    y = np.where(train_set.y == train_set.y[0], 1.0, -1.0)
+    pos = int((y > 0).sum())
+    assert primal_solver_tol(1e-3, y, False) == 1e-3 * min(pos, len(y) - pos) / len(y)
+    assert primal_solver_tol(1e-3, y, True) == 1e-3
+    gnorms = [float(re.search(r"\|g\| (\S+)", line).group(1)) for line in lines]
+    g0 = np.linalg.norm(np.asarray(train_set.to_scipy().T @ (-0.5 * y)))  # LR at w = 0
+    assert gnorms[-1] <= primal_solver_tol(1e-3, y, False) * g0 * 1.001 < gnorms[-2]
+
+
+@pytest.mark.parametrize("solver", [0, 2, 11])
+def test_both_drivers_reach_the_same_optimum(solver, binary_split, regression_split):
+    train_set = (regression_split if solver == 11 else binary_split)[0]
+    y = train_set.y if solver == 11 else np.where(train_set.y > 0, 1.0, -1.0)
+    task = BinaryTask(train_set, y, np.full(len(y), 0.5), 1.0, 0)
+    ws = {}
+    for drv in ("linesearch", "tron"):
+        ws[drv] = fit_newton(task, Params(solver_type=solver, C=0.5, eps=1e-7, bias=1.0,
+                                          newton=drv)).w
+    assert np.abs(ws["linesearch"] - ws["tron"]).max() <= 1e-4 * np.abs(ws["tron"]).max()
+
+
+@pytest.mark.parametrize("drv", ["linesearch", "tron"])
+@pytest.mark.parametrize("solver", [0, 2])
+def test_warm_start_from_the_optimum_converges_at_once(drv, solver, binary_split):
+    train_set, _ = binary_split
+    y = np.where(train_set.y > 0, 1.0, -1.0)
+    task = BinaryTask(train_set, y, np.ones(len(y)), 1.0, 0)
+    params = Params(solver_type=solver, eps=1e-4, bias=1.0, newton=drv)
+    cold = fit_newton(task, params)
+    assert cold.n_iter >= 3
+    warm = fit_newton(BinaryTask(train_set, y, np.ones(len(y)), 1.0, 0, w0=cold.w), params)
+    assert warm.n_iter <= 1
+    np.testing.assert_allclose(warm.w, cold.w, atol=1e-3 * np.abs(cold.w).max())
+
+
+def test_iteration_cap_warns(binary_split):
+    train_set, _ = binary_split
+    y = np.where(train_set.y > 0, 1.0, -1.0)
+    task = BinaryTask(train_set, y, np.ones(len(y)), -1.0, 0)
+    for drv in ("linesearch", "tron"):
+        with pytest.warns(ConvergenceWarning, match="max number of Newton iterations"):
+            r = fit_newton(task, Params(solver_type=2, eps=1e-8, newton=drv), max_iter=2)
+        assert r.n_iter == 2 and r.hit_max_iter
+        assert r.log[-1] == "WARNING: reaching max number of Newton iterations"
+
+
+def test_drivers_minimise_a_plain_quadratic():
+    """The drivers need nothing but the protocol: a dense quadratic with fun-only line
+    search."""
+    rng = np.random.default_rng(3)
+    A = rng.normal(size=(30, 12))
+    H = A.T @ A + np.eye(12)
+    b = rng.normal(size=12)
+
+    class Quadratic:
+        n_variables = 12
+
+        def fun(self, w):
+            return 0.5 * w @ H @ w - b @ w
+
+        def grad(self, w):
+            return H @ w - b
+
+        def hv(self, s):
+            return H @ s
+
+        def diag_precond(self):
+            return np.diag(H).copy()
+
+        def linesearch_and_update(self, w, s, f, g, alpha):
+            return linesearch_by_fun(self, w, s, f, g, alpha)
+
+    for driver in (newton, tron):
+        w = np.zeros(12)
+        res = driver(Quadratic(), w, 1e-7)
+        assert res.converged
+        np.testing.assert_allclose(w, np.linalg.solve(H, b), rtol=1e-6)
+
+
+# --------------------------------------------------------------------------- parity
+
+@pytest.mark.parametrize("solver", [0, 2])
+@pytest.mark.parametrize("split,bias,R", [
+    ("binary_split", -1.0, False), ("binary_split", 1.0, False), ("binary_split", 1.0, True),
+    ("multiclass_split", -1.0, False), ("multiclass_split", 1.0, False)])
+def test_classification_matches_liblinear(solver, split, bias, R, request):
+    train_set, test_set = request.getfixturevalue(split)
+    params = Params(solver_type=solver, eps=1e-4, bias=bias, regularize_bias=not R)
+    ours = train(train_set, params)
+    _, theirs = liblinear_train(train_set, f"-s {solver} -e 0.0001 -B {bias:g}"
+                                + (" -R" if R else ""))
+    np.testing.assert_array_equal(ours.label, theirs.label)
+    f_ours = primal_objective(train_set, params, ours)
+    f_theirs = primal_objective(train_set, params, theirs)
+    assert rel_diff(f_ours, f_theirs) <= REL, (f_ours, f_theirs)
+    assert abs(accuracy(ours, test_set) - accuracy(theirs, test_set)) <= 0.5
+    if R:   # our bias weight is LIBLINEAR's with -R, not the one without
+        _, plain = liblinear_train(train_set, f"-s {solver} -e 0.0001 -B {bias:g}")
+        b_ours, b_R, b_plain = ours.w[-1, 0], theirs.w[-1, 0], plain.w[-1, 0]
+        assert abs(b_ours - b_R) < 0.1 * abs(b_R - b_plain), (b_ours, b_R, b_plain)
+
+
+@pytest.mark.parametrize("bias,R", [(-1.0, False), (1.0, False), (1.0, True)])
+def test_regression_matches_liblinear(bias, R, regression_split):
+    train_set, test_set = regression_split
+    params = Params(solver_type=11, eps=1e-4, bias=bias, p=0.1, regularize_bias=not R)
+    ours = train(train_set, params)
+    _, theirs = liblinear_train(train_set, f"-s 11 -e 0.0001 -p 0.1 -B {bias:g}"
+                                + (" -R" if R else ""))
+    f_ours = primal_objective(train_set, params, ours)
+    f_theirs = primal_objective(train_set, params, theirs)
+    assert rel_diff(f_ours, f_theirs) <= REL, (f_ours, f_theirs)
+    mse_ours = evaluate(test_set.y, predict(ours, test_set))[1]
+    mse_theirs = evaluate(test_set.y, predict(theirs, test_set))[1]
+    assert abs(mse_ours - mse_theirs) <= 0.005 * mse_theirs
+    assert mse_ours < 0.5 * np.var(test_set.y)     # it learnt something
+
+
+@pytest.mark.parametrize("solver", [0, 2])
+def test_class_and_instance_weights_match_liblinear(solver, multiclass_split):
+    train_set, test_set = multiclass_split
+    weights = [(2, 3.0), (4, 0.5)]
+    params = Params(solver_type=solver, eps=1e-4, C=0.5, class_weights=weights, bias=1.0,
+                    newton="tron")
+    ours = train(train_set, params)
+    _, theirs = liblinear_train(train_set, f"-s {solver} -e 0.0001 -c 0.5 -w2 3 -w4 0.5 -B 1")
+    f_ours = primal_objective(train_set, params, ours)
+    f_theirs = primal_objective(train_set, params, theirs)
+    assert rel_diff(f_ours, f_theirs) <= REL, (f_ours, f_theirs)
+    unweighted = primal_objective(train_set, Params(solver_type=solver, C=0.5, bias=1.0),
+                                  train(train_set, Params(solver_type=solver, eps=1e-4,
+                                                          C=0.5, bias=1.0)))
+    assert abs(unweighted - f_ours) > 1e-2 * abs(f_ours)
+    assert abs(accuracy(ours, test_set) - accuracy(theirs, test_set)) <= 0.5
+
+    # instance weights: weight 2 on a row is the row twice
+    sub = train_set.subset(np.arange(400))
+    sw = np.where(np.arange(400) % 3 == 0, 2.0, 1.0)
+    weighted = Problem(sub.indptr, sub.indices, sub.data, sub.y, sub.n_features,
+                       sample_weight=sw)
+    doubled = train_set.subset(np.concatenate([np.arange(400), np.arange(0, 400, 3)]))
+    p = Params(solver_type=solver, eps=1e-6, C=0.5)
+    np.testing.assert_allclose(train(weighted, p).w, train(doubled, p).w, atol=1e-5)
+
+
+@pytest.mark.parametrize("dual,primal", [(1, 2), (7, 0), (12, 11)])
+def test_dual_cap_switches_to_newton(dual, primal, binary_split, regression_split):
+    """A dual solver at its iteration cap continues with the primal Newton solver (warm
+    start, tolerance scaled as in LIBLINEAR's train_one) to the primal solver's optimum."""
+    train_set = (regression_split if dual == 12 else binary_split)[0]
+    lines = []
+    with pytest.warns(ConvergenceWarning, match="reaching max number of iterations"):
+        model = train(train_set, Params(solver_type=dual, eps=1e-3 if dual != 12 else 0.1,
+                                        max_iter=3), log=lines.append)
+    assert f"Switching to use -s {primal}" in lines
+    assert any(line.startswith("init f") for line in lines)
+    assert model.n_iter[0] > 3                  # the Newton iterations were added
+    params = Params(solver_type=primal)
+    _, theirs = liblinear_train(train_set, f"-s {primal} -e 0.0001")
+    f_ours = primal_objective(train_set, params, model)
+    f_theirs = primal_objective(train_set, params, theirs)
+    assert rel_diff(f_ours, f_theirs) <= REL, (f_ours, f_theirs)
+
+
+def test_one_vs_rest_on_threads_is_deterministic(multiclass_split):
+    train_set, _ = multiclass_split
+    params = Params(solver_type=0, eps=1e-3)
+    a = train(train_set, params, n_threads=1)
+    b = train(train_set, params, n_threads=2)
+    np.testing.assert_array_equal(a.w, b.w)
+
+
+# --------------------------------------------------------------------------- options
+
+def test_table_params_and_cli():
+    from dlinear.cli import parse_train_args
+    for sid in (0, 2, 11):
+        spec = SOLVERS[sid]
+        assert spec.available and spec.init_sol and spec.regularize_bias_optional
+    check_parameter(Params(solver_type=2))          # -s 2 without --primal-cd is allowed
+    with pytest.raises(DlinearError, match="--newton"):
+        check_parameter(Params(solver_type=0, newton="bfgs"))
+    params, _, _, _ = parse_train_args(["-s", "0", "--newton", "tron", "f.svm"])
+    assert params.newton == "tron"
+    with pytest.raises(DlinearError):
+        parse_train_args(["--newton", "bfgs", "f.svm"])
+    assert Params().newton in ("linesearch", "tron")
+
+
+def test_primal_cd_branch_of_s2_still_runs(binary_split):
+    train_set, _ = binary_split
+    sub = train_set.subset(np.arange(300))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", ConvergenceWarning)
+        cd = train(sub, Params(solver_type=2, primal_cd=True, eps=1e-4))
+    nt = train(sub, Params(solver_type=2, eps=1e-4))
+    p = Params(solver_type=2)
+    assert rel_diff(primal_objective(sub, p, cd), primal_objective(sub, p, nt)) <= 1e-3
