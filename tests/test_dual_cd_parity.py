@@ -85,3 +85,19 @@ def test_non_integer_class_label_is_an_error(binary_split):
     problem.y[3] = 1.5
     with pytest.raises(DlinearError, match="instance 4"):
         train(problem, Params())
+
+
+@pytest.mark.parametrize("solver", [1, 3])
+def test_zero_instance_weight_removes_the_row(solver, binary_split):
+    train_set, _ = binary_split
+    weighted = train_set.subset(np.arange(train_set.n_samples))
+    weighted.sample_weight = np.ones(train_set.n_samples)
+    weighted.sample_weight[::3] = 0.0
+    kept = train_set.subset(np.flatnonzero(weighted.sample_weight > 0))
+    params = Params(solver_type=solver, eps=1e-5)
+    a = train(weighted, params)
+    b = train(kept, params)
+    assert np.all(np.isfinite(a.w))
+    f_a = primal_objective(kept, params, a)
+    f_b = primal_objective(kept, params, b)
+    assert abs(f_a - f_b) <= 1e-4 * abs(f_b)

@@ -36,7 +36,15 @@ def dual_cd_svc(indptr, indices, data, n_features, bias, y, C, l2_loss, eps, max
     index = np.empty(l, dtype=np.int64)
     for i in range(len(w)):
         w[i] = 0.0
+    n_visited = 0
     for i in range(l):
+        if C[i] <= 0.0:
+            # a zero instance weight removes the row: alpha_i = 0, never visited
+            inst[i, ALPHA] = 0.0
+            inst[i, BOUND] = 0.0
+            inst[i, Y] = y[i]
+            inst[i, QD] = 1.0
+            continue
         bound = 0.5 / C[i] if l2_loss else C[i]
         inst[i, ALPHA] = alpha[i]
         inst[i, BOUND] = bound
@@ -44,7 +52,9 @@ def dual_cd_svc(indptr, indices, data, n_features, bias, y, C, l2_loss, eps, max
         inst[i, QD] = (bound if l2_loss else 0.0) + row_sq_norm(indptr, data, i, bias)
         if alpha[i] != 0.0:
             row_axpy(y[i] * alpha[i], indptr, indices, data, i, w, n_features, bias)
-        index[i] = i
+        index[n_visited] = i
+        n_visited += 1
+    l = n_visited
 
     state = seed_state(seed)
     active_size = l
@@ -125,7 +135,7 @@ def dual_cd_svc(indptr, indices, data, n_features, bias, y, C, l2_loss, eps, max
     v = 0.0
     for j in range(len(w)):
         v += w[j] * w[j]
-    for i in range(l):
+    for i in range(len(indptr) - 1):
         a = inst[i, ALPHA]
         alpha[i] = a
         v += a * (a * (inst[i, BOUND] if l2_loss else 0.0) - 2.0)
