@@ -316,7 +316,8 @@ def _train_and_save(data, params, opts, model_file, say) -> int:
 
 def predict_main(argv=None) -> int:
     from .data import read_libsvm
-    from .model import load_model, write_atomically
+    from .fileio import write_text_atomically
+    from .model import load_model
     from .predict import (decision_values, evaluate, labels_from_decision_values,
                           probabilities_from_decision_values)
 
@@ -354,7 +355,7 @@ def predict_main(argv=None) -> int:
             text = header + body
         else:
             text = ("%.17g\n" * len(labels)) % tuple(labels.tolist())
-        write_atomically(output_file, text)
+        write_text_atomically(output_file, text)
         if not quiet:
             acc, mse, scc = evaluate(problem.y, labels)
             if model.is_regression:

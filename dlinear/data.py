@@ -3,13 +3,13 @@ from __future__ import annotations
 
 import mmap
 import os
-import uuid
 from dataclasses import dataclass
 
 import numpy as np
 import scipy.sparse as sp
 
 from .errors import DlinearError
+from .fileio import atomic_output
 from .kernels import libsvm as _libsvm
 
 
@@ -293,42 +293,25 @@ def write_libsvm(path, problem_or_X, y=None) -> None:
     labels = np.ascontiguousarray(problem.y, dtype=np.float64)
     n_rows = len(indptr) - 1
 
-    name = os.fspath(path)
-    directory, base = os.path.split(os.path.abspath(name))
-    temporary = os.path.join(directory, f".{base}.{os.getpid()}.{uuid.uuid4().hex[:8]}.tmp")
-    try:
-        f = open(temporary, "xb")  # default permissions, unlike mkstemp's 0600
-    except OSError:
-        raise DlinearError(f"can't open output file {name}") from None
-    try:
-        with f:
-            row = 0
-            while row < n_rows:
-                # Rows up to about _WRITE_CHUNK_NONZEROS nonzeros (at least one row).
-                row_end = int(np.searchsorted(indptr, indptr[row] + _WRITE_CHUNK_NONZEROS, "right")) - 1
-                row_end = min(max(row_end, row + 1), row + _WRITE_CHUNK_ROWS, n_rows)
-                values = data[indptr[row]:indptr[row_end]]
-                value_decimals, value_mantissas = _libsvm.plan_decimals(values)
-                chunk_labels = labels[row:row_end]
-                label_decimals, label_mantissas = _libsvm.plan_decimals(chunk_labels)
-                out = np.empty(len(values) * _libsvm.MAX_FEATURE_BYTES
-                               + (row_end - row) * _libsvm.MAX_LABEL_BYTES, dtype=np.uint8)
-                n_bytes = _libsvm.format_rows(
-                    indptr, indices, data, labels, row, row_end,
-                    value_decimals, value_mantissas, _fallback_text(values, value_decimals),
-                    label_decimals, label_mantissas, _fallback_text(chunk_labels, label_decimals),
-                    out)
-                if n_bytes < 0:
-                    raise DlinearError(f"write_libsvm: the feature indices of row {-1 - n_bytes} "
-                                       "are not strictly increasing")
-                f.write(out[:n_bytes])
-                row = row_end
-        os.replace(temporary, name)
-    except BaseException as error:
-        try:
-            os.unlink(temporary)
-        except OSError:
-            pass
-        if isinstance(error, OSError):
-            raise DlinearError(f"can't write output file {name}: {error.strerror}") from None
-        raise
+    with atomic_output(path) as f:
+        row = 0
+        while row < n_rows:
+            # Rows up to about _WRITE_CHUNK_NONZEROS nonzeros (at least one row).
+            row_end = int(np.searchsorted(indptr, indptr[row] + _WRITE_CHUNK_NONZEROS, "right")) - 1
+            row_end = min(max(row_end, row + 1), row + _WRITE_CHUNK_ROWS, n_rows)
+            values = data[indptr[row]:indptr[row_end]]
+            value_decimals, value_mantissas = _libsvm.plan_decimals(values)
+            chunk_labels = labels[row:row_end]
+            label_decimals, label_mantissas = _libsvm.plan_decimals(chunk_labels)
+            out = np.empty(len(values) * _libsvm.MAX_FEATURE_BYTES
+                           + (row_end - row) * _libsvm.MAX_LABEL_BYTES, dtype=np.uint8)
+            n_bytes = _libsvm.format_rows(
+                indptr, indices, data, labels, row, row_end,
+                value_decimals, value_mantissas, _fallback_text(values, value_decimals),
+                label_decimals, label_mantissas, _fallback_text(chunk_labels, label_decimals),
+                out)
+            if n_bytes < 0:
+                raise DlinearError(f"write_libsvm: the feature indices of row {-1 - n_bytes} "
+                                   "are not strictly increasing")
+            f.write(out[:n_bytes])
+            row = row_end

@@ -2,12 +2,12 @@
 from __future__ import annotations
 
 import os
-import tempfile
 from dataclasses import dataclass
 
 import numpy as np
 
 from .errors import DlinearError
+from .fileio import write_text_atomically
 from .solvers import SOLVER_BY_NAME, SOLVERS
 
 
@@ -71,32 +71,7 @@ def save_model(path, model: Model) -> None:
     row_format = "%.17g " * model.nr_w + "\n"
     body = (row_format * w.shape[0]) % tuple(w.ravel().tolist())
     text = "\n".join(lines) + "\n" + body
-    write_atomically(path, text)
-
-
-def write_atomically(path, text: str) -> None:
-    path = os.fspath(path)
-    directory = os.path.dirname(os.path.abspath(path))
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=".tmp-", suffix=".part", dir=directory)
-    except OSError as e:
-        raise DlinearError(f"can't save model to file {path}: {e.strerror}") from None
-    try:
-        # mkstemp makes the file 0600; a model on shared storage must be readable by others
-        umask = os.umask(0)
-        os.umask(umask)
-        os.fchmod(fd, 0o666 & ~umask)
-        with os.fdopen(fd, "w", encoding="ascii", newline="\n") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException as e:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        if isinstance(e, OSError):
-            raise DlinearError(f"can't save model to file {path}: {e.strerror}") from None
-        raise
+    write_text_atomically(path, text, "can't save model to file")
 
 
 def load_model(path) -> Model:

@@ -367,7 +367,7 @@ def test_writer_rejects_bad_input(tmp_path):
     unsorted = Problem(np.array([0, 2]), np.array([3, 1], dtype=np.int32), np.ones(2), np.ones(1), 4)
     with pytest.raises(DlinearError, match="not strictly increasing"):
         write_libsvm(path, unsorted)
-    with pytest.raises(DlinearError, match="can't open output file"):
+    with pytest.raises(DlinearError, match="can't write output file .*no-such-dir"):
         write_libsvm(str(tmp_path / "no-such-dir" / "x.svm"), np.eye(2), [1, 2])
     assert os.listdir(tmp_path) == []
 

@@ -18,7 +18,8 @@ import numpy as np
 from ..data import Problem
 from ..kernels import primal_ops as K
 from ..solvers.newton import dot
-from ..solvers.primal_objectives import LOSS_OF_SOLVER, LINESEARCH_ETA, MAX_NUM_LINESEARCH
+from ..solvers.primal_objectives import (LINESEARCH_ETA, LOSS_OF_SOLVER, MAX_NUM_LINESEARCH,
+                                         add_regularizer, regularized_dot)
 from .dataset import concat_parts
 from .session import worker_addresses
 
@@ -158,15 +159,8 @@ class DistributedObjective:
         self.n_calls += 1
         return float(sum(values))
 
-    def _unreg(self):
-        return None if self.regularize_bias else self.n_variables - 1
-
     def _sq(self, u, v):
-        s = dot(u, v)
-        b = self._unreg()
-        if b is not None:
-            s -= float(u[b] * v[b])
-        return s
+        return regularized_dot(u, v, self.regularize_bias)
 
     # ---------------------------------------------------------------- the protocol
     def fun(self, w):
@@ -186,12 +180,8 @@ class DistributedObjective:
         gM = self._sum_on_workers({wk: self._submit(wk, first, st)
                                    for wk, st in states.items()})
         n = self.n_variables
-        g, M = gM[:n] + w, gM[n:] + 1.0
-        b = self._unreg()
-        if b is not None:
-            g[b] -= w[b]
-            M[b] -= 1.0
-        self._M = M
+        g = add_regularizer(gM[:n], w, self.regularize_bias)
+        self._M = add_regularizer(gM[n:], np.ones(n), self.regularize_bias)
         return g
 
     def hv(self, s):
@@ -199,11 +189,7 @@ class DistributedObjective:
         s_future = self._broadcast(s)
         parts = {wk: self._submit(wk, block_hv, self.blocks[wk], self._hess[wk], s_future)
                  for wk in self.blocks}
-        out = self._sum_on_workers(parts) + s
-        b = self._unreg()
-        if b is not None:
-            out[b] -= s[b]
-        return out
+        return add_regularizer(self._sum_on_workers(parts), s, self.regularize_bias)
 
     def diag_precond(self):
         return self._M.copy()

@@ -28,6 +28,23 @@ LINESEARCH_ETA = 0.01
 MAX_NUM_LINESEARCH = 20
 
 
+def regularized_dot(u, v, regularize_bias=True) -> float:
+    """u . v over the regularised weights: all of them, or all but the bias weight (-R)."""
+    s = dot(u, v)
+    if not regularize_bias:
+        s -= float(u[-1] * v[-1])
+    return s
+
+
+def add_regularizer(out, v, regularize_bias=True):
+    """out += v on the regularised weights (the identity part of a gradient, Hessian or
+    preconditioner)."""
+    out += v
+    if not regularize_bias:
+        out[-1] -= v[-1]
+    return out
+
+
 class PrimalObjective:
     """One loss on one CSR problem. `loss` is primal_ops.LR, L2SVC or L2SVR; `p` is the
     SVR epsilon. Arrays are used as given and never written."""
@@ -54,16 +71,8 @@ class PrimalObjective:
         self._wTw = 0.0
         self.n_passes = 0               # passes over X, for benchmarks
 
-    def _unreg(self):
-        """Index of the weight left out of the regulariser, or None."""
-        return None if self.regularize_bias else self.n_variables - 1
-
     def _sq(self, u, v):
-        s = dot(u, v)
-        b = self._unreg()
-        if b is not None:
-            s -= float(u[b] * v[b])
-        return s
+        return regularized_dot(u, v, self.regularize_bias)
 
     def fun(self, w):
         w = np.ascontiguousarray(w, dtype=np.float64)
@@ -84,13 +93,8 @@ class PrimalObjective:
             self.loss, self.indptr, self.indices, self.data, self.n_features, self.bias,
             self.y, self.C, self._z, self.p, g, M, self._rows, self._coef)
         self.n_passes += 1
-        g += w
-        M += 1.0
-        b = self._unreg()
-        if b is not None:
-            g[b] -= w[b]
-            M[b] -= 1.0
-        self._M = M
+        add_regularizer(g, w, self.regularize_bias)
+        self._M = add_regularizer(M, np.ones(self.n_variables), self.regularize_bias)
         return g
 
     def hv(self, s):
@@ -99,11 +103,7 @@ class PrimalObjective:
         K.hess_vec(self.indptr, self.indices, self.data, self.n_features, self.bias,
                    self._rows, self._coef, self._n_active, s, out)
         self.n_passes += 1
-        out += s
-        b = self._unreg()
-        if b is not None:
-            out[b] -= s[b]
-        return out
+        return add_regularizer(out, s, self.regularize_bias)
 
     def diag_precond(self):
         return self._M.copy()
