@@ -13,7 +13,12 @@ __all__ = [
     "Problem", "Params", "Model", "SOLVERS", "DlinearError", "ConvergenceWarning",
     "train", "cross_validation", "predict", "predict_probability", "decision_values",
     "load_model", "save_model", "read_libsvm", "write_libsvm", "__version__",
+    "LinearSVC", "LogisticRegression", "LinearSVR", "OneClassSVM",
 ]
+
+# scikit-learn-style estimators (dlinear.estimators), imported on first use: scikit-learn
+# is needed only by them
+_ESTIMATORS = ("LinearSVC", "LogisticRegression", "LinearSVR", "OneClassSVM")
 
 
 def __getattr__(name):
@@ -21,4 +26,7 @@ def __getattr__(name):
     if name in ("read_libsvm", "write_libsvm"):
         from . import data
         return getattr(data, name)
+    if name in _ESTIMATORS:
+        from . import estimators
+        return getattr(estimators, name)
     raise AttributeError(name)

@@ -237,3 +237,39 @@ def _block_to_problem(x_block, y_block, w_block, n_features) -> Problem:
         x_block = x_block.to_scipy_sparse()
     return Problem.from_arrays(x_block, np.asarray(y_block), n_features=n_features,
                                sample_weight=None if w_block is None else np.asarray(w_block))
+
+
+def current_client():
+    """The distributed.Client of this context (distributed.get_client), for the
+    scikit-learn estimators given dask arrays."""
+    from distributed import get_client
+    try:
+        return get_client()
+    except ValueError:
+        raise DlinearError("training on dask arrays needs a running distributed.Client "
+                           "(create one first: Client(...) or Client(LocalCluster()))") from None
+
+
+def _attach_weights(part: Problem, weights: np.ndarray) -> Problem:
+    from dataclasses import replace
+    return replace(part, sample_weight=np.asarray(weights, dtype=np.float64))
+
+
+def with_sample_weight(dataset: Dataset, weights) -> Dataset:
+    """The dataset with instance weights: `weights` (one per row, in row order, as read
+    on the client) is split by the parts' row counts and each slice is attached to its
+    part by a task on the part's worker. The slices travel inside the tasks, so a lost
+    weighted part is rebuilt from its part (read again from the file) like any other."""
+    from dask.base import tokenize
+    weights = np.ascontiguousarray(weights, dtype=np.float64).ravel()
+    if len(weights) != dataset.n_samples:
+        raise DlinearError(f"{dataset.name}: {dataset.n_samples} instances but "
+                           f"{len(weights)} weights")
+    bounds = np.cumsum([0] + list(dataset.rows))
+    parts = []
+    for part, a, b in zip(dataset.parts, bounds[:-1], bounds[1:]):
+        piece = weights[a:b]
+        parts.append(dataset.client.submit(_attach_weights, part, piece,
+                                           key=f"dlinear-weights-{tokenize(part.key, piece)}"))
+    return Dataset(dataset.client, parts, list(dataset.rows), dataset.n_features,
+                   dataset.nnz, list(dataset._first_labels), dataset.name)

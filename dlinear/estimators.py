@@ -1,0 +1,602 @@
+"""scikit-learn-style estimators over dlinear's solvers: LinearSVC, LogisticRegression,
+LinearSVR and OneClassSVM.
+
+Each class only names its parameters; one base class does the work. As in scikit-learn,
+`__init__` stores the arguments and `fit` validates them, maps them to a LIBLINEAR `-s`
+number through the SOLVERS table (loss, penalty and dual are read from the solvers'
+LIBLINEAR names), trains with dlinear.train and exposes the model as `coef_` and
+`intercept_` in scikit-learn's conventions (`classes_` sorted; for two classes one row
+whose positive side is `classes_[1]`).
+
+numpy and scipy.sparse inputs train in this process. dask arrays train on the cluster of
+the current distributed.Client (through dlinear.cluster.Dataset.from_arrays) and are
+predicted lazily with map_blocks.
+
+`sample_weight` scales each instance's C (LIBLINEAR's `-W` extension). Rows of weight 0
+add nothing to the objective and are left out before training (numpy/scipy inputs).
+"""
+from __future__ import annotations
+
+import sys
+import warnings
+from numbers import Integral, Real
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.special import expit
+from sklearn.base import BaseEstimator, ClassifierMixin, OutlierMixin, RegressorMixin
+from sklearn.exceptions import ConvergenceWarning as _SklearnConvergenceWarning
+from sklearn.utils import check_random_state, compute_class_weight
+from sklearn.utils.multiclass import check_classification_targets
+from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
+
+from .data import Problem
+from .errors import ConvergenceWarning as _DlinearConvergenceWarning
+from .errors import DlinearError
+from .params import Params
+from .solvers import SOLVERS
+from .train import train
+
+__all__ = ["LinearSVC", "LogisticRegression", "LinearSVR", "OneClassSVM", "ConvergenceWarning"]
+
+
+class ConvergenceWarning(_DlinearConvergenceWarning, _SklearnConvergenceWarning):
+    """The solver's iteration-cap warning as the estimators raise it: both dlinear's and
+    scikit-learn's ConvergenceWarning, so either filter catches it."""
+
+# ----------------------------------------------------------------- the -s mapping
+
+_LOSS_OF_NAME = {"LR": "logistic_regression", "L2LOSS_SVC": "squared_hinge",
+                 "L1LOSS_SVC": "hinge", "L2LOSS_SVR": "squared_epsilon_insensitive",
+                 "L1LOSS_SVR": "epsilon_insensitive"}
+
+
+def _sklearn_key(name: str):
+    """(loss, penalty, dual) of a LIBLINEAR solver name such as L2R_L2LOSS_SVC_DUAL, or
+    None for the solvers outside that scheme (MCSVM_CS, ONECLASS_SVM)."""
+    dual = name.endswith("_DUAL")
+    core = name[:-5] if dual else name
+    penalty, _, loss = core.partition("_")
+    if penalty not in ("L1R", "L2R") or loss not in _LOSS_OF_NAME:
+        return None
+    return _LOSS_OF_NAME[loss], penalty[:2].lower(), dual
+
+
+def _solver_table() -> dict:
+    table = {}
+    for spec in SOLVERS.values():
+        key = _sklearn_key(spec.name)
+        if key is not None and spec.available:
+            table[key] = spec.id
+    return table
+
+
+SKLEARN_SOLVERS = _solver_table()   # (loss, penalty, dual) -> -s
+
+
+def solver_for(loss: str, penalty: str, dual, n_samples: int, n_features: int) -> int:
+    """The -s number of a (loss, penalty, dual) combination; dual="auto" prefers the dual
+    when n_samples < n_features, as scikit-learn does. ValueError if unsupported."""
+    if dual == "auto":
+        order = (True, False) if n_samples < n_features else (False, True)
+        for d in order:
+            if (loss, penalty, d) in SKLEARN_SOLVERS:
+                return SKLEARN_SOLVERS[loss, penalty, d]
+        dual = order[0]
+    if (loss, penalty, dual) in SKLEARN_SOLVERS:
+        return SKLEARN_SOLVERS[loss, penalty, dual]
+    if not any(k[:2] == (loss, penalty) for k in SKLEARN_SOLVERS):
+        raise ValueError(f"Unsupported set of arguments: The combination of "
+                         f"penalty={penalty!r} and loss={loss!r} is not supported, "
+                         f"Parameters: penalty={penalty!r}, loss={loss!r}, dual={dual!r}")
+    raise ValueError(f"Unsupported set of arguments: The combination of penalty={penalty!r} "
+                     f"and loss={loss!r} are not supported when dual={dual!r}, "
+                     f"Parameters: penalty={penalty!r}, loss={loss!r}, dual={dual!r}")
+
+
+# ----------------------------------------------------------------- model -> attributes
+
+def linear_attributes(model, n_classes: int | None):
+    """(coef_, intercept_) of a dlinear/LIBLINEAR Model in scikit-learn's shape.
+
+    Classification models must have been trained on labels 0..n_classes-1 (the indices
+    of classes_): for two classes one row, positive for class 1; otherwise one row per
+    class in class order. Regression: coef_ (n_features,), intercept_ (1,). One-class:
+    coef_ (1, n_features), intercept_ = [-rho]."""
+    n = model.nr_feature
+    W = np.asarray(model.w, dtype=np.float64).reshape(model.w_size, model.nr_w)
+    coef = W[:n]
+    intercept = W[n] * model.bias if model.bias >= 0 else np.zeros(model.nr_w)
+    if model.is_regression:
+        return coef[:, 0].copy(), intercept.copy()
+    if model.is_oneclass:
+        return coef.T.copy(), np.array([-model.rho])
+    label = np.asarray(model.label, dtype=np.int64)
+    position = np.empty(n_classes, dtype=np.int64)
+    position[label] = np.arange(len(label))
+    if model.nr_w == 1:             # binary: column 0 is label[0] against label[1]
+        sign = 1.0 if label[0] == 1 else -1.0
+        return sign * coef.T.copy(), sign * intercept.copy()
+    coef, intercept = coef[:, position].T.copy(), intercept[position].copy()
+    if n_classes == 2:               # Crammer-Singer on two classes: one row w_1 - w_0
+        return coef[1:] - coef[:1], intercept[1:] - intercept[:1]
+    return coef, intercept
+
+
+# ----------------------------------------------------------------- dask helpers
+
+def _is_dask(x) -> bool:
+    if "dask.array" not in sys.modules:
+        return False
+    import dask.array as da
+    return isinstance(x, da.Array)
+
+
+def _block_as_matrix(block):
+    if hasattr(block, "to_scipy_sparse"):       # pydata sparse (GCXS, COO)
+        return block.to_scipy_sparse().tocsr()
+    if sp.issparse(block):
+        return block.tocsr()
+    return np.asarray(block, dtype=np.float64)
+
+
+def _block_scores(block, coef, intercept):
+    X = _block_as_matrix(block)
+    return np.asarray(X @ coef.T, dtype=np.float64) + intercept
+
+
+def _block_decision(block, coef, intercept, ravel):
+    scores = _block_scores(block, coef, intercept)
+    return scores.ravel() if ravel else scores
+
+
+def _block_labels(block, coef, intercept, classes):
+    scores = _block_scores(block, coef, intercept)
+    if scores.shape[1] == 1:
+        return classes[(scores[:, 0] > 0).astype(np.int64)]
+    return classes[np.argmax(scores, axis=1)]
+
+
+def _block_proba(block, coef, intercept):
+    return _proba_from_scores(_block_scores(block, coef, intercept))
+
+
+def _block_oneclass(block, coef, rho, what):
+    scores = _block_scores(block, coef, 0.0)[:, 0]
+    if what == "score":
+        return scores
+    if what == "decision":
+        return scores - rho
+    return np.where(scores - rho >= 0, 1, -1)
+
+
+def _proba_from_scores(scores):
+    """LIBLINEAR's probabilities: sigmoid of each one-vs-rest score, normalised."""
+    if scores.shape[1] == 1:
+        p = expit(scores[:, 0])
+        return np.column_stack([1.0 - p, p])
+    p = expit(scores)
+    return p / p.sum(axis=1, keepdims=True)
+
+
+def _dask_rows(X):
+    """X with all columns in each block (what the blocks' products need)."""
+    if X.ndim != 2:
+        raise ValueError(f"Expected a 2D dask array, got {X.ndim} dimensions")
+    return X.rechunk({1: -1}) if len(X.chunks[1]) != 1 else X
+
+
+def _encode_block(y_block, classes):
+    idx = np.searchsorted(classes, y_block)
+    return idx.astype(np.float64)
+
+
+# ----------------------------------------------------------------- the shared base
+
+class _LiblinearEstimator(BaseEstimator):
+    """The shared fit/predict machinery; subclasses name the parameters and the kind."""
+
+    _kind = "classification"      # or "regression", "oneclass"
+
+    # -- parameters -> Params
+    def _check_common(self):
+        def positive(name, allow_none=False):
+            v = getattr(self, name)
+            if v is None and allow_none:
+                return
+            if isinstance(v, bool) or not isinstance(v, Real) or not (v > 0) or not np.isfinite(v):
+                raise ValueError(f"The '{name}' parameter of {type(self).__name__} must be a "
+                                 f"float in the range (0, inf){' or None' if allow_none else ''}"
+                                 f". Got {v!r} instead.")
+        if hasattr(self, "C"):
+            positive("C")
+        positive("tol", allow_none=True)
+        if hasattr(self, "intercept_scaling"):
+            positive("intercept_scaling")
+        if hasattr(self, "max_iter"):
+            if isinstance(self.max_iter, bool) or not isinstance(self.max_iter, Integral) \
+                    or self.max_iter < 1:
+                raise ValueError(f"The 'max_iter' parameter of {type(self).__name__} must be "
+                                 f"an int in the range [1, inf). Got {self.max_iter!r} instead.")
+        for name in ("dual", "fit_intercept"):
+            if hasattr(self, name):
+                v = getattr(self, name)
+                allowed = (True, False, "auto") if name == "dual" else (True, False)
+                if not any(v is a or (isinstance(a, str) and v == a) for a in allowed):
+                    raise ValueError(f"The '{name}' parameter of {type(self).__name__} must be "
+                                     f"one of {allowed}. Got {v!r} instead.")
+
+    def _explicit_solver(self):
+        solver = getattr(self, "solver", None)
+        if solver is None:
+            return None
+        if isinstance(solver, bool) or not isinstance(solver, Integral) \
+                or solver not in SOLVERS or not SOLVERS[solver].available:
+            raise ValueError(f"solver must be None or one of the LIBLINEAR -s numbers "
+                             f"{[s.id for s in SOLVERS.values() if s.available]}, got {solver!r}")
+        spec = SOLVERS[int(solver)]
+        if spec.kind != self._kind:
+            raise ValueError(f"solver -s {solver} ({spec.name}) is a {spec.kind} solver; "
+                             f"{type(self).__name__} needs a {self._kind} solver")
+        return int(solver)
+
+    def _seed(self) -> int:
+        rs = getattr(self, "random_state", None)
+        if rs is None:
+            return 1                      # dlinear's (and the CLI's) default seed
+        if isinstance(rs, Integral) and not isinstance(rs, bool):
+            return int(rs)
+        return int(check_random_state(rs).randint(np.iinfo(np.int32).max))
+
+    def _params(self, solver_type: int) -> Params:
+        fit_intercept = getattr(self, "fit_intercept", False)
+        return Params(solver_type=solver_type, C=float(getattr(self, "C", 1.0)),
+                      eps=None if self.tol is None else float(self.tol),
+                      p=float(getattr(self, "epsilon", 0.1)),
+                      nu=float(getattr(self, "nu", 0.5)),
+                      bias=float(self.intercept_scaling) if fit_intercept else -1.0,
+                      max_iter=int(getattr(self, "max_iter", 300)), seed=self._seed())
+
+    # -- fitting
+    def _train(self, data, params):
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                model = train(data, params)
+            except DlinearError as e:
+                raise ValueError(str(e)) from e
+        for w in caught:
+            category = (ConvergenceWarning if issubclass(w.category, _DlinearConvergenceWarning)
+                         else w.category)
+            warnings.warn(str(w.message), category, stacklevel=4)
+        return model
+
+    def _fit(self, X, y, sample_weight):
+        self._check_common()
+        if _is_dask(X):
+            return self._fit_dask(X, y, sample_weight)
+        if self._kind == "oneclass":
+            X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, order="C",
+                              accept_large_sparse=True)
+            y = np.ones(X.shape[0])
+        else:
+            X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64,
+                                 order="C", accept_large_sparse=True,
+                                 y_numeric=self._kind == "regression")
+        if sample_weight is not None:
+            sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64,
+                                                 ensure_non_negative=True)
+        solver_type = self._solver_type(*X.shape)
+        params = self._params(solver_type)
+        if self._kind == "classification":
+            check_classification_targets(y)
+            self.classes_, y = np.unique(y, return_inverse=True)
+            self._check_classes(y, sample_weight)
+            params.class_weights = self._class_weights(y)
+            y = y.astype(np.float64)
+        keep = None
+        if sample_weight is not None and not np.all(sample_weight > 0):
+            keep = np.flatnonzero(sample_weight > 0)
+            X, y, sample_weight = X[keep], y[keep], sample_weight[keep]
+        problem = Problem.from_arrays(X, y, n_features=self.n_features_in_,
+                                      sample_weight=sample_weight)
+        self._set_model(self._train(problem, params))
+        return self
+
+    def _fit_dask(self, X, y, sample_weight):
+        import dask.array as da
+
+        from .cluster.dataset import Dataset, current_client
+        X = _dask_rows(X)
+        if np.isnan(X.shape[1]):
+            raise ValueError("the number of columns of the dask array X must be known")
+        self.n_features_in_ = int(X.shape[1])
+        if self._kind == "oneclass":
+            y = da.ones(X.shape[0], chunks=(X.chunks[0],))
+        else:
+            y = da.asarray(y)
+            if y.ndim != 1:
+                raise ValueError(f"y must be 1-dimensional, got shape {y.shape}")
+        n_samples = X.shape[0] if not np.isnan(X.shape[0]) else 0
+        solver_type = self._solver_type(n_samples, self.n_features_in_)
+        params = self._params(solver_type)
+        if self._kind == "classification":
+            classes = np.sort(np.asarray(da.unique(y).compute()))   # only the distinct labels
+            check_classification_targets(classes)
+            self.classes_ = classes
+            if len(classes) < 2:
+                raise ValueError("This solver needs samples of at least 2 classes in the "
+                                 f"data, but the data contains only one class: {classes[0]!r}")
+            if isinstance(self.class_weight, str) and self.class_weight == "balanced":
+                counts = da.bincount(y.map_blocks(_encode_block, classes, dtype=np.float64)
+                                     .astype(np.int64), minlength=len(classes)).compute()
+                params.class_weights = self._class_weights(np.repeat(np.arange(len(classes)),
+                                                                     counts))
+            else:
+                params.class_weights = self._class_weights(None)
+            y = y.map_blocks(_encode_block, classes, dtype=np.float64)
+        try:
+            data = Dataset.from_arrays(X, y, current_client(), sample_weight=sample_weight)
+        except DlinearError as e:
+            raise ValueError(str(e)) from e
+        self._set_model(self._train(data, params))
+        return self
+
+    def _check_classes(self, y_encoded, sample_weight):
+        k = len(self.classes_)
+        if k < 2:
+            raise ValueError("This solver needs samples of at least 2 classes in the data, "
+                             f"but the data contains only one class: {self.classes_[0]!r}")
+        if sample_weight is not None:
+            present = np.bincount(y_encoded[sample_weight > 0], minlength=k) > 0
+            if not present.all():
+                missing = self.classes_[np.flatnonzero(~present)]
+                raise ValueError(f"class(es) {list(missing)} have no sample with a positive "
+                                 "sample_weight; every class needs one")
+
+    def _class_weights(self, y_encoded):
+        cw = self.class_weight
+        if cw is None:
+            return []
+        if not (isinstance(cw, dict) or (isinstance(cw, str) and cw == "balanced")):
+            raise ValueError(f"class_weight must be None, a dict or 'balanced', got {cw!r}")
+        if isinstance(cw, str) and y_encoded is None:
+            raise ValueError("class_weight='balanced' needs the labels")
+        y_for_weights = self.classes_[y_encoded] if y_encoded is not None else self.classes_
+        weights = compute_class_weight(cw, classes=self.classes_, y=y_for_weights)
+        return [(k, float(w)) for k, w in enumerate(weights) if w != 1.0]
+
+    def _set_model(self, model):
+        self.model_ = model
+        n_classes = len(self.classes_) if self._kind == "classification" else None
+        self.coef_, self.intercept_ = linear_attributes(model, n_classes)
+        self.n_iter_ = int(max(model.n_iter)) if model.n_iter else 0
+        self.solver_type_ = model.solver_type
+
+    # -- prediction
+    def _validated(self, X):
+        check_is_fitted(self)
+        if _is_dask(X):
+            X = _dask_rows(X)
+            if X.shape[1] != self.n_features_in_:
+                raise ValueError(f"X has {X.shape[1]} features, but {type(self).__name__} "
+                                 f"is expecting {self.n_features_in_} features as input.")
+            return X
+        return validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False,
+                             accept_large_sparse=True)
+
+    def _scores(self, X):
+        """(n, rows of coef_) scores; a dask array when X is one."""
+        X = self._validated(X)
+        coef = np.atleast_2d(self.coef_)
+        if _is_dask(X):
+            return X.map_blocks(_block_decision, coef, self.intercept_, False,
+                                chunks=(X.chunks[0], (coef.shape[0],)), dtype=np.float64,
+                                meta=np.empty((0, 0)))
+        return np.asarray(X @ coef.T, dtype=np.float64) + self.intercept_
+
+    def __sklearn_tags__(self):
+        tags = super().__sklearn_tags__()
+        tags.input_tags.sparse = True
+        return tags
+
+
+class _LiblinearClassifier(ClassifierMixin, _LiblinearEstimator):
+    _kind = "classification"
+
+    def fit(self, X, y, sample_weight=None):
+        """Fit the model to X (n_samples, n_features) and labels y; sample_weight scales
+        each instance's C."""
+        return self._fit(X, y, sample_weight)
+
+    def decision_function(self, X):
+        """Confidence scores: (n_samples,) for two classes (positive: classes_[1]),
+        else (n_samples, n_classes)."""
+        scores = self._scores(X)
+        if scores.shape[1] == 1:
+            return scores[:, 0]
+        return scores
+
+    def predict(self, X):
+        X = self._validated(X)
+        coef = np.atleast_2d(self.coef_)
+        if _is_dask(X):
+            return X.map_blocks(_block_labels, coef, self.intercept_, self.classes_,
+                                drop_axis=1, dtype=self.classes_.dtype,
+                                meta=np.empty((0,), dtype=self.classes_.dtype))
+        scores = np.asarray(X @ coef.T, dtype=np.float64) + self.intercept_
+        if scores.shape[1] == 1:
+            return self.classes_[(scores[:, 0] > 0).astype(np.int64)]
+        return self.classes_[np.argmax(scores, axis=1)]
+
+
+# ----------------------------------------------------------------- the estimators
+
+class LinearSVC(_LiblinearClassifier):
+    """Linear support vector classification (LIBLINEAR -s 1, 2, 3, 4, 5).
+
+    loss "squared_hinge" (L2-loss) or "hinge" (L1-loss), penalty "l2" or "l1", dual
+    True/False/"auto" choose the solver as in scikit-learn; multi_class="crammer_singer"
+    is -s 4; an explicit `solver` (a -s number) overrides the mapping. intercept_scaling
+    is LIBLINEAR's -B value (used when fit_intercept), tol its -e (None: the solver's
+    default), max_iter the dual solvers' iteration cap, random_state the seed.
+    """
+
+    def __init__(self, C=1.0, loss="squared_hinge", penalty="l2", dual=True, tol=None,
+                 fit_intercept=True, intercept_scaling=1.0, class_weight=None, max_iter=300,
+                 random_state=None, multi_class="ovr", solver=None):
+        self.C = C
+        self.loss = loss
+        self.penalty = penalty
+        self.dual = dual
+        self.tol = tol
+        self.fit_intercept = fit_intercept
+        self.intercept_scaling = intercept_scaling
+        self.class_weight = class_weight
+        self.max_iter = max_iter
+        self.random_state = random_state
+        self.multi_class = multi_class
+        self.solver = solver
+
+    def _solver_type(self, n_samples, n_features):
+        explicit = self._explicit_solver()
+        if explicit is not None:
+            return explicit
+        if self.multi_class not in ("ovr", "crammer_singer"):
+            raise ValueError(f"multi_class must be 'ovr' or 'crammer_singer', "
+                             f"got {self.multi_class!r}")
+        if self.multi_class == "crammer_singer":
+            return 4
+        if self.loss not in ("squared_hinge", "hinge"):
+            raise ValueError(f"loss must be 'squared_hinge' or 'hinge', got {self.loss!r}")
+        return solver_for(self.loss, self.penalty, self.dual, n_samples, n_features)
+
+
+class LogisticRegression(_LiblinearClassifier):
+    """L2- or L1-regularized logistic regression (LIBLINEAR -s 0, 7, 6), one-vs-rest for
+    more than two classes; predict_proba as LIBLINEAR's -b 1."""
+
+    def __init__(self, penalty="l2", C=1.0, dual=False, tol=None, fit_intercept=True,
+                 intercept_scaling=1.0, class_weight=None, max_iter=300, random_state=None,
+                 solver=None):
+        self.penalty = penalty
+        self.C = C
+        self.dual = dual
+        self.tol = tol
+        self.fit_intercept = fit_intercept
+        self.intercept_scaling = intercept_scaling
+        self.class_weight = class_weight
+        self.max_iter = max_iter
+        self.random_state = random_state
+        self.solver = solver
+
+    def _solver_type(self, n_samples, n_features):
+        explicit = self._explicit_solver()
+        if explicit is not None:
+            if not SOLVERS[explicit].probability:
+                raise ValueError(f"solver -s {explicit} is not logistic regression")
+            return explicit
+        return solver_for("logistic_regression", self.penalty, self.dual, n_samples,
+                          n_features)
+
+    def predict_proba(self, X):
+        """(n_samples, n_classes) probabilities in the order of classes_."""
+        scores = self._scores(X)
+        if _is_dask(scores):
+            k = max(scores.shape[1], 2)
+            return scores.map_blocks(_proba_from_scores, chunks=(scores.chunks[0], (k,)),
+                                     dtype=np.float64)
+        return _proba_from_scores(scores)
+
+    def predict_log_proba(self, X):
+        proba = self.predict_proba(X)
+        if _is_dask(proba):
+            return proba.map_blocks(np.log, dtype=np.float64)
+        return np.log(proba)
+
+
+class LinearSVR(RegressorMixin, _LiblinearEstimator):
+    """Linear support vector regression (LIBLINEAR -s 11, 12, 13); epsilon is -p."""
+
+    _kind = "regression"
+
+    def __init__(self, epsilon=0.1, tol=None, C=1.0, loss="squared_epsilon_insensitive",
+                 fit_intercept=True, intercept_scaling=1.0, dual=False, max_iter=300,
+                 random_state=None, solver=None):
+        self.epsilon = epsilon
+        self.tol = tol
+        self.C = C
+        self.loss = loss
+        self.fit_intercept = fit_intercept
+        self.intercept_scaling = intercept_scaling
+        self.dual = dual
+        self.max_iter = max_iter
+        self.random_state = random_state
+        self.solver = solver
+
+    def _solver_type(self, n_samples, n_features):
+        e = self.epsilon
+        if isinstance(e, bool) or not isinstance(e, Real) or not (e >= 0) or not np.isfinite(e):
+            raise ValueError(f"The 'epsilon' parameter of LinearSVR must be a float in the "
+                             f"range [0, inf). Got {e!r} instead.")
+        explicit = self._explicit_solver()
+        if explicit is not None:
+            return explicit
+        if self.loss not in ("squared_epsilon_insensitive", "epsilon_insensitive"):
+            raise ValueError("loss must be 'squared_epsilon_insensitive' or "
+                             f"'epsilon_insensitive', got {self.loss!r}")
+        return solver_for(self.loss, "l2", self.dual, n_samples, n_features)
+
+    def fit(self, X, y, sample_weight=None):
+        """Fit the model to X and targets y; sample_weight scales each instance's C."""
+        return self._fit(X, y, sample_weight)
+
+    def predict(self, X):
+        scores = self._scores(X)
+        return scores[:, 0]
+
+
+class OneClassSVM(OutlierMixin, _LiblinearEstimator):
+    """LIBLINEAR's linear one-class SVM (-s 21): decision_function = w.x - rho (offset_ =
+    rho), predict +1 (inlier) where it is >= 0, else -1. No intercept feature (LIBLINEAR
+    does not allow -B with -s 21); C plays no part."""
+
+    _kind = "oneclass"
+
+    def __init__(self, nu=0.5, tol=None):
+        self.nu = nu
+        self.tol = tol
+
+    def _solver_type(self, n_samples, n_features):
+        nu = self.nu
+        if isinstance(nu, bool) or not isinstance(nu, Real) or not 0 < nu <= 1:
+            raise ValueError(f"The 'nu' parameter of OneClassSVM must be a float in the "
+                             f"range (0.0, 1.0]. Got {nu!r} instead.")
+        return 21
+
+    def fit(self, X, y=None, sample_weight=None):
+        """Fit on X (y is ignored); sample_weight scales each instance's bound."""
+        return self._fit(X, None, sample_weight)
+
+    def _set_model(self, model):
+        super()._set_model(model)
+        self.offset_ = float(model.rho)
+
+    def _oneclass(self, X, what):
+        X = self._validated(X)
+        if _is_dask(X):
+            return X.map_blocks(_block_oneclass, self.coef_, self.offset_, what, drop_axis=1,
+                                dtype=np.int64 if what == "predict" else np.float64)
+        return _block_oneclass(X, self.coef_, self.offset_, what)
+
+    def score_samples(self, X):
+        """w.x of each sample."""
+        return self._oneclass(X, "score")
+
+    def decision_function(self, X):
+        """w.x - rho: negative for outliers."""
+        return self._oneclass(X, "decision")
+
+    def predict(self, X):
+        """+1 for inliers (decision_function >= 0), -1 for outliers."""
+        return self._oneclass(X, "predict")
