@@ -106,7 +106,8 @@ def parse_train_args(argv: list[str]):
     """-> (Params, options dict, training file, model file)."""
     params = Params()
     opts = {"quiet": False, "nr_fold": 0, "find_C": False, "workers": None, "weight_file": None,
-            "scheduler": None, "tls-ca-file": None, "tls-cert": None, "tls-key": None}
+            "scheduler": None, "tls-ca-file": None, "tls-cert": None, "tls-key": None,
+            "given": set()}     # which of -s, -c, -p were given (for -C)
     i = 0
     while i < len(argv) and argv[i].startswith("-") and argv[i] != "-":
         arg = argv[i]
@@ -128,6 +129,8 @@ def parse_train_args(argv: list[str]):
         if i + 1 >= len(argv):
             raise UsageError(f"option {arg} needs a value")
         value = argv[i + 1]
+        if arg in ("-s", "-c", "-p"):
+            opts["given"].add(arg)
         if arg == "-s":
             params.solver_type = _number(arg, value, int)
             if params.solver_type not in SOLVERS:
@@ -220,8 +223,7 @@ def train_main(argv=None) -> int:
     try:
         params, opts, train_file, model_file = parse_train_args(argv)
         if opts["find_C"]:
-            raise DlinearError("-C (parameter search) is not available in this version of "
-                               "dlinear yet")
+            _prepare_search(params, opts)
         check_parameter(params)
         say = _say(opts["quiet"])
         if not _use_cluster(opts, train_file):
@@ -290,15 +292,49 @@ def check_weight_count(weights: np.ndarray, n_samples: int, path, train_file) ->
     return weights
 
 
+def _prepare_search(params, opts) -> None:
+    """-C as LIBLINEAR's train: 5 folds unless -v, -s 2 unless -s (said on stderr), and
+    only the solvers with a warm-start search."""
+    from .model_selection import SEARCH_SOLVER_ERROR, SEARCH_SOLVERS
+    if not opts["nr_fold"]:
+        opts["nr_fold"] = 5
+    if "-s" not in opts["given"]:
+        sys.stderr.write("Solver not specified. Using -s 2\n")
+        params.solver_type = 2
+    elif params.solver_type not in SEARCH_SOLVERS:
+        raise UsageError(SEARCH_SOLVER_ERROR)
+
+
+def _find_parameters(data, params, opts, say) -> int:
+    """-C: LIBLINEAR's lines (the first and last even with -q, as its train); like
+    LIBLINEAR, it writes no model file."""
+    from .model_selection import find_parameters
+    nr_fold = opts["nr_fold"]
+    print(f"Doing parameter search with {nr_fold}-fold cross validation.", flush=True)
+    start_C = params.C if "-c" in opts["given"] else None
+    start_p = params.p if "-p" in opts["given"] else None
+    best_C, best_p, best_score = find_parameters(data, params, nr_fold, start_C, start_p,
+                                                 log=say)
+    if params.spec.kind == "regression":
+        print("Best C = %g Best p = %g  CV MSE = %g" % (best_C, best_p, best_score))
+    else:
+        print("Best C = %g  CV accuracy = %g%%" % (best_C, 100.0 * best_score))
+    return 0
+
+
 def _train_and_save(data, params, opts, model_file, say) -> int:
     """Cross-validation or training on a Problem or a cluster Dataset."""
     from .model import save_model
     from .predict import evaluate
     from .train import cross_validation, train
 
-    with warnings.catch_warnings():
+    from .progress import quiet
+
+    with warnings.catch_warnings(), quiet(opts["quiet"]):   # -q: no progress bar either
         # the log lines carry LIBLINEAR's warning text already
         warnings.simplefilter("ignore", ConvergenceWarning)
+        if opts["find_C"]:
+            return _find_parameters(data, params, opts, say)
         if opts["nr_fold"]:
             target = cross_validation(data, params, opts["nr_fold"], log=say)
             y = data.y if isinstance(data, Problem) else data.y.compute()

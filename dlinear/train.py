@@ -21,6 +21,7 @@ from .errors import ConvergenceWarning, DlinearError
 from .model import Model
 from .params import Params, check_parameter
 from .predict import predict
+from .progress import progress_bar
 from .solvers import SOLVERS, BinaryTask, FitResult
 
 
@@ -145,12 +146,21 @@ def fit_binary(task: BinaryTask, params: Params) -> FitResult:
     return result
 
 
-def _run_all(fn: Callable, items: list, n_threads: int) -> list:
-    """Kernels release the GIL, so one-vs-rest problems run on threads in one process."""
-    if n_threads <= 1 or len(items) <= 1:
-        return [fn(it) for it in items]
-    with ThreadPoolExecutor(max_workers=n_threads) as pool:
-        return list(pool.map(fn, items))
+def _run_all(fn: Callable, items: list, n_threads: int, label: str = "tasks") -> list:
+    """Kernels release the GIL, so one-vs-rest problems run on threads in one process.
+    On a terminal, a progress bar counts the finished items (dlinear.progress)."""
+    with progress_bar(len(items), label) as bar:
+        if n_threads <= 1 or len(items) <= 1:
+            results = []
+            for it in items:
+                results.append(fn(it))
+                bar.update()
+            return results
+        with ThreadPoolExecutor(max_workers=n_threads) as pool:
+            futures = [pool.submit(fn, it) for it in items]
+            for f in futures:
+                f.add_done_callback(lambda _: bar.update())
+            return [f.result() for f in futures]
 
 
 def train(problem, params: Params, log: Optional[Callable[[str], None]] = None,
@@ -184,7 +194,7 @@ def train(problem, params: Params, log: Optional[Callable[[str], None]] = None,
         label = order_labels(first_appearance(problem.y))
         weighted_C = weighted_class_C(label, params, emit)
         results = _run_all(lambda k: fit_class(problem, label, k, weighted_C, params),
-                           list(range(n_binary_problems(len(label)))), n_threads)
+                           list(range(n_binary_problems(len(label)))), n_threads, "classes")
     for r in results:
         for line in r.log:
             emit(line)
@@ -227,7 +237,7 @@ def cross_validation(problem, params: Params, nr_fold: int,
     target = np.empty(problem.n_samples)
     folds = _run_all(lambda i: run_cv_fold(problem, perm, fold_start[i], fold_start[i + 1],
                                            params),
-                     list(range(len(fold_start) - 1)), n_threads)
+                     list(range(len(fold_start) - 1)), n_threads, "CV folds")
     for held, predicted in folds:
         target[held] = predicted
     return target

@@ -114,7 +114,8 @@ def parse_submit_args(argv: list[str]):
         raise UsageError("-v (cross validation) is not available for submitted jobs: "
                          "a job writes a model")
     if opts["find_C"]:
-        raise UsageError("-C (parameter search) is not available in this version of dlinear")
+        raise UsageError("-C (parameter search) writes no model; run it with dlinear-train -C, "
+                         "then submit the training with the best -c")
     if opts["workers"] is not None:
         raise UsageError("--workers starts a local cluster; a submitted job runs on the "
                          "cluster at --scheduler")

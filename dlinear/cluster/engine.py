@@ -39,6 +39,20 @@ def _workers(client) -> list:
     return workers
 
 
+def _gather(client, futures: list, label: str) -> list:
+    """client.gather(futures), with a progress bar (dlinear.progress: on a terminal only)
+    counting them as they finish."""
+    from distributed import as_completed
+
+    from ..progress import progress_bar
+    with progress_bar(len(futures), label) as bar:
+        for future in as_completed(futures):
+            bar.update()
+            if future.status == "error":
+                break               # gather raises it now, as it did without the bar
+    return client.gather(futures)
+
+
 def _train_whole(problem: Problem, params: Params):
     """A solver that is not split by class (regression, one-class, Crammer-Singer), run
     whole on one worker."""
@@ -76,7 +90,7 @@ def train_on_cluster(data, params: Params, client=None, log=None) -> Model:
         options, worker = place(k)
         futures.append(client.submit(fit_class, dataset.local_copy(worker), label, k,
                                      weighted_C, params, **options))
-    results = client.gather(futures)
+    results = _gather(client, futures, "classes")
     for r in results:
         for line in r.log:
             emit(line)
@@ -135,6 +149,6 @@ def cross_validation_on_cluster(data, params: Params, nr_fold: int, client=None,
                                      fold_start[i], fold_start[i + 1], params,
                                      workers=[worker], allow_other_workers=True, pure=False))
     target = np.empty(dataset.n_samples)
-    for held, predicted in client.gather(futures):
+    for held, predicted in _gather(client, futures, "CV folds"):
         target[held] = predicted
     return target

@@ -8,6 +8,7 @@ from contextlib import contextmanager
 from ..errors import DlinearError
 
 SCHEDULER_ENV = "DLINEAR_SCHEDULER"
+_hinted_bokeh = []     # the hint to install bokeh is given once per process
 
 
 def worker_addresses(client) -> list:
@@ -63,16 +64,21 @@ def cluster_client(scheduler: str | None = None, n_workers: int | None = None,
     n_workers = n_workers or os.cpu_count() or 1
     try:
         import bokeh  # noqa: F401  (the dashboard needs it)
-        dashboard = ":0"
+        dashboard = True
     except ImportError:
-        dashboard = None
-    # workers' own logs stay quiet: errors reach the user through the client, once
+        dashboard = False
+    # workers' own logs stay quiet: errors reach the user through the client, once.
+    # ":0": a free port, also without bokeh (dashboard_address=None means the default
+    # 8787, which warns "Port 8787 is already in use" when another cluster runs)
     cluster = LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
-                           dashboard_address=dashboard, silence_logs=logging.CRITICAL)
+                           dashboard_address=":0", silence_logs=logging.CRITICAL)
     client = Client(cluster)
     try:
         link = f"; dashboard {client.dashboard_link}" if dashboard else ""
         emit(f"dlinear: started a local Dask cluster of {n_workers} worker processes{link}")
+        if not dashboard and not _hinted_bokeh:
+            _hinted_bokeh.append(True)
+            emit("dlinear: install bokeh for the Dask dashboard (pip install bokeh)")
         yield client
     finally:
         client.close()

@@ -1,0 +1,54 @@
+"""-C on a Dask cluster: each (fold, p) path of warm-started C's is one task.
+
+As cross_validation_on_cluster: the client draws the folds (train.cv_folds) and scatters
+the permutation; each task runs dlinear.model_selection.run_fold_path on its worker's
+local copy of the data (Dataset.local_copy, one per worker, shared by every task sent
+there). Path i goes to worker i mod W, and a continuation of a fold (see
+dlinear.model_selection) to the same worker, so the copy is there. The client replays
+LIBLINEAR's stopping rule over the paths as they finish (distributed.as_completed). The
+result does not depend on the number of workers: every path is the same computation on
+the same rows wherever it runs.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ..model_selection import run_fold_path, run_search, search_plan
+from ..params import Params
+from ..train import cv_folds
+from .engine import _workers, as_dataset
+
+
+def find_parameters_on_cluster(data, params: Params, nr_fold: int, start_C=None,
+                               start_p=None, client=None, log=None) -> tuple:
+    """model_selection.find_parameters with the fold paths as Dask tasks."""
+    from distributed import as_completed
+
+    dataset = as_dataset(data, client)
+    client = client or dataset.client
+    emit = log or (lambda line: None)
+    workers = _workers(client)
+    # the grid needs max ||x_i||^2 (and the targets for -s 11): computed where a copy is
+    plan = client.submit(search_plan, dataset.local_copy(workers[0]), params, start_C,
+                         start_p, workers=[workers[0]], allow_other_workers=True,
+                         pure=False).result()
+    perm, fold_start = cv_folds(dataset.n_samples, nr_fold, params.seed, emit)
+    nr_fold = len(fold_start) - 1
+    [perm_future] = client.scatter([perm], broadcast=True)
+    group_params = [replace(params, p=p) if p >= 0 else params for p, _ in plan]
+    submitted = []
+
+    def submit(request, search):
+        worker = workers[(request.group * nr_fold + request.fold) % len(workers)]
+        future = client.submit(run_fold_path, dataset.local_copy(worker), perm_future,
+                               fold_start[request.fold], fold_start[request.fold + 1],
+                               group_params[request.group], plan[request.group][1], request,
+                               workers=[worker], allow_other_workers=True, pure=False)
+        submitted.append(future)
+        return future
+
+    try:
+        return run_search(plan, nr_fold, dataset.n_samples, params.spec.kind == "regression",
+                          submit, as_completed(), emit)
+    finally:
+        client.cancel([f for f in submitted if not f.done()])
