@@ -2,6 +2,9 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import Optional
+
+import numpy as np
 
 from .errors import DlinearError
 from .solvers import DUAL_MAX_ITER, SOLVERS
@@ -24,6 +27,9 @@ class Params:
     online: bool = False              # -s 1/-s 3, -s 2 with primal_cd: random CD w/ replacement
     max_updates: int = 0              # online update budget; 0: max_iter x #variables
     newton: str = "linesearch"        # -s 0/2/11 driver: "linesearch" (LIBLINEAR 2.40+) or "tron"
+    # warm start of -s 0, 2, 11 (LIBLINEAR's init_sol): weights shaped like Model.w,
+    # (w_size, 1) or (w_size,) for a binary or regression model, (w_size, k) for k classes
+    init_sol: Optional[np.ndarray] = None
 
     @property
     def spec(self):
@@ -57,6 +63,9 @@ def check_parameter(params: Params) -> None:
         if not spec.regularize_bias_optional:
             raise DlinearError("-R option supported only for solver L2R_LR, L2R_L2LOSS_SVC, "
                                "L1R_L2LOSS_SVC, L1R_LR, and L2R_L2LOSS_SVR")
+    if params.init_sol is not None and not spec.init_sol:
+        raise DlinearError("Initial-solution specification supported only for solvers "
+                           "L2R_LR, L2R_L2LOSS_SVC, and L2R_L2LOSS_SVR")
     if params.max_iter < 1:
         raise DlinearError("max_iter < 1")
     _check_cd_options(params)

@@ -83,7 +83,18 @@ def binary_task(problem: Problem, label: np.ndarray, k: int, weighted_C: np.ndar
     C = np.where(y_sign > 0, Cp, Cn)
     if problem.sample_weight is not None:
         C = C * problem.sample_weight
-    return BinaryTask(problem, y_sign, C, float(params.bias), task_seed(params.seed, k))
+    return BinaryTask(problem, y_sign, C, float(params.bias), task_seed(params.seed, k),
+                      w0=initial_w(params, k))
+
+
+def initial_w(params: Params, k: int):
+    """Column k of params.init_sol (the warm start of binary problem k), or None."""
+    if params.init_sol is None:
+        return None
+    w0 = np.asarray(params.init_sol, dtype=np.float64)
+    if w0.ndim == 1:
+        w0 = w0[:, None]
+    return w0[:, k if w0.shape[1] > 1 else 0].copy()
 
 
 def single_task(problem: Problem, params: Params) -> BinaryTask:
@@ -91,7 +102,8 @@ def single_task(problem: Problem, params: Params) -> BinaryTask:
     C = np.full(problem.n_samples, params.C)
     if problem.sample_weight is not None:
         C = C * problem.sample_weight
-    return BinaryTask(problem, problem.y, C, float(params.bias), task_seed(params.seed, 0))
+    return BinaryTask(problem, problem.y, C, float(params.bias), task_seed(params.seed, 0),
+                      w0=initial_w(params, 0))
 
 
 def fit_class(problem: Problem, label: np.ndarray, k: int, weighted_C: np.ndarray,

@@ -363,3 +363,19 @@ def test_primal_cd_branch_of_s2_still_runs(binary_split):
     nt = train(sub, Params(solver_type=2, eps=1e-4))
     p = Params(solver_type=2)
     assert rel_diff(primal_objective(sub, p, cd), primal_objective(sub, p, nt)) <= 1e-3
+
+
+@pytest.mark.parametrize("solver", [0, 2])
+def test_init_sol_in_the_api_warm_starts_every_class(solver):
+    from dataclasses import replace
+
+    from dlinear.datasets import make_rcv1_like
+    problem = make_rcv1_like(1500, n_features=800, n_classes=3, nnz_per_row=20, seed=7)
+    params = Params(solver_type=solver, eps=1e-4, bias=1)
+    first = train(problem, params)
+    assert min(first.n_iter) >= 2
+    again = train(problem, replace(params, init_sol=first.w))
+    assert max(again.n_iter) <= 1                       # each class starts at its optimum
+    np.testing.assert_allclose(again.w, first.w, atol=1e-6)
+    with pytest.raises(DlinearError, match="Initial-solution specification"):
+        train(problem, Params(solver_type=1, init_sol=first.w))

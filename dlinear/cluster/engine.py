@@ -15,8 +15,8 @@ from ..data import Problem
 from ..errors import DlinearError
 from ..model import Model
 from ..params import Params
-from ..train import (assemble_model, cv_folds, fit_class, n_binary_problems, order_labels,
-                     run_cv_fold, train, weighted_class_C)
+from ..train import (assemble_model, cv_folds, fit_class, initial_w, n_binary_problems,
+                     order_labels, run_cv_fold, train, weighted_class_C)
 from .dataset import Dataset
 from .session import worker_addresses
 
@@ -122,7 +122,7 @@ def _train_newton(dataset: Dataset, params: Params, emit) -> Model:
 
     def fit(k):
         objective, counts = distributed_objective(dataset, label, k, weighted_C, params)
-        task = SimpleNamespace(w0=None, w_size=objective.n_variables, y=None)
+        task = SimpleNamespace(w0=initial_w(params, k), w_size=objective.n_variables, y=None)
         return fit_newton(task, params, objective=objective, counts=counts)
 
     with ThreadPoolExecutor(max_workers=min(len(ks), 8)) as pool:
