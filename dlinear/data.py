@@ -1,7 +1,6 @@
 """Training data: the Problem (raw CSR arrays + labels) and LIBSVM text I/O."""
 from __future__ import annotations
 
-import mmap
 import os
 from dataclasses import dataclass
 
@@ -233,30 +232,52 @@ def read_libsvm(path, n_features: int | None = None, start: int = 0, end: int | 
     return parse_libsvm_bytes(buf, name, first_line, n_features=n_features, allow_empty=allow_empty)
 
 
+# Bytes read at a time when looking for line starts: memory stays bounded on huge files.
+_ALIGN_CHUNK_BYTES = 64 << 20
+
+
 def line_aligned_ranges(path, n_parts: int) -> list[tuple[int, int, int]]:
     """Split a file into at most n_parts non-empty byte ranges of about equal size, each
     starting at a line start: [(start, end, first_line), ...] covering the whole file,
     with first_line the 1-based line number of the range's first line (for
-    read_libsvm(path, start=start, end=end, first_line=first_line))."""
+    read_libsvm(path, start=start, end=end, first_line=first_line)).
+
+    The file is read in chunks, counting newlines with NumPy (no memory map: a mapped
+    buffer still referenced elsewhere cannot be closed)."""
     name = os.fspath(path)
     if int(n_parts) < 1:
         raise DlinearError(f"the number of parts must be at least 1, got {n_parts}")
     try:
+        size = os.path.getsize(name)
+        if size == 0:
+            return [(0, 0, 1)]
+        targets = (np.arange(1, int(n_parts), dtype=np.int64) * size // int(n_parts)).tolist()
+        starts, firsts = [], []
+        newlines_before = 0      # newlines in the bytes before the current chunk
+        chunk_start = 0
         with open(name, "rb") as f:
-            size = os.fstat(f.fileno()).st_size
-            if size == 0:
-                return [(0, 0, 1)]
-            with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as mapped:
-                buf = np.frombuffer(mapped, dtype=np.uint8)
-                try:
-                    targets = np.arange(1, int(n_parts), dtype=np.int64) * size // int(n_parts)
-                    starts, line_numbers = _libsvm.align_to_line_starts(_readonly_bytes(buf), targets)
-                finally:
-                    del buf  # the mmap cannot close while an array still points into it
+            while targets:
+                raw = f.read(_ALIGN_CHUNK_BYTES)
+                if not raw:
+                    break
+                newline_at = np.flatnonzero(np.frombuffer(raw, dtype=np.uint8) == 10)
+                newline_at += chunk_start
+                while targets:
+                    # a line starts right after the first newline at or after target - 1
+                    j = int(np.searchsorted(newline_at, targets[0] - 1))
+                    if j == len(newline_at):
+                        break                      # in a later chunk
+                    starts.append(int(newline_at[j]) + 1)
+                    firsts.append(newlines_before + j + 2)
+                    targets.pop(0)
+                newlines_before += len(newline_at)
+                chunk_start += len(raw)
     except OSError:
         raise DlinearError(f"can't open input file {name}") from None
-    bounds = [0] + starts.tolist() + [size]
-    firsts = [1] + line_numbers.tolist()
+    starts += [size] * len(targets)            # no line starts after these targets
+    firsts += [newlines_before + 1] * len(targets)
+    bounds = [0] + starts + [size]
+    firsts = [1] + firsts
     return [(bounds[i], bounds[i + 1], firsts[i])
             for i in range(len(firsts)) if bounds[i] < bounds[i + 1]]
 

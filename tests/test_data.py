@@ -398,3 +398,32 @@ def test_agrees_with_sklearn_load_svmlight_file(tmp_path):
     assert same_bits(ours.data, X.data)
     assert same_bits(ours.y, y)
     assert ours.n_features == X.shape[1]
+
+
+def test_line_aligned_ranges_across_read_chunks(tmp_path, monkeypatch):
+    """Line starts and line numbers are right wherever the read chunks split the file."""
+    import dlinear.data as data_module
+
+    def reference(buf, n_parts):
+        size = len(buf)
+        starts = []
+        for target in [k * size // n_parts for k in range(1, n_parts)]:
+            s = target
+            while s < size and not (s == 0 or buf[s - 1] == 10):
+                s += 1
+            starts.append(s)
+        bounds = [0] + starts + [size]
+        firsts = [1] + [buf[:s].count(b"\n") + 1 for s in starts]
+        return [(bounds[i], bounds[i + 1], firsts[i]) for i in range(len(firsts))
+                if bounds[i] < bounds[i + 1]]
+
+    rng = np.random.default_rng(0)
+    path = tmp_path / "f"
+    for _ in range(60):
+        buf = bytes(rng.choice([10, 49, 32, 58], size=int(rng.integers(1, 120)),
+                               p=[0.2, 0.5, 0.2, 0.1]).astype(np.uint8))
+        path.write_bytes(buf)
+        for chunk in (1, 7, 1 << 20):
+            monkeypatch.setattr(data_module, "_ALIGN_CHUNK_BYTES", chunk)
+            for parts in (1, 2, 5, 40):
+                assert line_aligned_ranges(path, parts) == reference(buf, parts)

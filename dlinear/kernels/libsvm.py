@@ -397,32 +397,6 @@ def gather_tokens(buf, starts, ends):
     return out
 
 
-@njit(cache=True, nogil=True)
-def align_to_line_starts(buf, targets):
-    """For each target byte offset (ascending), the first line start at or after it and
-    that line's 1-based number. A line start is 0 or just after a '\\n' (or len(buf))."""
-    n = buf.shape[0]
-    starts = np.empty(targets.shape[0], dtype=np.int64)
-    line_numbers = np.empty(targets.shape[0], dtype=np.int64)
-    pos = 0
-    newlines = 0
-    for j in range(targets.shape[0]):
-        target = min(max(targets[j], pos), n)
-        while pos < target:
-            if buf[pos] == 10:
-                newlines += 1
-            pos += 1
-        if pos > 0 and buf[pos - 1] != 10:
-            while pos < n and buf[pos] != 10:
-                pos += 1
-            if pos < n:
-                newlines += 1
-                pos += 1
-        starts[j] = pos
-        line_numbers[j] = newlines + 1
-    return starts, line_numbers
-
-
 # ---------------------------------------------------------------- writing
 
 
