@@ -53,7 +53,7 @@ TRAIN_USAGE = (
     "-wi weight: weights adjust the parameter C of different classes (see README for details)\n"
     "-W weight_file: set instance weights, one per line (multiply each instance's C)\n"
     "-v n: n-fold cross validation mode\n"
-    "-C : find parameters (C for -s 0, 2 and C, p for -s 11)\n"
+    "-C : find parameters (C for -s 0, 1, 2, 3 and C, p for -s 11)\n"
     "-q : quiet mode (no outputs)\n"
     "dlinear options:\n"
     "--workers n : start a local Dask cluster of n single-threaded worker processes;\n"

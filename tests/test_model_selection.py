@@ -284,11 +284,32 @@ def test_threads_do_not_change_the_result(classification):
     assert r1 == r2 and l1 == l2
 
 
-def test_only_solvers_0_2_11():
+def test_only_the_warm_start_solvers():
     data = make_rcv1_like(50, n_features=20, nnz_per_row=5, seed=1)
     from dlinear.errors import DlinearError
     with pytest.raises(DlinearError, match=re.escape(SEARCH_SOLVER_ERROR)):
-        find_parameters(data, Params(solver_type=1), 5)
+        find_parameters(data, Params(solver_type=5), 5)
+
+
+@pytest.mark.parametrize("solver", [1, 3])
+def test_dual_solvers_search_with_warm_alpha(solver, monkeypatch):
+    """dlinear's extension: -C for -s 1 and -s 3 warm-starts alpha from the previous C.
+    Against cold starts on the same fold: far fewer iterations, the same CV scores to a
+    few rows (both stop at eps, from different starting points)."""
+    import dlinear.model_selection as ms
+    data = make_rcv1_like(3000, n_features=1500, nnz_per_row=25, seed=41)
+    params = Params(solver_type=solver).resolved()
+    Cs = ms.c_grid(ms.calc_start_C(data, params), 64.0)
+    perm = np.random.default_rng(0).permutation(data.n_samples)
+    warm = ms.run_fold_path(data, perm, 0, 600, params, Cs, ms.PathRequest(0, 0))
+    monkeypatch.setattr(ms, "DUAL_SEARCH_SOLVERS", ())
+    cold = ms.run_fold_path(data, perm, 0, 600, params, Cs, ms.PathRequest(0, 0))
+    assert len(warm.scores) == len(cold.scores) == len(Cs)
+    assert sum(warm.n_iter) < 0.8 * sum(cold.n_iter), (warm.n_iter, cold.n_iter)
+    assert max(abs(a - b) for a, b in zip(warm.scores, cold.scores)) <= 6   # of 600 rows
+    best_C, _, score = find_parameters(data, Params(solver_type=solver), 3, n_threads=2)
+    assert best_C in Cs or best_C > Cs[-1]
+    assert 0.8 < score <= 1.0
 
 
 # ------------------------------------------------------------------------------- CLI
@@ -323,7 +344,7 @@ def test_cli_prints_liblinears_lines(train_file, capsys, tmp_path, monkeypatch):
     assert re.match(r"^Best C = \S+  CV accuracy = \S+%$", out.splitlines()[1])
     assert len(out.splitlines()) == 2
 
-    assert train_main(["-C", "-s", "1", str(train_file)]) == 1
+    assert train_main(["-C", "-s", "5", str(train_file)]) == 1
     out, err = capsys.readouterr()
     assert SEARCH_SOLVER_ERROR in err and "Doing" not in out
 

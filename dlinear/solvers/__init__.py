@@ -25,6 +25,7 @@ class BinaryTask:
     bias: float           # < 0: no bias feature; else the value of the virtual last column
     seed: int
     w0: Optional[np.ndarray] = None
+    alpha0: Optional[np.ndarray] = None   # warm start of the dual CD solvers (-s 1, 3)
 
     @property
     def w_size(self) -> int:
@@ -38,6 +39,7 @@ class FitResult:
     log: list = field(default_factory=list)  # lines, printed in class order by train()
     hit_max_iter: bool = False
     rho: float = 0.0
+    alpha: Optional[np.ndarray] = None    # the dual solution, where the solver has one
 
 
 @dataclass(frozen=True)

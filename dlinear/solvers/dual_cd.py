@@ -15,7 +15,12 @@ def fit_dual_cd_svc(task, params):
     if getattr(params, "online", False):
         return fit_online_dual_cd_svc(task, params)
     X = task.problem
-    alpha = np.zeros(X.n_samples)
+    if task.alpha0 is not None:       # warm start (the -C search): feasible for a larger C
+        alpha = np.array(task.alpha0, dtype=np.float64)
+        if params.solver_type == 3:
+            np.minimum(alpha, task.C, out=alpha)
+    else:
+        alpha = np.zeros(X.n_samples)
     w = np.zeros(task.w_size)
     n_iter, active, restarts, obj = dual_cd_svc(
         X.indptr, X.indices, X.data, X.n_features, float(task.bias), task.y, task.C,
@@ -27,7 +32,8 @@ def fit_dual_cd_svc(task, params):
         f"nSV = {int(np.count_nonzero(alpha))}",
         f"active set at the end = {active}/{X.n_samples}, shrinking restarts = {restarts}",
     ]
-    return FitResult(w=w, n_iter=int(n_iter), log=log, hit_max_iter=n_iter >= params.max_iter)
+    return FitResult(w=w, n_iter=int(n_iter), log=log, hit_max_iter=n_iter >= params.max_iter,
+                     alpha=alpha)
 
 
 def fit_block_cd_svc(task, params):
