@@ -52,9 +52,9 @@ class Problem:
             if X.ndim != 2:
                 raise DlinearError(f"X must be 2-dimensional, got shape {X.shape}")
             X = sp.csr_matrix(X)
-        if not X.has_sorted_indices:
-            X = X.sorted_indices()
-        X.sum_duplicates()
+        if not X.has_canonical_format:
+            X = X.copy()          # sorted, duplicates summed: never in the caller's matrix
+            X.sum_duplicates()
         y = np.ascontiguousarray(y, dtype=np.float64).ravel()
         if y.shape[0] != X.shape[0]:
             raise DlinearError(f"X has {X.shape[0]} rows but y has {y.shape[0]} labels")

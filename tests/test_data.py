@@ -427,3 +427,15 @@ def test_line_aligned_ranges_across_read_chunks(tmp_path, monkeypatch):
             monkeypatch.setattr(data_module, "_ALIGN_CHUNK_BYTES", chunk)
             for parts in (1, 2, 5, 40):
                 assert line_aligned_ranges(path, parts) == reference(buf, parts)
+
+
+def test_from_arrays_leaves_the_callers_matrix_alone():
+    import scipy.sparse as sp
+    X = sp.csr_matrix((np.array([1.0, 2.0, 3.0]), np.array([2, 0, 2]), np.array([0, 3])),
+                      shape=(1, 3))              # unsorted, with a duplicate column
+    before = (X.data.copy(), X.indices.copy())
+    problem = Problem.from_arrays(X, [1.0])
+    np.testing.assert_array_equal(problem.indices, [0, 2])
+    np.testing.assert_array_equal(problem.data, [2.0, 4.0])
+    np.testing.assert_array_equal(X.data, before[0])
+    np.testing.assert_array_equal(X.indices, before[1])
