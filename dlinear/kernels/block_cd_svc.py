@@ -24,6 +24,7 @@ import numpy as np
 from numba import njit
 
 from .rng import rand_below, seed_state
+from .dual_cd_svc import dual_objective, end_of_sweep
 from .sparse_ops import row_axpy, row_sq_norm
 
 INF = np.inf
@@ -319,27 +320,12 @@ def block_cd_svc(indptr, indices, data, n_features, bias, y, C, l2_loss, eps, ma
                 s += 1
 
         it += 1
-        if PGmax_new - PGmin_new <= eps and abs(PGmax_new) <= eps and abs(PGmin_new) <= eps:
-            if active_size == n:
-                break
+        stop, restart, PGmax_old, PGmin_old = end_of_sweep(PGmax_new, PGmin_new, eps,
+                                                           active_size, n)
+        if stop:
+            break
+        if restart:
             active_size = n
             restarts += 1
-            PGmax_old = INF
-            PGmin_old = -INF
-            continue
-        PGmax_old = PGmax_new
-        PGmin_old = PGmin_new
-        if PGmax_old <= 0.0:
-            PGmax_old = INF
-        if PGmin_old >= 0.0:
-            PGmin_old = -INF
 
-    v = 0.0
-    for j in range(len(w)):
-        v += w[j] * w[j]
-    for i in range(l):
-        a = inst[i, ALPHA]
-        alpha[i] = a
-        if a != 0.0:
-            v += a * (a * (inst[i, BOUND] if l2_loss else 0.0) - 2.0)
-    return it, active_size, restarts, pairs, v / 2.0
+    return it, active_size, restarts, pairs, dual_objective(w, inst, l2_loss, alpha)

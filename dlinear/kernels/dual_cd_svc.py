@@ -24,6 +24,30 @@ INF = np.inf
 ALPHA, QD, BOUND, Y = 0, 1, 2, 3   # BOUND: D_ii for L2-loss (U_i = inf), U_i for L1-loss
 
 
+@njit(cache=True, nogil=True, inline="always")
+def end_of_sweep(PGmax_new, PGmin_new, eps, active_size, n_all):
+    """LIBLINEAR's test after a sweep of the active set: (stop, restart, PGmax_old,
+    PGmin_old). Converged on a shrunk set means restart on all n_all variables to confirm;
+    otherwise the new projected-gradient bounds become the shrinking thresholds."""
+    if PGmax_new - PGmin_new <= eps and abs(PGmax_new) <= eps and abs(PGmin_new) <= eps:
+        return active_size == n_all, active_size != n_all, INF, -INF
+    return (False, False, PGmax_new if PGmax_new > 0.0 else INF,
+            PGmin_new if PGmin_new < 0.0 else -INF)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def dual_objective(w, inst, l2_loss, alpha):
+    """0.5 (w.w + sum_i alpha_i (alpha_i D_ii - 2)); copies the packed alphas to `alpha`."""
+    v = 0.0
+    for j in range(len(w)):
+        v += w[j] * w[j]
+    for i in range(inst.shape[0]):
+        a = inst[i, ALPHA]
+        alpha[i] = a
+        v += a * (a * (inst[i, BOUND] if l2_loss else 0.0) - 2.0)
+    return v / 2.0
+
+
 @njit(cache=True, nogil=True)
 def dual_cd_svc(indptr, indices, data, n_features, bias, y, C, l2_loss, eps, max_iter,
                 seed, alpha, w):
@@ -116,27 +140,12 @@ def dual_cd_svc(indptr, indices, data, n_features, bias, y, C, l2_loss, eps, max
             s += 1
 
         it += 1
-        if PGmax_new - PGmin_new <= eps and abs(PGmax_new) <= eps and abs(PGmin_new) <= eps:
-            if active_size == l:
-                break
-            # converged on the shrunk set: confirm on the whole set before stopping
+        stop, restart, PGmax_old, PGmin_old = end_of_sweep(PGmax_new, PGmin_new, eps,
+                                                           active_size, l)
+        if stop:
+            break
+        if restart:
             active_size = l
             restarts += 1
-            PGmax_old = INF
-            PGmin_old = -INF
-            continue
-        PGmax_old = PGmax_new
-        PGmin_old = PGmin_new
-        if PGmax_old <= 0.0:
-            PGmax_old = INF
-        if PGmin_old >= 0.0:
-            PGmin_old = -INF
 
-    v = 0.0
-    for j in range(len(w)):
-        v += w[j] * w[j]
-    for i in range(len(indptr) - 1):
-        a = inst[i, ALPHA]
-        alpha[i] = a
-        v += a * (a * (inst[i, BOUND] if l2_loss else 0.0) - 2.0)
-    return it, active_size, restarts, v / 2.0
+    return it, active_size, restarts, dual_objective(w, inst, l2_loss, alpha)
