@@ -24,8 +24,8 @@ import numpy as np
 from numba import njit
 
 from .rng import rand_below, seed_state
-from .dual_cd_svc import dual_objective, end_of_sweep
-from .sparse_ops import row_axpy, row_sq_norm
+from .dual_cd_svc import ALPHA, BOUND, QD, Y, dual_objective, end_of_sweep, init_dual_state
+from .sparse_ops import row_axpy
 
 INF = np.inf
 # det(B) <= SINGULAR_RTOL * B_ii * B_jj: B is treated as singular (x_i, x_j parallel)
@@ -167,7 +167,6 @@ def solve_pair(a, b, c, gi, gj, lo_i, hi_i, lo_j, hi_j):
 
 # Per-instance state packed in one 32-byte record, as in dual_cd_svc.py: a pair visited in
 # random order costs two cache misses instead of two per array.
-ALPHA, QD, BOUND, Y = 0, 1, 2, 3   # BOUND: D_ii for L2-loss (U_i = inf), U_i for L1-loss
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -201,24 +200,9 @@ def block_cd_svc(indptr, indices, data, n_features, bias, y, C, l2_loss, eps, ma
 
     Returns (iterations, final active-set size, shrinking restarts, pair updates,
     objective)."""
-    l = len(indptr) - 1
-    inst = np.zeros((l, 4))
-    index = np.empty(l, dtype=np.int64)
+    inst, index, n = init_dual_state(indptr, indices, data, n_features, bias, y, C,
+                                     l2_loss, alpha, w)
     buf = np.zeros(n_features)     # scratch holding x_i while x_i^T x_j is formed
-    for j in range(len(w)):
-        w[j] = 0.0
-    n = 0                          # instances with C_i > 0, listed first in index
-    for i in range(l):
-        if C[i] > 0.0:
-            bound = 0.5 / C[i] if l2_loss else C[i]
-            inst[i, ALPHA] = alpha[i]
-            inst[i, BOUND] = bound
-            inst[i, Y] = y[i]
-            inst[i, QD] = (bound if l2_loss else 0.0) + row_sq_norm(indptr, data, i, bias)
-            if alpha[i] != 0.0:
-                row_axpy(y[i] * alpha[i], indptr, indices, data, i, w, n_features, bias)
-            index[n] = i
-            n += 1
 
     state = seed_state(seed)
     active_size = n

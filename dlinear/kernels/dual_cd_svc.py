@@ -25,6 +25,32 @@ ALPHA, QD, BOUND, Y = 0, 1, 2, 3   # BOUND: D_ii for L2-loss (U_i = inf), U_i fo
 
 
 @njit(cache=True, nogil=True, inline="always")
+def init_dual_state(indptr, indices, data, n_features, bias, y, C, l2_loss, alpha, w):
+    """(inst, index, n): the packed per-instance records from the warm start `alpha`,
+    w = sum_i alpha_i y_i x_i, and in index[:n] the rows that take part. A row with
+    C_i <= 0 (zero instance weight) is left out: its alpha_i is 0 and it is never visited."""
+    l = len(indptr) - 1
+    inst = np.zeros((l, 4))
+    index = np.empty(l, dtype=np.int64)
+    for j in range(len(w)):
+        w[j] = 0.0
+    n = 0
+    for i in range(l):
+        if C[i] <= 0.0:
+            continue
+        bound = 0.5 / C[i] if l2_loss else C[i]
+        inst[i, ALPHA] = alpha[i]
+        inst[i, BOUND] = bound
+        inst[i, Y] = y[i]
+        inst[i, QD] = (bound if l2_loss else 0.0) + row_sq_norm(indptr, data, i, bias)
+        if alpha[i] != 0.0:
+            row_axpy(y[i] * alpha[i], indptr, indices, data, i, w, n_features, bias)
+        index[n] = i
+        n += 1
+    return inst, index, n
+
+
+@njit(cache=True, nogil=True, inline="always")
 def end_of_sweep(PGmax_new, PGmin_new, eps, active_size, n_all):
     """LIBLINEAR's test after a sweep of the active set: (stop, restart, PGmax_old,
     PGmin_old). Converged on a shrunk set means restart on all n_all variables to confirm;
@@ -55,30 +81,8 @@ def dual_cd_svc(indptr, indices, data, n_features, bias, y, C, l2_loss, eps, max
     (which it sets to sum_i alpha_i y_i x_i first). Inputs are never written.
 
     Returns (iterations, final active-set size, number of shrinking restarts, objective)."""
-    l = len(indptr) - 1
-    inst = np.empty((l, 4))
-    index = np.empty(l, dtype=np.int64)
-    for i in range(len(w)):
-        w[i] = 0.0
-    n_visited = 0
-    for i in range(l):
-        if C[i] <= 0.0:
-            # a zero instance weight removes the row: alpha_i = 0, never visited
-            inst[i, ALPHA] = 0.0
-            inst[i, BOUND] = 0.0
-            inst[i, Y] = y[i]
-            inst[i, QD] = 1.0
-            continue
-        bound = 0.5 / C[i] if l2_loss else C[i]
-        inst[i, ALPHA] = alpha[i]
-        inst[i, BOUND] = bound
-        inst[i, Y] = y[i]
-        inst[i, QD] = (bound if l2_loss else 0.0) + row_sq_norm(indptr, data, i, bias)
-        if alpha[i] != 0.0:
-            row_axpy(y[i] * alpha[i], indptr, indices, data, i, w, n_features, bias)
-        index[n_visited] = i
-        n_visited += 1
-    l = n_visited
+    inst, index, l = init_dual_state(indptr, indices, data, n_features, bias, y, C,
+                                     l2_loss, alpha, w)
 
     state = seed_state(seed)
     active_size = l

@@ -12,14 +12,14 @@ over the data, no updates) and the run stops if it holds there.
 import numpy as np
 from numba import njit
 
+from .dual_cd_svc import ALPHA, BOUND, QD, Y, dual_objective, init_dual_state
 from .rng import rand_below, seed_state
-from .sparse_ops import row_axpy, row_dot, row_sq_norm
+from .sparse_ops import row_axpy, row_dot
 
 INF = np.inf
 
 
 # Per-instance state packed in one 32-byte record (see dual_cd_svc.py).
-ALPHA, QD, BOUND, Y = 0, 1, 2, 3   # BOUND: D_ii for L2-loss (U_i = inf), U_i for L1-loss
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -49,23 +49,8 @@ def online_dual_cd_svc(indptr, indices, data, n_features, bias, y, C, l2_loss, e
     Instances with C_i <= 0 (zero instance weight) take no part: their alpha_i is 0.
 
     Returns (updates, full stopping checks, converged, objective)."""
-    l = len(indptr) - 1
-    inst = np.zeros((l, 4))
-    index = np.empty(l, dtype=np.int64)
-    for j in range(len(w)):
-        w[j] = 0.0
-    n = 0                          # instances with C_i > 0, listed first in index
-    for i in range(l):
-        if C[i] > 0.0:
-            bound = 0.5 / C[i] if l2_loss else C[i]
-            inst[i, ALPHA] = alpha[i]
-            inst[i, BOUND] = bound
-            inst[i, Y] = y[i]
-            inst[i, QD] = (bound if l2_loss else 0.0) + row_sq_norm(indptr, data, i, bias)
-            if alpha[i] != 0.0:
-                row_axpy(y[i] * alpha[i], indptr, indices, data, i, w, n_features, bias)
-            index[n] = i
-            n += 1
+    inst, index, n = init_dual_state(indptr, indices, data, n_features, bias, y, C,
+                                     l2_loss, alpha, w)
 
     state = seed_state(seed)
     updates = 0
@@ -115,12 +100,4 @@ def online_dual_cd_svc(indptr, indices, data, n_features, bias, y, C, l2_loss, e
             PGmax = -INF
             PGmin = INF
 
-    v = 0.0
-    for j in range(len(w)):
-        v += w[j] * w[j]
-    for i in range(l):
-        a = inst[i, ALPHA]
-        alpha[i] = a
-        if a != 0.0:
-            v += a * (a * (inst[i, BOUND] if l2_loss else 0.0) - 2.0)
-    return updates, checks, converged, v / 2.0
+    return updates, checks, converged, dual_objective(w, inst, l2_loss, alpha)
