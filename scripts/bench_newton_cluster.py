@@ -123,13 +123,18 @@ def main(argv=None):
     objective, counts = distributed_objective(data, label, 0, weighted, params)
     from types import SimpleNamespace
     from dlinear.solvers.newton import fit_newton
+    term = objective.loss_term
+    stats0 = term.stats()
     result = fit_newton(SimpleNamespace(w0=None, w_size=objective.n_variables, y=None),
                         params, objective=objective, counts=counts)
     n_iter = max(result.n_iter, 1)
+    received, sent, busy = (b - a for a, b in zip(stats0, term.stats()))
+    client_bytes = term.bytes_to_workers + term.bytes_from_workers
     print(f"-s 2 on 2 workers: {result.n_iter} Newton iterations, "
-          f"{objective.n_calls / n_iter:.1f} map-reduce rounds and "
-          f"{(objective.bytes_out + objective.bytes_in) / n_iter / 1e6:.2f} MB sent+received "
-          f"per iteration (n = {objective.n_variables})")
+          f"{term.n_calls / n_iter:.1f} map-reduce rounds per iteration; per iteration "
+          f"{client_bytes / n_iter / 1e6:.2f} MB between client and root, "
+          f"{(received + sent) / n_iter / 1e6:.2f} MB into and out of the workers "
+          f"(n = {objective.n_variables})")
 
     local_obj = PrimalObjective(P, binary_task(P, label, 0, weighted, params).y,
                                 binary_task(P, label, 0, weighted, params).C, -1.0,
@@ -145,16 +150,24 @@ def main(argv=None):
     print(f"one Hessian-vector product: local {t_hv_local * 1e3:.1f} ms, "
           f"2 workers {t_hv_dist * 1e3:.1f} ms")
 
-    # projection: compute divides by W; each round pays the measured fixed overhead plus
-    # W n-vectors into one reducing worker at the assumed bandwidth
+    # projection: compute divides by W; a round goes down and up a binary tree of depth
+    # d(W) = floor(log2 W) + 1 (client to root is the first hop), each hop paying the
+    # measured fixed cost per hop plus one n-vector each way at the assumed bandwidth
     t_local_iter = t_local / max(m_local.n_iter[0], 1)
-    rounds = objective.n_calls / n_iter
-    overhead = max(t_hv_dist - t_hv_local / 2, 0.0)
+    rounds = term.n_calls / n_iter
     vec = 8 * objective.n_variables
+
+    def depth(W):
+        return int(np.floor(np.log2(W))) + 1
+
+    per_hop = max(t_hv_dist - t_hv_local / 2, 0.0) / depth(2)
+    print(f"fixed cost per round on 2 workers: {per_hop * depth(2) * 1e3:.1f} ms "
+          f"({depth(2)} hops)")
     for W in (2, 16, 64):
-        t_iter = t_local_iter / W + rounds * (overhead + W * vec / args.bandwidth)
+        t_iter = t_local_iter / W + rounds * depth(W) * (per_hop + 2 * vec / args.bandwidth)
         print(f"projected time per Newton iteration on {W:2d} workers: {t_iter * 1e3:7.1f} ms "
               f"(local 1 core: {t_local_iter * 1e3:.1f} ms)")
+    term.close()
     client.close()
     cluster.close()
 

@@ -216,6 +216,44 @@ def test_worker_killed_mid_training_still_gives_the_same_model(tmp_path):
         stop_cluster(procs)
 
 
+@pytest.mark.parametrize("victim", ["root", "leaf"])
+def test_worker_killed_mid_newton_still_reaches_the_optimum(tmp_path, monkeypatch, victim):
+    """The Newton actors of a dead worker are rebuilt on the others, their state replayed."""
+    from dlinear.cluster import objective
+    from dlinear.solvers.objectives import primal_objective
+    path = tmp_path / "binary.train"
+    write_libsvm(path, make_rcv1_like(6000, n_features=2000, nnz_per_row=30, seed=8))
+    params = Params(solver_type=0, eps=1e-4)
+    expected = train(read_libsvm(path), params)
+    address, procs = start_cluster(tmp_path, n_workers=3)
+    try:
+        with distributed.Client(address, timeout=30) as c:
+            by_name = wait_for_workers(c, 3)
+            dataset = Dataset.from_libsvm(path, c, block_bytes=64 << 10)
+            real_round = objective.TreeLossTerm._round
+            killed = []
+
+            def round_after_a_kill(self, method, *args):
+                if self.n_calls == 8 and not killed:      # in the first Newton iterations
+                    assert len(self.workers) == 3
+                    worker = self.workers[0 if victim == "root" else -1]
+                    name = next(n for n, a in by_name.items() if a == worker)
+                    os.killpg(procs[name].pid, signal.SIGKILL)
+                    procs[name].wait()
+                    killed.append(worker)
+                return real_round(self, method, *args)
+
+            monkeypatch.setattr(objective.TreeLossTerm, "_round", round_after_a_kill)
+            model = train(dataset, params)
+            assert killed and killed[0] not in c.nthreads()
+        problem = read_libsvm(path)
+        f, f_expected = primal_objective(problem, params, model), \
+            primal_objective(problem, params, expected)
+        assert abs(f - f_expected) <= 1e-8 * f_expected
+    finally:
+        stop_cluster(procs)
+
+
 def make_certificates(directory):
     """A CA and one certificate for 127.0.0.1 signed by it (scheduler, workers, client)."""
     from cryptography import x509

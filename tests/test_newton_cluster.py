@@ -8,6 +8,7 @@ from dlinear import Params, train
 from dlinear.cluster import Dataset
 from dlinear.datasets import make_rcv1_like
 from dlinear.solvers.objectives import primal_objective
+from dlinear.solvers.primal_objectives import LOSS_OF_SOLVER, PrimalObjective
 
 distributed = pytest.importorskip("distributed")
 
@@ -59,23 +60,37 @@ def test_distributed_newton_reaches_the_local_objective(cluster, problems, n_wor
         np.testing.assert_allclose(spread.w, local.w, atol=1e-6)
 
 
-def test_only_vectors_cross_and_are_summed_on_workers(cluster, problems):
+@pytest.mark.parametrize("n_workers", [1, 3])
+def test_only_vectors_cross_and_are_summed_on_workers(cluster, problems, n_workers):
     from dlinear.cluster.objective import distributed_objective
-    _, client = cluster
-    client.wait_for_workers(1, timeout=60)
+    local_cluster, client = cluster
+    local_cluster.scale(n_workers)
+    client.wait_for_workers(n_workers, timeout=60)
     problem = problems["binary"]
-    data = Dataset.from_arrays(problem, None, client)
+    data = Dataset.from_arrays(problem, None, client, n_parts=n_workers)
     params = Params(solver_type=2).resolved()
     objective, counts = distributed_objective(data, np.array([1, -1]), 0,
                                               np.array([1.0, 1.0]), params)
+    term = objective.loss_term
+    assert len(term.actors) == n_workers
     assert counts == (int(np.sum(problem.y == 1)), problem.n_samples)
     w = np.full(objective.n_variables, 0.01)
     objective.fun(w)
     objective.grad(w)
-    before_in, before_out = objective.bytes_in, objective.bytes_out
+    received, sent, _ = term.stats()
+    to_workers, from_workers = term.bytes_to_workers, term.bytes_from_workers
     hv = objective.hv(w)
-    n_blocks = len(objective.blocks)
-    # one n-vector per worker goes out, one summed n-vector comes back
-    assert objective.bytes_out - before_out == 8 * objective.n_variables * n_blocks
-    assert objective.bytes_in - before_in == 8 * objective.n_variables
-    assert hv.shape == (objective.n_variables,)
+    vector = 8 * objective.n_variables
+    # the direction reaches each worker once and each worker sends one n-vector up the
+    # tree (its subtree's sum); the client sends one vector and gets one back
+    received2, sent2, _ = term.stats()
+    assert received2 - received == vector * n_workers
+    assert sent2 - sent == vector * n_workers
+    assert term.bytes_to_workers - to_workers == vector
+    assert term.bytes_from_workers - from_workers == vector
+    local = PrimalObjective(problem, np.where(problem.y == 1, 1.0, -1.0),
+                            np.ones(problem.n_samples), -1.0, LOSS_OF_SOLVER[2])
+    local.fun(w)
+    local.grad(w)
+    np.testing.assert_allclose(hv, local.hv(w), rtol=1e-12)
+    term.close()

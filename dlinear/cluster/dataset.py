@@ -28,14 +28,15 @@ def _read_part(path, start, end, first_line):
 
 def _plan_ranges(path, block_bytes, n_workers):
     """(absolute path, (size, mtime), line-aligned byte ranges) of one file, computed where
-    the file is: one range per block_bytes, and at least one per worker for files > 1 MB."""
+    the file is: one range per block_bytes, and for files over 1 MB a multiple of the
+    number of workers."""
     try:
         st = os.stat(path)
     except OSError:
         raise DlinearError(f"can't open input file {path}") from None
     n_parts = max(1, math.ceil(st.st_size / block_bytes))
-    if st.st_size > (1 << 20):
-        n_parts = max(n_parts, n_workers)
+    if st.st_size > (1 << 20):    # a multiple of the workers, so each reads as much
+        n_parts = math.ceil(n_parts / n_workers) * n_workers
     return path, (st.st_size, st.st_mtime_ns), line_aligned_ranges(path, n_parts)
 
 
@@ -50,8 +51,13 @@ def _part_summary(part: Problem):
 
 
 def concat_parts(n_features: int, *parts: Problem) -> Problem:
-    """One Problem of all parts in order: the per-worker copy that CD solvers run on."""
+    """One Problem of all parts in order: the per-worker copy that CD solvers run on.
+    A single part is used as it is (kernels never write into their inputs)."""
     parts = [p for p in parts if p.n_samples > 0]
+    if len(parts) == 1 and parts[0].indptr[0] == 0 and parts[0].indptr.dtype == np.int64:
+        p = parts[0]
+        return Problem(indptr=p.indptr, indices=p.indices, data=p.data, y=p.y,
+                       n_features=int(n_features), sample_weight=p.sample_weight)
     offsets = np.cumsum([0] + [p.nnz for p in parts])
     indptr = np.concatenate([[0]] + [p.indptr[1:] - p.indptr[0] + off
                                      for p, off in zip(parts, offsets[:-1])]).astype(np.int64)
@@ -131,6 +137,9 @@ class Dataset:
         if n_parts is None:
             n_workers = max(1, len(worker_addresses(client)))
             n_parts = max(n_workers, math.ceil(problem.nnz * 12 / DEFAULT_BLOCK_BYTES))
+            # a multiple of the workers: each gets as many rows (map-reduce waits for the
+            # slowest worker)
+            n_parts = math.ceil(n_parts / n_workers) * n_workers
         bounds = np.linspace(0, problem.n_samples, min(n_parts, max(problem.n_samples, 1)) + 1)
         bounds = bounds.astype(np.int64)
         pieces = [problem.subset(np.arange(a, b)) for a, b in zip(bounds[:-1], bounds[1:])

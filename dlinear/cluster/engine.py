@@ -111,7 +111,7 @@ def _train_newton(dataset: Dataset, params: Params, emit) -> Model:
     from types import SimpleNamespace
 
     from ..solvers.newton import fit_newton
-    from .objective import distributed_objective
+    from .objective import Placement, distributed_objective
 
     if params.spec.kind == "regression":
         label, weighted_C, ks = None, None, [0]
@@ -120,10 +120,16 @@ def _train_newton(dataset: Dataset, params: Params, emit) -> Model:
         weighted_C = weighted_class_C(label, params, emit)
         ks = list(range(n_binary_problems(len(label))))
 
+    placement = Placement(dataset)
+
     def fit(k):
-        objective, counts = distributed_objective(dataset, label, k, weighted_C, params)
+        objective, counts = distributed_objective(dataset, label, k, weighted_C, params,
+                                                  placement)
         task = SimpleNamespace(w0=initial_w(params, k), w_size=objective.n_variables, y=None)
-        return fit_newton(task, params, objective=objective, counts=counts)
+        try:
+            return fit_newton(task, params, objective=objective, counts=counts)
+        finally:
+            objective.loss_term.close()
 
     with ThreadPoolExecutor(max_workers=min(len(ks), 8)) as pool:
         results = list(pool.map(fit, ks))

@@ -1,236 +1,298 @@
-"""The distributed backend of the primal objectives (-s 0, 2, 11): Newton/TRON's objective
-protocol (dlinear.solvers.newton) map-reduced over the data held on Dask workers.
+"""The distributed backend of the primal objectives (-s 0, 2, 11): the data term of
+Newton/TRON's objective summed over the rows held on Dask workers.
 
-Each worker concatenates the parts it already holds into one block (no data moves) with
-that binary problem's labels and per-instance C. Per call only n-vectors and scalars
-travel: the direction is scattered to the workers, each worker's block computes its share
-with its own z = X_w w (kept on the worker as a future), and the workers' n-vectors are
-summed on a worker before one n-vector reaches the client. The regulariser (and -R) is
-added on the client, so local and distributed runs share every line of the driver.
+Per binary problem, each worker gets a Dask actor holding a LossTerm over the dataset's
+parts that worker already holds (used where they are: no data moves, nothing is copied)
+with that problem's labels and C, and the row state the driver reuses (z = X_w w, X_w s,
+the rows with curvature), which never leaves the worker. The actors form a binary tree
+(actor i's children are 2i+1 and 2i+2). A call goes from the client to the root with the
+n-vector (w or a direction) and down the tree; every actor computes its share in the
+worker's own thread pool while its children compute theirs, adds their results to its
+own and returns the sum to its parent, so one n-vector (or scalar) reaches the client per
+call. The regulariser (and -R) is added on the client by the same RegularizedObjective as
+in a local run, so local and distributed runs share every line of the driver.
 
-State is functional: each call makes new futures from old ones (z after a line-search
-step is a new future), so Dask can recompute a lost block from its lineage.
+Why actors and not one task per block and call: a task round trip through the scheduler
+cost about 30 ms per map-reduce on the benchmark machine, an actor call from the client to
+a worker about 2 ms, and a Newton iteration makes several such calls (BENCHMARKS.md).
+
+Actors are not rebuilt by Dask when their worker dies. The client keeps what the workers'
+state derives from (the point w, the line-search direction, whether the curvature is
+current), so when a call fails because a worker left, it places the dataset's parts
+again (Dask recomputes lost parts from their lineage), makes new actors, replays the
+state and repeats the call.
 """
 from __future__ import annotations
 
+import asyncio
+import threading
+import time
+
 import numpy as np
 
-from ..data import Problem
-from ..kernels import primal_ops as K
-from ..solvers.newton import dot
-from ..solvers.primal_objectives import (LINESEARCH_ETA, LOSS_OF_SOLVER, MAX_NUM_LINESEARCH,
-                                         add_regularizer, regularized_dot)
-from .dataset import concat_parts
+from ..solvers.primal_objectives import LOSS_OF_SOLVER, LossTerm, RegularizedObjective
 from .session import worker_addresses
 
-
-class WorkerBlock:
-    """The rows one worker holds, with one binary (or regression) problem's y and C."""
-
-    def __init__(self, problem: Problem, y, C, bias, loss, p):
-        self.problem = problem
-        self.y = y
-        self.C = C
-        self.bias = float(bias)
-        self.loss = int(loss)
-        self.p = float(p)
-
-    @property
-    def n_variables(self):
-        return self.problem.n_features + (1 if self.bias >= 0 else 0)
+MAX_RECOVERIES = 3
+LOST_WORKER_WAIT = 30.0       # seconds for the scheduler to notice a dead worker
+WATCH_INTERVAL = 1.0          # seconds between checks for lost workers during a call
 
 
-def make_worker_block(n_features, label, k, weighted_C, params, *parts) -> WorkerBlock:
-    from ..train import binary_task, single_task
-    problem = concat_parts(n_features, *parts)
-    if label is None:
-        task = single_task(problem, params)
-    else:
-        task = binary_task(problem, label, k, weighted_C, params)
-    return WorkerBlock(problem, task.y, task.C, task.bias, LOSS_OF_SOLVER[params.solver_type],
-                       params.p)
+class WorkerLost(Exception):
+    """A worker holding one of a problem's actors left during a call."""
 
 
-def block_counts(block: WorkerBlock):
-    return int(np.count_nonzero(block.y > 0)), len(block.y)
+def _add(a, b):
+    """Sum of two results of the same call: floats, arrays, or tuples of them."""
+    if isinstance(a, tuple):
+        return tuple(_add(x, y) for x, y in zip(a, b))
+    return a + b
 
 
-def block_xv(block: WorkerBlock, v):
-    P = block.problem
-    out = np.empty(P.n_samples)
-    K.xv(P.indptr, P.indices, P.data, P.n_features, block.bias, v, out)
-    return out
+def _nbytes(value) -> int:
+    if isinstance(value, tuple):
+        return sum(_nbytes(v) for v in value)
+    return value.nbytes if isinstance(value, np.ndarray) else 0
 
 
-def block_loss(block: WorkerBlock, z):
-    return K.loss_sum(block.loss, block.y, block.C, z, block.p)
+class BlockActor:
+    """Lives on one worker as a Dask actor: that worker's parts of one binary (or
+    regression) problem as a LossTerm over them (not concatenated: no copy), and its
+    children in the reduction tree."""
 
+    def __init__(self, n_features, label, k, weighted_C, params, *parts):
+        from types import SimpleNamespace
 
-def block_loss_along(block: WorkerBlock, z, zs, alpha):
-    return K.loss_sum_along(block.loss, block.y, block.C, z, zs, alpha, block.p)
+        from distributed import get_worker
 
+        from ..train import binary_task, single_task
+        parts = [p for p in parts if p.n_samples > 0]
+        weights = None
+        if any(p.sample_weight is not None for p in parts):
+            weights = np.concatenate([p.sample_weight if p.sample_weight is not None
+                                      else np.ones(p.n_samples) for p in parts])
+        # binary_task and single_task read only the labels and weights of the rows
+        rows = SimpleNamespace(y=np.concatenate([p.y for p in parts]), sample_weight=weights,
+                               n_samples=sum(p.n_samples for p in parts))
+        task = single_task(rows, params) if label is None else \
+            binary_task(rows, label, k, weighted_C, params)
+        self.term = LossTerm(parts, task.y, task.C, task.bias,
+                             LOSS_OF_SOLVER[params.solver_type], params.p, n_features)
+        self.positive = int(np.count_nonzero(task.y > 0))
+        self.children = []
+        self.bytes_received = 0         # array arguments from the parent
+        self.bytes_sent = 0             # array results to the parent
+        self.busy = 0.0                 # seconds spent computing
+        # the passes run in the worker's task threads: no more at once than it has cores
+        self._executor = get_worker().executors["default"]
 
-def block_moved(z, zs, alpha):
-    out = z.copy()
-    K.add_scaled(alpha, zs, out)
-    return out
+    def set_children(self, children) -> int:
+        self.children = list(children)
+        return len(self.children)
 
+    def _run(self, pending_move, method, args):
+        start = time.perf_counter()
+        if pending_move is not None:
+            self.term.move(pending_move)
+        if method == "counts":
+            return np.array([self.positive, len(self.term.y)], dtype=np.int64)
+        if method == "stats":
+            return np.array([self.bytes_received, self.bytes_sent, self.busy])
+        result = getattr(self.term, method)(*args)
+        self.busy += time.perf_counter() - start
+        return result
 
-def _curvature(block: WorkerBlock, z):
-    """One pass at z: (gradient of the loss, diag(X^T H X), rows with curvature, their h)."""
-    P = block.problem
-    n = block.n_variables
-    g, M = np.empty(n), np.empty(n)
-    rows, coef = np.empty(P.n_samples, dtype=np.int64), np.empty(P.n_samples)
-    k = K.grad_precond(block.loss, P.indptr, P.indices, P.data, P.n_features, block.bias,
-                       block.y, block.C, z, block.p, g, M, rows, coef)
-    return g, M, rows, coef, k
-
-
-def block_grad_state(block: WorkerBlock, z):
-    """One pass at z: ([loss gradient, preconditioner diagonal] as one 2n-vector, for one
-    reduction; the rows with curvature and their weights, kept for the CG steps)."""
-    g, M, rows, coef, k = _curvature(block, z)
-    return np.concatenate([g, M]), (rows[:k].copy(), coef[:k].copy())
-
-
-def first(pair):
-    return pair[0]
-
-
-def second(pair):
-    return pair[1]
-
-
-def block_hv(block: WorkerBlock, hess_state, s):
-    P = block.problem
-    rows, coef = hess_state
-    out = np.empty(block.n_variables)
-    K.hess_vec(P.indptr, P.indices, P.data, P.n_features, block.bias, rows, coef, len(rows),
-               s, out)
-    return out
-
-
-def sum_arrays(*arrays):
-    total = arrays[0].copy()
-    for a in arrays[1:]:
-        total += a
-    return total
-
-
-class DistributedObjective:
-    """Implements the protocol of dlinear.solvers.newton over one block per worker."""
-
-    def __init__(self, client, blocks: dict, n_variables: int, regularize_bias: bool):
-        self.client = client
-        self.blocks = blocks                  # worker address -> future of a WorkerBlock
-        self.n_variables = int(n_variables)
-        self.regularize_bias = bool(regularize_bias)
-        self._z = {}                          # worker -> future of X_w w
-        self._hess = {}                       # worker -> future of (rows, coef)
-        self._M = np.ones(self.n_variables)
-        self._wTw = 0.0
-        self.n_calls = 0                      # map-reduce rounds, for benchmarks
-        self.bytes_out = 0                    # n-vectors sent to workers
-        self.bytes_in = 0                     # n-vectors and scalars gathered
-
-    # ---------------------------------------------------------------- plumbing
-    def _submit(self, worker, fn, *args):
-        return self.client.submit(fn, *args, workers=[worker], allow_other_workers=True,
-                                  pure=False)
-
-    def _broadcast(self, v):
-        """The vector travels inside each worker's task: no extra round trip."""
-        v = np.ascontiguousarray(v, dtype=np.float64)
-        self.bytes_out += v.nbytes * len(self.blocks)
-        return v
-
-    def _sum_on_workers(self, futures: dict):
-        """Sum the workers' n-vectors on one worker; one vector comes back."""
-        first = next(iter(futures))
-        total = self._submit(first, sum_arrays, *futures.values()).result()
-        self.bytes_in += total.nbytes
-        self.n_calls += 1
+    async def call(self, pending_move, method, *args):
+        """LossTerm.`method`(*args) summed over this actor's subtree (after applying a
+        line-search step accepted since the last call)."""
+        self.bytes_received += sum(_nbytes(a) for a in args)
+        pending = [child.call(pending_move, method, *args) for child in self.children]
+        loop = asyncio.get_running_loop()
+        total = await loop.run_in_executor(self._executor, self._run, pending_move, method,
+                                           args)
+        for child_result in pending:
+            total = _add(total, await child_result)
+        if method != "stats":               # the statistics do not count themselves
+            self.bytes_sent += _nbytes(total)
         return total
 
-    def _sum_scalars(self, futures: dict) -> float:
-        values = self.client.gather(list(futures.values()))
-        self.bytes_in += 8 * len(values)
-        self.n_calls += 1
-        return float(sum(values))
 
-    def _sq(self, u, v):
-        return regularized_dot(u, v, self.regularize_bias)
+class Placement:
+    """Which of the dataset's parts each worker holds (one actor per worker will use
+    them where they are). Shared by all binary problems of a training run."""
 
-    # ---------------------------------------------------------------- the protocol
-    def fun(self, w):
+    def __init__(self, dataset):
+        self.dataset = dataset
+        self._lock = threading.Lock()
+        self.generation = 0
+        self.by_worker = self._build()
+
+    def _build(self) -> dict:
+        client = self.dataset.client
+        holders = client.who_has(self.dataset.parts)
+        live = worker_addresses(client)
+        by_worker = {}
+        for part in self.dataset.parts:
+            workers = sorted(w for w in holders.get(part.key, ()) if w in live)
+            if not workers:       # not computed yet, or lost: Dask recomputes it there
+                workers = live[:1]
+            by_worker.setdefault(workers[0], []).append(part)
+        return dict(sorted(by_worker.items()))
+
+    def rebuilt(self, generation: int):
+        """The placement after a worker was lost: made once, whichever problem asks first."""
+        with self._lock:
+            if self.generation == generation:
+                self.by_worker = self._build()
+                self.generation += 1
+            return self.by_worker, self.generation
+
+
+class TreeLossTerm:
+    """LossTerm's methods summed over one BlockActor per worker (see the module text)."""
+
+    def __init__(self, placement: Placement, label, k, weighted_C, params):
+        self.client = placement.dataset.client
+        self._placement = placement
+        self._problem = (label, k, weighted_C, params)
+        self.n_variables = placement.dataset.n_features + (1 if params.bias >= 0 else 0)
+        self.n_calls = 0                # map-reduce rounds
+        self.n_passes = 0               # of them, passes over the rows
+        self.bytes_to_workers = 0       # arrays the client sent to the root
+        self.bytes_from_workers = 0     # arrays the client received from the root
+        # what the workers' state derives from, to replay it on new actors
+        self._w = np.zeros(self.n_variables)
+        self._s = None
+        self._curvature = False
+        self._pending_move = None
+        self._stale = False
+        self._make_actors(placement.by_worker, placement.generation)
+
+    def _make_actors(self, by_worker, generation):
+        label, k, weighted_C, params = self._problem
+        self._generation = generation
+        self.workers = list(by_worker)
+        n_features = self._placement.dataset.n_features
+        futures = [self.client.submit(BlockActor, n_features, label, k, weighted_C, params,
+                                      *parts, actor=True, workers=[w], pure=False)
+                   for w, parts in by_worker.items()]
+        self._actor_futures = futures
+        self.actors = self.client.gather(futures)
+        set_up = [actor.set_children([self.actors[j] for j in (2 * i + 1, 2 * i + 2)
+                                      if j < len(self.actors)])
+                  for i, actor in enumerate(self.actors)]
+        for f in set_up:
+            f.result()
+
+    def close(self):
+        """Releases the actors (and their row state) on the workers."""
+        self.actors, self._actor_futures = [], []
+
+    # ---------------------------------------------------------------- one round
+    def _round(self, method, *args):
+        for attempt in range(MAX_RECOVERIES + 1):
+            try:
+                if self._stale:
+                    self._recover()
+                pending, self._pending_move = self._pending_move, None
+                result = self._call(pending, method, *args)
+                break
+            except (OSError, RuntimeError, WorkerLost):   # how a lost worker shows
+                if attempt == MAX_RECOVERIES or not self._worker_left(LOST_WORKER_WAIT):
+                    raise
+                self._stale = True
+        if method != "stats":
+            self.n_calls += 1
+            self.bytes_to_workers += sum(_nbytes(a) for a in args)
+            self.bytes_from_workers += _nbytes(result)
+        return result
+
+    def _call(self, pending_move, method, *args):
+        """The root's result. A call whose subtree lost a worker may never return (the
+        actor proxy waits for the lost actor to come back), so a long wait checks once
+        per WATCH_INTERVAL whether the workers are all still there."""
+        future = self.actors[0].call(pending_move, method, *args)
+        while True:
+            try:
+                return future.result(timeout=WATCH_INTERVAL)
+            except TimeoutError:
+                if self._worker_left(0.0):
+                    raise WorkerLost(method) from None
+
+    def _worker_left(self, wait: float) -> bool:
+        """Whether the scheduler has removed one of the actors' workers, waiting up to
+        `wait` seconds for it to notice."""
+        deadline = time.monotonic() + wait
+        while True:
+            live = set(worker_addresses(self.client))
+            if any(w not in live for w in self.workers):
+                return True
+            if time.monotonic() >= deadline:
+                return False
+            time.sleep(0.1)
+
+    def _recover(self):
+        """New actors on the live workers, with the state the lost ones had."""
+        by_worker, generation = self._placement.rebuilt(self._generation)
+        self._make_actors(by_worker, generation)
+        self._pending_move = None
+        self._call(None, "at", self._w)
+        if self._s is not None:
+            self._call(None, "along", self._s, 0.0)
+        if self._curvature:
+            self._call(None, "grad_precond")
+        self._stale = False
+
+    # ---------------------------------------------------------------- LossTerm's methods
+    def counts(self):
+        """(#positive rows, #rows) of the problem."""
+        pos, l = self._round("counts")
+        return int(pos), int(l)
+
+    def stats(self):
+        """(bytes of arrays all actors received from their parents, bytes they sent to
+        them, seconds they spent computing), summed over the actors."""
+        received, sent, busy = self._round("stats")
+        return int(received), int(sent), float(busy)
+
+    def at(self, w):
         w = np.ascontiguousarray(w, dtype=np.float64)
-        w_future = self._broadcast(w)
-        self._z = {wk: self._submit(wk, block_xv, b, w_future) for wk, b in self.blocks.items()}
-        losses = {wk: self._submit(wk, block_loss, self.blocks[wk], z)
-                  for wk, z in self._z.items()}
-        self._wTw = self._sq(w, w)
-        return self._sum_scalars(losses) + 0.5 * self._wTw
+        self._w, self._s, self._curvature = w.copy(), None, False
+        self.n_passes += int(w.any())
+        return float(self._round("at", w))
 
-    def grad(self, w):
-        w = np.ascontiguousarray(w, dtype=np.float64)
-        states = {wk: self._submit(wk, block_grad_state, self.blocks[wk], z)
-                  for wk, z in self._z.items()}
-        self._hess = {wk: self._submit(wk, second, st) for wk, st in states.items()}
-        gM = self._sum_on_workers({wk: self._submit(wk, first, st)
-                                   for wk, st in states.items()})
-        n = self.n_variables
-        g = add_regularizer(gM[:n], w, self.regularize_bias)
-        self._M = add_regularizer(gM[n:], np.ones(n), self.regularize_bias)
-        return g
+    def grad_precond(self):
+        self.n_passes += 1
+        g, M = self._round("grad_precond")
+        self._curvature = True
+        return g, M
 
     def hv(self, s):
+        self.n_passes += 1
+        return self._round("hv", np.ascontiguousarray(s, dtype=np.float64))
+
+    def along(self, s, alpha):
         s = np.ascontiguousarray(s, dtype=np.float64)
-        s_future = self._broadcast(s)
-        parts = {wk: self._submit(wk, block_hv, self.blocks[wk], self._hess[wk], s_future)
-                 for wk in self.blocks}
-        return add_regularizer(self._sum_on_workers(parts), s, self.regularize_bias)
+        self.n_passes += 1
+        loss = float(self._round("along", s, float(alpha)))
+        self._s = s.copy()
+        return loss
 
-    def diag_precond(self):
-        return self._M.copy()
+    def loss_along(self, alpha):
+        return float(self._round("loss_along", float(alpha)))
 
-    def linesearch_and_update(self, w, s, f, g, alpha):
-        s = np.ascontiguousarray(s, dtype=np.float64)
-        s_future = self._broadcast(s)
-        zs = {wk: self._submit(wk, block_xv, b, s_future) for wk, b in self.blocks.items()}
-        sTs, wTs, gTs = self._sq(s, s), self._sq(w, s), dot(g, s)
-        for _ in range(MAX_NUM_LINESEARCH):
-            losses = {wk: self._submit(wk, block_loss_along, self.blocks[wk], self._z[wk],
-                                       zs[wk], alpha) for wk in self.blocks}
-            f_new = self._sum_scalars(losses) + (alpha * alpha * sTs + self._wTw) / 2.0 \
-                + alpha * wTs
-            if f_new - f <= LINESEARCH_ETA * alpha * gTs:
-                self._z = {wk: self._submit(wk, block_moved, self._z[wk], zs[wk], alpha)
-                           for wk in self.blocks}
-                w += alpha * s
-                self._wTw += alpha * alpha * sTs + 2.0 * alpha * wTs
-                return alpha, f_new
-            alpha *= 0.5
-        return 0.0, f
+    def move(self, alpha):
+        """Sent with the next call: accepting a step needs no round of its own."""
+        self._pending_move = float(alpha)
+        self._w = self._w + alpha * self._s
+        self._curvature = False
 
 
-def distributed_objective(dataset, label, k, weighted_C, params):
+def distributed_objective(dataset, label, k, weighted_C, params, placement=None):
     """(objective, (#positive rows, #rows)) of binary problem k (or the regression
-    problem, label None) on the workers holding `dataset`'s parts."""
-    client = dataset.client
-    holders = client.who_has(dataset.parts)
-    by_worker = {}
-    for part in dataset.parts:
-        workers = sorted(holders.get(part.key, ()))
-        if not workers:       # not computed yet (or lost): let Dask place it
-            workers = worker_addresses(client)[:1]
-        by_worker.setdefault(workers[0], []).append(part)
-    blocks = {w: client.submit(make_worker_block, dataset.n_features, label, k, weighted_C,
-                               params, *parts, workers=[w], allow_other_workers=True,
-                               pure=False)
-              for w, parts in by_worker.items()}
-    counts = client.gather([client.submit(block_counts, b, workers=[w], pure=False)
-                            for w, b in blocks.items()])
-    pos, l = sum(c[0] for c in counts), sum(c[1] for c in counts)
-    n_variables = dataset.n_features + (1 if params.bias >= 0 else 0)
-    return DistributedObjective(client, blocks, n_variables, params.regularize_bias), (pos, l)
+    problem, label None) on the workers holding `dataset`'s parts; several problems may
+    share one `placement` (a Placement of the dataset)."""
+    placement = placement if placement is not None else Placement(dataset)
+    term = TreeLossTerm(placement, label, k, weighted_C, params)
+    counts = term.counts()
+    return RegularizedObjective(term, term.n_variables, params.regularize_bias), counts

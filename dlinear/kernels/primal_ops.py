@@ -15,6 +15,9 @@ variables) is done by the caller in NumPy; these kernels do the passes over the 
                           weights (one pass: gradient and preconditioner fused)
     hess_vec              X_I^T diag(h_I) X_I s over the rows I of the last grad_precond
 
+The two X^T accumulations add into their n-vectors, so a worker's several blocks sum
+into one output without a temporary per block.
+
 Data are raw CSR arrays (indptr int64, indices int32, data float64) plus LIBLINEAR's -B
 bias as a virtual last column (see sparse_ops). Inputs are never written: every output
 array is passed in separately by the caller, which owns it. X^T v accumulations are scatter
@@ -103,11 +106,9 @@ def grad_precond(loss, indptr, indices, data, n_features, bias, y, C, z, p, g, M
         rows[:k], coef[:k]         the rows with h_i != 0 and their h_i, in row order
 
     (LR: every row; L2SVC/L2SVR: LIBLINEAR's index set I, with h_i = 2 C_i.) Returns k.
-    g and M are overwritten (length n_features + 1 if bias >= 0)."""
+    g and M (length n_features + 1 if bias >= 0) are added to, not overwritten, so the
+    blocks of one worker accumulate into one pair."""
     l = len(indptr) - 1
-    for j in range(np.uint64(len(g))):
-        g[j] = 0.0
-        M[j] = 0.0
     k = 0
     for i in range(np.uint64(l)):
         yi = y[i]
@@ -151,9 +152,7 @@ def grad_precond(loss, indptr, indices, data, n_features, bias, y, C, z, p, g, M
 
 @njit(cache=True, nogil=True)
 def hess_vec(indptr, indices, data, n_features, bias, rows, coef, k, s, out):
-    """out = sum_{r < k} coef[r] x_{rows[r]} (x_{rows[r]} . s): the loss part of H s."""
-    for j in range(np.uint64(len(out))):
-        out[j] = 0.0
+    """out += sum_{r < k} coef[r] x_{rows[r]} (x_{rows[r]} . s): the loss part of H s."""
     for r in range(np.uint64(k)):
         i = rows[r]
         t = coef[r] * row_dot(s, indptr, indices, data, i, n_features, bias)

@@ -1,5 +1,5 @@
-"""The local backend of the primal objectives of -s 0, -s 2 and -s 11 (LIBLINEAR's
-l2r_lr_fun, l2r_l2_svc_fun and l2r_l2_svr_fun) on one CSR Problem.
+"""The primal objectives of -s 0, -s 2 and -s 11 (LIBLINEAR's l2r_lr_fun, l2r_l2_svc_fun
+and l2r_l2_svr_fun) and their local backend on one CSR Problem.
 
     f(w) = 0.5 w^T w + sum_i C_i loss_i(x_i . w)
 
@@ -8,11 +8,13 @@ instance weight), and, for -R (regularize_bias=False), the bias weight w[-1] lef
 the regulariser (so out of the 0.5 w^T w, the gradient's w, the Hessian's identity and the
 preconditioner's 1), as l2r_erm_fun does.
 
-It implements the objective protocol of dlinear.solvers.newton (fun, grad, hv,
-diag_precond, linesearch_and_update, n_variables). Everything of size l (z = Xw, Xs, the
-rows with curvature and their weights) stays in here; only n-vectors and scalars cross
-the interface, so a distributed backend holding one such state per data block on its
-worker implements the same methods by summing the blocks' n-vectors and scalars.
+Two halves: `LossTerm`, the data term on one CSR block, which keeps everything of size l
+(z = Xw, Xs, the rows with curvature and their weights) and lets only n-vectors and
+scalars out; and `RegularizedObjective`, which adds the regulariser and implements the
+objective protocol of dlinear.solvers.newton (fun, grad, hv, diag_precond,
+linesearch_and_update, n_variables) over any data term with LossTerm's methods. The local
+backend is the pair on one problem (`PrimalObjective`); the distributed one
+(dlinear.cluster.objective) puts a LossTerm on each worker and sums them.
 """
 from __future__ import annotations
 
@@ -45,88 +47,157 @@ def add_regularizer(out, v, regularize_bias=True):
     return out
 
 
-class PrimalObjective:
-    """One loss on one CSR problem. `loss` is primal_ops.LR, L2SVC or L2SVR; `p` is the
-    SVR epsilon. Arrays are used as given and never written."""
+class LossTerm:
+    """The data term sum_i C_i loss(x_i . w) on the rows of one or more CSR blocks (a
+    Problem, or a list of Problems taken as their rows in order, never concatenated), with
+    the row state the Newton drivers reuse between calls: z = X w, zs = X s of the line
+    search, and the rows with curvature and their weights. y and C run over all rows;
+    `n_features` (default: the blocks' largest) is the data set's.
+    `loss` is primal_ops.LR, L2SVC or L2SVR; `p` is the SVR epsilon. Arrays are used as
+    given and never written.
 
-    def __init__(self, problem, y, C, bias, loss, p=0.0, regularize_bias=True):
-        self.indptr = problem.indptr
-        self.indices = problem.indices
-        self.data = problem.data
-        self.n_features = int(problem.n_features)
+    Only n-vectors and scalars go in or out, so the data term of rows spread over
+    workers is the sum of one LossTerm per worker (dlinear.cluster.objective)."""
+
+    def __init__(self, blocks, y, C, bias, loss, p=0.0, n_features=None):
+        blocks = list(blocks) if isinstance(blocks, (list, tuple)) else [blocks]
+        self.blocks = [b for b in blocks if b.n_samples > 0]
+        # a block's own n_features may be smaller than the data set's
+        self.n_features = int(n_features if n_features is not None
+                              else max(b.n_features for b in blocks))
         self.bias = float(bias)
         self.y = np.ascontiguousarray(y, dtype=np.float64)
         self.C = np.ascontiguousarray(C, dtype=np.float64)
         self.loss = int(loss)
         self.p = float(p)
-        self.regularize_bias = bool(regularize_bias)
         self.n_variables = self.n_features + (1 if self.bias >= 0 else 0)
-        l = problem.n_samples
-        self._z = np.zeros(l)           # X w at the last fun / accepted line-search step
+        self._starts = np.cumsum([0] + [b.n_samples for b in self.blocks])
+        l = int(self._starts[-1])
+        if len(self.y) != l or len(self.C) != l:
+            raise ValueError(f"y and C must have one value per row ({l})")
+        self._z = np.zeros(l)           # X w at the last `at` / accepted line-search step
         self._zs = np.empty(l)          # X s of the line search
         self._rows = np.empty(l, dtype=np.int64)
         self._coef = np.empty(l)
-        self._n_active = 0
+        self._n_active = np.zeros(len(self.blocks), dtype=np.int64)
+        self.n_passes = 0               # passes over X, for benchmarks
+
+    def _pieces(self):
+        """(block, its slice of the row arrays)."""
+        for b, start, stop in zip(self.blocks, self._starts[:-1], self._starts[1:]):
+            yield b, slice(int(start), int(stop))
+
+    def _xv(self, v, out):
+        for b, rows in self._pieces():
+            K.xv(b.indptr, b.indices, b.data, self.n_features, self.bias, v, out[rows])
+
+    def at(self, w) -> float:
+        """Moves the state to w (z = X w) and returns the loss there."""
+        w = np.ascontiguousarray(w, dtype=np.float64)
+        if w.any():
+            self._xv(w, self._z)
+            self.n_passes += 1
+        else:
+            self._z[:] = 0.0            # w = 0 (the start): X w needs no pass
+        return K.loss_sum(self.loss, self.y, self.C, self._z, self.p)
+
+    def grad_precond(self):
+        """(gradient, diag(X^T H X)) of the loss at the current point; fixes the Hessian
+        that `hv` multiplies by."""
+        g = np.zeros(self.n_variables)
+        M = np.zeros(self.n_variables)
+        for q, (b, rows) in enumerate(self._pieces()):
+            self._n_active[q] = K.grad_precond(
+                self.loss, b.indptr, b.indices, b.data, self.n_features, self.bias,
+                self.y[rows], self.C[rows], self._z[rows], self.p, g, M, self._rows[rows],
+                self._coef[rows])
+        self.n_passes += 1
+        return g, M
+
+    def hv(self, s):
+        s = np.ascontiguousarray(s, dtype=np.float64)
+        out = np.zeros(self.n_variables)
+        for q, (b, rows) in enumerate(self._pieces()):
+            K.hess_vec(b.indptr, b.indices, b.data, self.n_features, self.bias,
+                       self._rows[rows], self._coef[rows], self._n_active[q], s, out)
+        self.n_passes += 1
+        return out
+
+    def along(self, s, alpha) -> float:
+        """Fixes the line-search direction s (zs = X s); the loss at w + alpha s."""
+        self._xv(np.ascontiguousarray(s, dtype=np.float64), self._zs)
+        self.n_passes += 1
+        return self.loss_along(alpha)
+
+    def loss_along(self, alpha) -> float:
+        return K.loss_sum_along(self.loss, self.y, self.C, self._z, self._zs, alpha, self.p)
+
+    def move(self, alpha):
+        """Accepts the step: the state moves to w + alpha s."""
+        K.add_scaled(alpha, self._zs, self._z)
+
+
+class RegularizedObjective:
+    """f(w) = 0.5 w^T w (without the bias weight for -R) + a data term: the objective
+    protocol of dlinear.solvers.newton. The data term is a LossTerm here, or the sum of
+    the workers' LossTerms on a cluster, so both backends share this code."""
+
+    def __init__(self, loss_term, n_variables, regularize_bias=True):
+        self.loss_term = loss_term
+        self.n_variables = int(n_variables)
+        self.regularize_bias = bool(regularize_bias)
         self._M = np.ones(self.n_variables)
         self._wTw = 0.0
-        self.n_passes = 0               # passes over X, for benchmarks
+
+    @property
+    def n_passes(self):
+        return self.loss_term.n_passes
 
     def _sq(self, u, v):
         return regularized_dot(u, v, self.regularize_bias)
 
     def fun(self, w):
         w = np.ascontiguousarray(w, dtype=np.float64)
-        if w.any():
-            K.xv(self.indptr, self.indices, self.data, self.n_features, self.bias, w,
-                 self._z)
-            self.n_passes += 1
-        else:
-            self._z[:] = 0.0            # w = 0 (the start): X w needs no pass
         self._wTw = self._sq(w, w)
-        return K.loss_sum(self.loss, self.y, self.C, self._z, self.p) + 0.5 * self._wTw
+        return self.loss_term.at(w) + 0.5 * self._wTw
 
     def grad(self, w):
         w = np.ascontiguousarray(w, dtype=np.float64)
-        g = np.empty(self.n_variables)
-        M = np.empty(self.n_variables)
-        self._n_active = K.grad_precond(
-            self.loss, self.indptr, self.indices, self.data, self.n_features, self.bias,
-            self.y, self.C, self._z, self.p, g, M, self._rows, self._coef)
-        self.n_passes += 1
-        add_regularizer(g, w, self.regularize_bias)
+        g, M = self.loss_term.grad_precond()
         self._M = add_regularizer(M, np.ones(self.n_variables), self.regularize_bias)
-        return g
+        return add_regularizer(g, w, self.regularize_bias)
 
     def hv(self, s):
         s = np.ascontiguousarray(s, dtype=np.float64)
-        out = np.empty(self.n_variables)
-        K.hess_vec(self.indptr, self.indices, self.data, self.n_features, self.bias,
-                   self._rows, self._coef, self._n_active, s, out)
-        self.n_passes += 1
-        return add_regularizer(out, s, self.regularize_bias)
+        return add_regularizer(self.loss_term.hv(s), s, self.regularize_bias)
 
     def diag_precond(self):
         return self._M.copy()
 
     def linesearch_and_update(self, w, s, f, g, alpha):
         s = np.ascontiguousarray(s, dtype=np.float64)
-        K.xv(self.indptr, self.indices, self.data, self.n_features, self.bias, s, self._zs)
-        self.n_passes += 1
         sTs = self._sq(s, s)
         wTs = self._sq(w, s)
         gTs = dot(g, s)
-        fold = f
-        for _ in range(MAX_NUM_LINESEARCH):
-            loss = K.loss_sum_along(self.loss, self.y, self.C, self._z, self._zs, alpha,
-                                    self.p)
+        for trial in range(MAX_NUM_LINESEARCH):
+            loss = (self.loss_term.along(s, alpha) if trial == 0
+                    else self.loss_term.loss_along(alpha))
             f_new = loss + (alpha * alpha * sTs + self._wTw) / 2.0 + alpha * wTs
-            if f_new - fold <= LINESEARCH_ETA * alpha * gTs:
-                K.add_scaled(alpha, self._zs, self._z)
+            if f_new - f <= LINESEARCH_ETA * alpha * gTs:
+                self.loss_term.move(alpha)
                 w += alpha * s
                 self._wTw += alpha * alpha * sTs + 2.0 * alpha * wTs
                 return alpha, f_new
             alpha *= 0.5
-        return 0.0, fold
+        return 0.0, f
+
+
+class PrimalObjective(RegularizedObjective):
+    """The local backend: one loss on one CSR problem (see LossTerm for the arguments)."""
+
+    def __init__(self, problem, y, C, bias, loss, p=0.0, regularize_bias=True):
+        term = LossTerm(problem, y, C, bias, loss, p)
+        super().__init__(term, term.n_variables, regularize_bias)
 
 
 def make_objective(task, params):
