@@ -134,7 +134,7 @@ def main(argv=None):
           f"{term.n_calls / n_iter:.1f} map-reduce rounds per iteration; per iteration "
           f"{client_bytes / n_iter / 1e6:.2f} MB between client and root, "
           f"{(received + sent) / n_iter / 1e6:.2f} MB into and out of the workers "
-          f"(n = {objective.n_variables})")
+          f"(n = {objective.n_variables}); the workers computed {busy:.2f} s in all")
 
     local_obj = PrimalObjective(P, binary_task(P, label, 0, weighted, params).y,
                                 binary_task(P, label, 0, weighted, params).C, -1.0,

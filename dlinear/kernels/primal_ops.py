@@ -31,7 +31,8 @@ the rows with nonzero curvature and their Hessian weights are compacted into two
 Several columns at once (one-vs-rest or k-fold runs carrying k weight vectors through one
 pass of X) fit the same loops: v/s/g become (n, k) C-order arrays and z/zs/coef (l, k), so
 a row's k values and a feature's k weights are adjacent; the per-row loops below become a
-loop over k inside the nnz loop. Not done yet: the 1-column kernels are what the drivers use.
+loop over k inside the nnz loop. scripts/bench_kcolumn.py measures prototypes of those
+kernels (BENCHMARKS.md); no driver uses them yet: the drivers use these 1-column kernels.
 """
 import math
 

@@ -1,0 +1,131 @@
+"""One-vs-rest Newton: k classes sharing each pass over X (X·W with k columns) against k
+single-column passes, measured on the two passes a Newton iteration repeats.
+
+Issue #4 asks whether a driver carrying all k one-vs-rest classes through each pass over
+a block (one X·W with k columns) beats k independent drivers. Before building that
+driver, this measures its kernel-level ceiling on one core: the Hessian-vector product
+(the bulk of the passes) and z = X w, for k columns at once against k calls of the
+single-column kernels dlinear uses (dlinear.kernels.primal_ops). The k-column kernels
+below are prototypes for this measurement only: S, W are (n, k) and coef, Z are (l, k),
+C order, so a row's k values and a feature's k weights are adjacent. Logistic loss
+(every row has curvature in every class), the most favourable case for k columns:
+with L2 losses each class has its own active rows and a k-column pass would also touch
+the rows inactive for some classes.
+
+    python scripts/bench_kcolumn.py --rows 677000
+"""
+import argparse
+import os
+import sys
+import time
+
+import numpy as np
+from numba import njit
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+
+from dlinear.datasets import make_rcv1_like           # noqa: E402
+from dlinear.kernels import primal_ops as K            # noqa: E402
+
+
+@njit(cache=True, nogil=True)
+def hess_vec_k(indptr, indices, data, coef, S, out):
+    """out[:, c] += X^T diag(coef[:, c]) X S[:, c] for all k columns in one pass."""
+    k = S.shape[1]
+    t = np.empty(k)
+    for i in range(np.uint64(len(indptr) - 1)):
+        for c in range(k):
+            t[c] = 0.0
+        for q in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
+            j = np.uint64(indices[q])
+            v = data[q]
+            for c in range(k):
+                t[c] += v * S[j, c]
+        for c in range(k):
+            t[c] *= coef[i, c]
+        for q in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
+            j = np.uint64(indices[q])
+            v = data[q]
+            for c in range(k):
+                out[j, c] += t[c] * v
+
+
+@njit(cache=True, nogil=True)
+def xv_k(indptr, indices, data, W, Z):
+    """Z[i, c] = x_i . W[:, c] for all k columns in one pass."""
+    k = W.shape[1]
+    for i in range(np.uint64(len(indptr) - 1)):
+        for c in range(k):
+            Z[i, c] = 0.0
+        for q in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
+            j = np.uint64(indices[q])
+            v = data[q]
+            for c in range(k):
+                Z[i, c] += v * W[j, c]
+
+
+def best(fn, repeat):
+    times = []
+    for _ in range(repeat):
+        t = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t)
+    return min(times)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rows", type=int, default=200_000)
+    ap.add_argument("--features", type=int, default=47_236)
+    ap.add_argument("--nnz-per-row", type=float, default=70)
+    ap.add_argument("--k", default="1,2,4,8,16,32")
+    ap.add_argument("--repeat", type=int, default=3)
+    args = ap.parse_args(argv)
+
+    P = make_rcv1_like(args.rows, n_features=args.features, nnz_per_row=args.nnz_per_row,
+                       seed=0)
+    n, l = P.n_features, P.n_samples
+    print(f"data: {l} x {n}, nnz {P.nnz}; one core; times are best of {args.repeat}")
+    rng = np.random.default_rng(0)
+    rows = np.arange(l, dtype=np.int64)
+    print(f"{'k':>3} {'Hv: k x 1 col':>14} {'Hv: k cols':>11} {'ratio':>6} "
+          f"{'Xw: k x 1 col':>14} {'Xw: k cols':>11} {'ratio':>6}")
+    for k in [int(x) for x in args.k.split(",")]:
+        S = np.ascontiguousarray(rng.normal(size=(n, k)))
+        coef = np.ascontiguousarray(rng.uniform(0.01, 0.25, size=(l, k)))
+        S_cols = [np.ascontiguousarray(S[:, c]) for c in range(k)]
+        coef_cols = [np.ascontiguousarray(coef[:, c]) for c in range(k)]
+        out1, outk = np.zeros(n), np.zeros((n, k))
+        z1, Zk = np.empty(l), np.empty((l, k))
+
+        def hv_single():
+            for c in range(k):
+                out1[:] = 0.0
+                K.hess_vec(P.indptr, P.indices, P.data, n, -1.0, rows, coef_cols[c], l,
+                           S_cols[c], out1)
+
+        def hv_k():
+            outk[:] = 0.0
+            hess_vec_k(P.indptr, P.indices, P.data, coef, S, outk)
+
+        def xv_single():
+            for c in range(k):
+                K.xv(P.indptr, P.indices, P.data, n, -1.0, S_cols[c], z1)
+
+        def xv_multi():
+            xv_k(P.indptr, P.indices, P.data, S, Zk)
+
+        hv_k()                                  # compile, and check both agree
+        out1[:] = 0.0
+        K.hess_vec(P.indptr, P.indices, P.data, n, -1.0, rows, coef_cols[-1], l,
+                   S_cols[-1], out1)
+        assert np.allclose(outk[:, -1], out1)
+        xv_multi()
+        t_hv1, t_hvk = best(hv_single, args.repeat), best(hv_k, args.repeat)
+        t_xv1, t_xvk = best(xv_single, args.repeat), best(xv_multi, args.repeat)
+        print(f"{k:3d} {t_hv1 * 1e3:12.1f}ms {t_hvk * 1e3:9.1f}ms {t_hv1 / t_hvk:6.2f} "
+              f"{t_xv1 * 1e3:12.1f}ms {t_xvk * 1e3:9.1f}ms {t_xv1 / t_xvk:6.2f}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,76 @@
+"""The most a 2-way row split can gain on this machine: Hessian-vector products on all rows
+in one process, against two plain processes (no Dask) on half the rows each, started
+together.
+
+Map-reduced Newton on 2 workers does exactly the second thing plus the messaging, so the
+ratio printed here bounds what `scripts/bench_newton_cluster.py` can show for
+"2 workers against local" on the same machine, whatever the messaging costs.
+
+    python scripts/bench_split_ceiling.py --rows 677000
+"""
+import argparse
+import multiprocessing as mp
+import os
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+
+from dlinear.datasets import make_rcv1_like                                  # noqa: E402
+from dlinear.solvers.primal_objectives import LOSS_OF_SOLVER, LossTerm      # noqa: E402
+
+
+def time_hv(problem, solver, n_hv, barrier, out):
+    y = np.where(problem.y == 1, 1.0, -1.0)
+    term = LossTerm(problem, y, np.ones(problem.n_samples), -1.0, LOSS_OF_SOLVER[solver])
+    w = np.full(term.n_variables, 1e-3)
+    s = np.random.default_rng(0).normal(size=term.n_variables)
+    term.at(w)
+    term.grad_precond()
+    term.hv(s)                                  # warm: compiled, pages touched
+    if barrier is not None:
+        barrier.wait()
+    start = time.perf_counter()
+    for _ in range(n_hv):
+        term.hv(s)
+    out.put(time.perf_counter() - start)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rows", type=int, default=200_000)
+    ap.add_argument("--features", type=int, default=47_236)
+    ap.add_argument("--nnz-per-row", type=float, default=70)
+    ap.add_argument("--hv", type=int, default=20, help="Hessian-vector products timed")
+    args = ap.parse_args(argv)
+    ctx = mp.get_context("fork")        # the children share the generated data
+    P = make_rcv1_like(args.rows, n_features=args.features, nnz_per_row=args.nnz_per_row,
+                       seed=0)
+    mid = P.n_samples // 2
+    halves = [P.subset(np.arange(0, mid)), P.subset(np.arange(mid, P.n_samples))]
+    print(f"data: {P.n_samples} x {P.n_features}, nnz {P.nnz}; {args.hv} Hv each")
+
+    def run(jobs):
+        out, barrier = ctx.Queue(), ctx.Barrier(len(jobs))
+        procs = [ctx.Process(target=time_hv, args=(p, s, args.hv, barrier, out))
+                 for p, s in jobs]
+        for p in procs:
+            p.start()
+        times = [out.get() for _ in procs]
+        for p in procs:
+            p.join()
+        return max(times)
+
+    for solver in (0, 2):
+        t_all = run([(P, solver)])
+        t_half = run([(halves[0], solver)])
+        t_two = run([(h, solver) for h in halves])
+        print(f"-s {solver}: all rows, 1 process {t_all:.2f} s; half, alone {t_half:.2f} s; "
+              f"two halves at once {t_two:.2f} s; ceiling of a 2-way split "
+              f"{t_all / t_two:.2f}x (ideal {t_all / t_half:.2f}x)")
+
+
+if __name__ == "__main__":
+    main()
