@@ -22,6 +22,18 @@ def cluster():
     cluster.close()
 
 
+def scale_to(local_cluster, client, n):
+    """Exactly n workers: wait_for_workers alone returns while extra ones are still
+    retiring, and data scattered onto those is lost."""
+    import time
+    local_cluster.scale(n)
+    client.wait_for_workers(n, timeout=60)
+    deadline = time.time() + 60
+    while len(client.scheduler_info(n_workers=-1)["workers"]) != n:
+        assert time.time() < deadline, "the cluster did not scale"
+        time.sleep(0.05)
+
+
 @pytest.fixture(scope="module")
 def problems():
     binary = make_rcv1_like(3000, n_features=1500, nnz_per_row=25, seed=31)
@@ -43,8 +55,7 @@ CASES = [  # (data, solver, bias, regularize_bias, driver)
 @pytest.mark.parametrize("n_workers", [1, 2, 3])
 def test_distributed_newton_reaches_the_local_objective(cluster, problems, n_workers):
     local_cluster, client = cluster
-    local_cluster.scale(n_workers)
-    client.wait_for_workers(n_workers, timeout=60)
+    scale_to(local_cluster, client, n_workers)
     for name, solver, bias, reg, driver in CASES:
         problem = problems[name]
         data = Dataset.from_arrays(problem, None, client, n_parts=2 * n_workers)
@@ -64,8 +75,7 @@ def test_distributed_newton_reaches_the_local_objective(cluster, problems, n_wor
 def test_only_vectors_cross_and_are_summed_on_workers(cluster, problems, n_workers):
     from dlinear.cluster.objective import distributed_objective
     local_cluster, client = cluster
-    local_cluster.scale(n_workers)
-    client.wait_for_workers(n_workers, timeout=60)
+    scale_to(local_cluster, client, n_workers)
     problem = problems["binary"]
     data = Dataset.from_arrays(problem, None, client, n_parts=n_workers)
     params = Params(solver_type=2).resolved()
@@ -94,3 +104,19 @@ def test_only_vectors_cross_and_are_summed_on_workers(cluster, problems, n_worke
     local.grad(w)
     np.testing.assert_allclose(hv, local.hv(w), rtol=1e-12)
     term.close()
+
+
+def test_parts_are_a_multiple_of_the_workers(cluster, problems, monkeypatch):
+    """A map-reduce round waits for the slowest worker: each gets as many parts."""
+    from dlinear.cluster import dataset as dataset_module
+    local_cluster, client = cluster
+    scale_to(local_cluster, client, 3)
+    problem = problems["binary"]
+    # blocks small enough for 7 parts, which 3 workers cannot share evenly
+    monkeypatch.setattr(dataset_module, "DEFAULT_BLOCK_BYTES", problem.nnz * 12 // 7 + 1)
+    data = Dataset.from_arrays(problem, None, client)
+    assert len(data.parts) == 9
+    per_worker = {}
+    for part, workers in client.who_has(data.parts).items():
+        per_worker[min(workers)] = per_worker.get(min(workers), 0) + 1
+    assert sorted(per_worker.values()) == [3, 3, 3]
