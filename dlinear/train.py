@@ -70,19 +70,31 @@ def n_binary_problems(nr_class: int) -> int:
     return 1 if nr_class <= 2 else nr_class
 
 
+def task_targets(y, sample_weight, label, k, weighted_C, params: Params):
+    """(targets, per-instance C) of binary problem k, or of the regression / one-class
+    problem when label is None; see binary_task and single_task. Needs only the rows'
+    labels and weights, so a worker holding some of the rows can call it on those."""
+    if label is None:
+        targets = y
+        C = np.full(len(y), params.C)
+    else:
+        targets = np.where(y == label[k], 1.0, -1.0)
+        if len(label) == 2:
+            Cp, Cn = weighted_C[0], weighted_C[1]
+        else:
+            Cp, Cn = weighted_C[k], params.C
+        C = np.where(targets > 0, Cp, Cn)
+    if sample_weight is not None:
+        C = C * sample_weight
+    return targets, C
+
+
 def binary_task(problem: Problem, label: np.ndarray, k: int, weighted_C: np.ndarray,
                 params: Params) -> BinaryTask:
     """The k-th binary problem: class label[k] against the rest (for two classes, label[0]
     against label[1] with both weighted C's; one class is trained as all-positive, as
     LIBLINEAR does). Also used on Dask workers, on their local copy of the data."""
-    y_sign = np.where(problem.y == label[k], 1.0, -1.0)
-    if len(label) == 2:
-        Cp, Cn = weighted_C[0], weighted_C[1]
-    else:
-        Cp, Cn = weighted_C[k], params.C
-    C = np.where(y_sign > 0, Cp, Cn)
-    if problem.sample_weight is not None:
-        C = C * problem.sample_weight
+    y_sign, C = task_targets(problem.y, problem.sample_weight, label, k, weighted_C, params)
     return BinaryTask(problem, y_sign, C, float(params.bias), task_seed(params.seed, k),
                       w0=initial_w(params, k))
 
@@ -99,10 +111,8 @@ def initial_w(params: Params, k: int):
 
 def single_task(problem: Problem, params: Params) -> BinaryTask:
     """Regression and one-class problems: one task on the labels as they are."""
-    C = np.full(problem.n_samples, params.C)
-    if problem.sample_weight is not None:
-        C = C * problem.sample_weight
-    return BinaryTask(problem, problem.y, C, float(params.bias), task_seed(params.seed, 0),
+    y, C = task_targets(problem.y, problem.sample_weight, None, 0, None, params)
+    return BinaryTask(problem, y, C, float(params.bias), task_seed(params.seed, 0),
                       w0=initial_w(params, 0))
 
 

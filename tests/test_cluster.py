@@ -107,6 +107,18 @@ def test_cross_validation_folds_on_cluster(client, multiclass_file):
         cross_validation(Dataset.from_libsvm(multiclass_file, client), params, 4), local)
 
 
+def test_file_ranges_are_a_multiple_of_the_workers(tmp_path):
+    """Each worker reads as many ranges (a Newton round waits for the slowest)."""
+    from dlinear.cluster.dataset import _plan_ranges
+    path = tmp_path / "big.svm"
+    write_libsvm(path, make_rcv1_like(8000, n_features=2000, nnz_per_row=20, seed=4))
+    size = path.stat().st_size
+    assert size > (1 << 20)
+    _, _, ranges = _plan_ranges(str(path), size // 7 + 1, 3)       # 7 blocks' worth
+    assert len(ranges) == 9
+    assert ranges[0][0] == 0 and ranges[-1][1] == size
+
+
 def test_bad_file_is_reported_from_the_worker(client, tmp_path):
     bad = tmp_path / "bad.svm"
     bad.write_text("1 1:1\n" * 5 + "2 4:1 3:1\n")

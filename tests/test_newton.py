@@ -15,7 +15,7 @@ from dlinear.solvers import SOLVERS, BinaryTask
 from dlinear.solvers.newton import (fit_newton, linesearch_by_fun, newton,
                                     primal_solver_tol, tron)
 from dlinear.solvers.objectives import primal_objective
-from dlinear.solvers.primal_objectives import LOSS_OF_SOLVER, PrimalObjective
+from dlinear.solvers.primal_objectives import LOSS_OF_SOLVER, LossTerm, PrimalObjective
 
 REL = 1e-4
 
@@ -135,6 +135,35 @@ def test_interface_carries_only_n_vectors(binary_split):
     assert g.shape == (n,) and obj.hv(g).shape == (n,) and obj.diag_precond().shape == (n,)
     step, f = obj.linesearch_and_update(w, -g, obj.fun(w), g, 1.0)
     assert isinstance(step, float) and isinstance(f, float) and step > 0
+
+
+@pytest.mark.parametrize("solver", [0, 2, 11])
+def test_loss_term_over_several_blocks_equals_one_block(solver, binary_split):
+    """A worker's parts are used as a list of blocks, never concatenated: every method
+    gives what the same rows as one block give (the X^T kernels accumulate over blocks).
+    The blocks' own n_features are smaller than the data set's."""
+    train_set, _ = binary_split
+    rows = train_set.subset(np.arange(900))
+    y = np.where(rows.y == rows.y[0], 1.0, -1.0)
+    C = np.random.default_rng(2).uniform(0.5, 2.0, size=rows.n_samples)
+    blocks = [Problem(indptr=b.indptr, indices=b.indices, data=b.data, y=b.y,
+                      n_features=int(b.indices.max()) + 1)
+              for b in (rows.subset(np.arange(a, z)) for a, z in ((0, 300), (300, 301),
+                                                                  (301, 900)))]
+    one = LossTerm(rows, y, C, 1.0, LOSS_OF_SOLVER[solver], p=0.1)
+    several = LossTerm(blocks, y, C, 1.0, LOSS_OF_SOLVER[solver], p=0.1,
+                       n_features=rows.n_features)
+    assert several.n_variables == one.n_variables
+    rng = np.random.default_rng(3)
+    w, s = rng.normal(size=(2, one.n_variables)) * 0.1
+    assert several.at(w) == pytest.approx(one.at(w), rel=1e-12)
+    for a, b in zip(several.grad_precond(), one.grad_precond()):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(several.hv(s), one.hv(s), rtol=1e-10, atol=1e-12)
+    assert several.along(s, 0.5) == pytest.approx(one.along(s, 0.5), rel=1e-12)
+    several.move(0.5)
+    one.move(0.5)
+    assert several.at(w + 0.5 * s) == pytest.approx(one.loss_along(0.0), rel=1e-10)
 
 
 def test_kernels_release_the_gil_and_do_not_write_inputs(binary_split):

@@ -51,25 +51,25 @@ def _part_summary(part: Problem):
 
 
 def concat_parts(n_features: int, *parts: Problem) -> Problem:
-    """One Problem of all parts in order: the per-worker copy that CD solvers run on.
-    A single part is used as it is (kernels never write into their inputs)."""
+    """One Problem of all parts in order: the per-worker copy that CD solvers run on."""
     parts = [p for p in parts if p.n_samples > 0]
-    if len(parts) == 1 and parts[0].indptr[0] == 0 and parts[0].indptr.dtype == np.int64:
-        p = parts[0]
-        return Problem(indptr=p.indptr, indices=p.indices, data=p.data, y=p.y,
-                       n_features=int(n_features), sample_weight=p.sample_weight)
     offsets = np.cumsum([0] + [p.nnz for p in parts])
     indptr = np.concatenate([[0]] + [p.indptr[1:] - p.indptr[0] + off
                                      for p, off in zip(parts, offsets[:-1])]).astype(np.int64)
-    weights = None
-    if any(p.sample_weight is not None for p in parts):
-        weights = np.concatenate([p.sample_weight if p.sample_weight is not None
-                                  else np.ones(p.n_samples) for p in parts])
     return Problem(indptr=indptr,
                    indices=np.concatenate([p.indices[p.indptr[0]:p.indptr[-1]] for p in parts]),
                    data=np.concatenate([p.data[p.indptr[0]:p.indptr[-1]] for p in parts]),
                    y=np.concatenate([p.y for p in parts]), n_features=int(n_features),
-                   sample_weight=weights)
+                   sample_weight=concat_weights(parts))
+
+
+def concat_weights(parts):
+    """The parts' instance weights in row order (1 for parts without), or None if no part
+    has any."""
+    if all(p.sample_weight is None for p in parts):
+        return None
+    return np.concatenate([p.sample_weight if p.sample_weight is not None
+                           else np.ones(p.n_samples) for p in parts])
 
 
 def _part_as_gcxs(part: Problem, n_features: int):

@@ -31,6 +31,7 @@ import time
 import numpy as np
 
 from ..solvers.primal_objectives import LOSS_OF_SOLVER, LossTerm, RegularizedObjective
+from .dataset import concat_weights
 from .session import worker_addresses
 
 MAX_RECOVERIES = 3
@@ -61,24 +62,15 @@ class BlockActor:
     children in the reduction tree."""
 
     def __init__(self, n_features, label, k, weighted_C, params, *parts):
-        from types import SimpleNamespace
-
         from distributed import get_worker
 
-        from ..train import binary_task, single_task
+        from ..train import task_targets
         parts = [p for p in parts if p.n_samples > 0]
-        weights = None
-        if any(p.sample_weight is not None for p in parts):
-            weights = np.concatenate([p.sample_weight if p.sample_weight is not None
-                                      else np.ones(p.n_samples) for p in parts])
-        # binary_task and single_task read only the labels and weights of the rows
-        rows = SimpleNamespace(y=np.concatenate([p.y for p in parts]), sample_weight=weights,
-                               n_samples=sum(p.n_samples for p in parts))
-        task = single_task(rows, params) if label is None else \
-            binary_task(rows, label, k, weighted_C, params)
-        self.term = LossTerm(parts, task.y, task.C, task.bias,
-                             LOSS_OF_SOLVER[params.solver_type], params.p, n_features)
-        self.positive = int(np.count_nonzero(task.y > 0))
+        y, C = task_targets(np.concatenate([p.y for p in parts]), concat_weights(parts),
+                            label, k, weighted_C, params)
+        self.term = LossTerm(parts, y, C, params.bias, LOSS_OF_SOLVER[params.solver_type],
+                             params.p, n_features)
+        self.positive = int(np.count_nonzero(y > 0))
         self.children = []
         self.bytes_received = 0         # array arguments from the parent
         self.bytes_sent = 0             # array results to the parent
@@ -157,7 +149,6 @@ class TreeLossTerm:
         self._problem = (label, k, weighted_C, params)
         self.n_variables = placement.dataset.n_features + (1 if params.bias >= 0 else 0)
         self.n_calls = 0                # map-reduce rounds
-        self.n_passes = 0               # of them, passes over the rows
         self.bytes_to_workers = 0       # arrays the client sent to the root
         self.bytes_from_workers = 0     # arrays the client received from the root
         # what the workers' state derives from, to replay it on new actors
@@ -258,22 +249,18 @@ class TreeLossTerm:
     def at(self, w):
         w = np.ascontiguousarray(w, dtype=np.float64)
         self._w, self._s, self._curvature = w.copy(), None, False
-        self.n_passes += int(w.any())
         return float(self._round("at", w))
 
     def grad_precond(self):
-        self.n_passes += 1
         g, M = self._round("grad_precond")
         self._curvature = True
         return g, M
 
     def hv(self, s):
-        self.n_passes += 1
         return self._round("hv", np.ascontiguousarray(s, dtype=np.float64))
 
     def along(self, s, alpha):
         s = np.ascontiguousarray(s, dtype=np.float64)
-        self.n_passes += 1
         loss = float(self._round("along", s, float(alpha)))
         self._s = s.copy()
         return loss

@@ -149,10 +149,6 @@ class RegularizedObjective:
         self._M = np.ones(self.n_variables)
         self._wTw = 0.0
 
-    @property
-    def n_passes(self):
-        return self.loss_term.n_passes
-
     def _sq(self, u, v):
         return regularized_dot(u, v, self.regularize_bias)
 
@@ -198,6 +194,11 @@ class PrimalObjective(RegularizedObjective):
     def __init__(self, problem, y, C, bias, loss, p=0.0, regularize_bias=True):
         term = LossTerm(problem, y, C, bias, loss, p)
         super().__init__(term, term.n_variables, regularize_bias)
+
+    @property
+    def n_passes(self):
+        """Passes over X so far, for benchmarks."""
+        return self.loss_term.n_passes
 
 
 def make_objective(task, params):
