@@ -201,9 +201,14 @@ def test_block_cd_reaches_liblinear_optimum(solver, bias, data, request):
     assert rel_gap(f, primal_objective(problem, params, lib)) <= REL
 
 
+@pytest.mark.parametrize("variant", [{"cd_block": 2}, {}, {"online": True}],
+                         ids=["block", "one-variable", "online"])
 @pytest.mark.parametrize("solver", [1, 3])
-def test_block_cd_with_singular_blocks_and_an_empty_row(solver, degenerate):
-    params = Params(solver_type=solver, eps=1e-5, C=4.0, cd_block=2)
+def test_dual_cd_with_singular_blocks_and_an_empty_row(solver, variant, degenerate):
+    """An empty row has Q_ii = 0 under L1 loss (-s 3 without -B): no division by it."""
+    if variant.get("online"):
+        variant = dict(variant, max_updates=2000 * degenerate.n_samples)
+    params = Params(solver_type=solver, eps=1e-5, C=4.0, **variant)
     ours = train(degenerate, params)
     assert np.all(np.isfinite(ours.w))
     _, lib = liblinear_train(degenerate, f"-s {solver} -e 1e-7 -c 4")

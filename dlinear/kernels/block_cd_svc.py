@@ -24,7 +24,8 @@ import numpy as np
 from numba import njit
 
 from .rng import rand_below, seed_state
-from .dual_cd_svc import ALPHA, BOUND, QD, Y, dual_objective, end_of_sweep, init_dual_state
+from .dual_cd_svc import (ALPHA, BOUND, QD, Y, dual_objective, end_of_sweep, init_dual_state,
+                          one_variable_step)
 from .sparse_ops import row_axpy
 
 INF = np.inf
@@ -290,15 +291,7 @@ def block_cd_svc(indptr, indices, data, n_features, bias, y, C, l2_loss, eps, ma
                 s += 2
             else:
                 if abs(PGi) > 1.0e-12:
-                    qd = inst[i, QD]
-                    if qd > 0.0:
-                        a = ai - Gi / qd
-                    else:               # empty row, L1 loss: linear sub-problem
-                        a = Ui if Gi < 0.0 else 0.0
-                    if a < 0.0:
-                        a = 0.0
-                    if a > Ui:
-                        a = Ui
+                    a = one_variable_step(ai, Gi, inst[i, QD], Ui)
                     inst[i, ALPHA] = a
                     row_axpy((a - ai) * yi, indptr, indices, data, i, w, n_features, bias)
                 s += 1

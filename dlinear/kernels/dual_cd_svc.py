@@ -51,6 +51,22 @@ def init_dual_state(indptr, indices, data, n_features, bias, y, C, l2_loss, alph
 
 
 @njit(cache=True, nogil=True, inline="always")
+def one_variable_step(a, G, qd, U):
+    """The new alpha_i of a one-variable step: a - G / Q_ii clipped to [0, U]. An empty
+    row under L1 loss has Q_ii = 0: its sub-problem is linear, and the step goes to U if
+    G < 0, else to 0 (where LIBLINEAR's C code gets there through -G/0 = +-inf)."""
+    if qd > 0.0:
+        a = a - G / qd
+    else:
+        a = U if G < 0.0 else 0.0
+    if a < 0.0:
+        return 0.0
+    if a > U:
+        return U
+    return a
+
+
+@njit(cache=True, nogil=True, inline="always")
 def end_of_sweep(PGmax_new, PGmin_new, eps, active_size, n_all):
     """LIBLINEAR's test after a sweep of the active set: (stop, restart, PGmax_old,
     PGmin_old). Converged on a shrunk set means restart on all n_all variables to confirm;
@@ -134,11 +150,7 @@ def dual_cd_svc(indptr, indices, data, n_features, bias, y, C, l2_loss, eps, max
                 PGmin_new = PG
 
             if abs(PG) > 1.0e-12:
-                a = a_i - G / inst[i, QD]
-                if a < 0.0:
-                    a = 0.0
-                if a > Ui:
-                    a = Ui
+                a = one_variable_step(a_i, G, inst[i, QD], Ui)
                 inst[i, ALPHA] = a
                 row_axpy((a - a_i) * yi, indptr, indices, data, i, w, n_features, bias)
             s += 1

@@ -12,7 +12,7 @@ over the data, no updates) and the run stops if it holds there.
 import numpy as np
 from numba import njit
 
-from .dual_cd_svc import ALPHA, BOUND, QD, Y, dual_objective, init_dual_state
+from .dual_cd_svc import ALPHA, BOUND, QD, Y, dual_objective, init_dual_state, one_variable_step
 from .rng import rand_below, seed_state
 from .sparse_ops import row_axpy, row_dot
 
@@ -68,15 +68,7 @@ def online_dual_cd_svc(indptr, indices, data, n_features, bias, y, C, l2_loss, e
         if PG < PGmin:
             PGmin = PG
         if abs(PG) > 1.0e-12:
-            qd = inst[i, QD]
-            if qd > 0.0:
-                a = a_old - G / qd
-            else:               # empty row, L1 loss: linear sub-problem
-                a = U if G < 0.0 else 0.0
-            if a < 0.0:
-                a = 0.0
-            if a > U:
-                a = U
+            a = one_variable_step(a_old, G, inst[i, QD], U)
             inst[i, ALPHA] = a
             row_axpy((a - a_old) * inst[i, Y], indptr, indices, data, i, w, n_features,
                      bias)
