@@ -121,14 +121,28 @@ def fit_class(problem: Problem, label: np.ndarray, k: int, weighted_C: np.ndarra
     return fit_binary(binary_task(problem, label, k, weighted_C, params), params)
 
 
+def warn_about_logs(lines, stacklevel=2):
+    """One ConvergenceWarning per kind of solver warning in the log lines: an iteration
+    cap reached (by any solver or class) or a failed line search. The solvers only log
+    them, since they may run on threads or Dask workers; the caller of train sees this."""
+    kinds = []
+    for line in lines:
+        if line.startswith("WARNING: reaching max"):
+            kind = "WARNING: reaching max number of iterations"
+        elif line == "WARNING: line search fails":
+            kind = line
+        else:
+            continue
+        if kind not in kinds:
+            kinds.append(kind)
+            warnings.warn(kind, ConvergenceWarning, stacklevel=stacklevel + 1)
+
+
 def assemble_model(params: Params, n_features: int, label, results: list) -> Model:
     """The Model from the fitted binary problems, in class order; their log lines go to
     `log` and the iteration-cap warnings are raised here, where the caller sees them."""
     w_size = n_features + (1 if params.bias >= 0 else 0)
-    for r in results:
-        if any(line.startswith("WARNING: reaching max") for line in r.log):
-            warnings.warn("WARNING: reaching max number of iterations", ConvergenceWarning,
-                          stacklevel=3)
+    warn_about_logs([line for r in results for line in r.log], stacklevel=3)
     if label is None:
         nr_class = 2
     else:

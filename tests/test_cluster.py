@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import dlinear
-from dlinear import DlinearError, Params, cross_validation, train
+from dlinear import ConvergenceWarning, DlinearError, Params, cross_validation, train
 from dlinear.cluster import Dataset
 from dlinear.data import read_libsvm, write_libsvm
 from dlinear.datasets import make_rcv1_like
@@ -105,6 +105,16 @@ def test_cross_validation_folds_on_cluster(client, multiclass_file):
     local = cross_validation(read_libsvm(multiclass_file), params, 4)
     np.testing.assert_array_equal(
         cross_validation(Dataset.from_libsvm(multiclass_file, client), params, 4), local)
+
+
+def test_cap_reached_on_a_worker_warns_the_client(client, multiclass_file):
+    """A whole-problem solver (here -s 12) runs on a worker, whose warnings the caller
+    never sees: its log is turned into the warning on the client."""
+    data = Dataset.from_libsvm(multiclass_file, client)
+    lines = []
+    with pytest.warns(ConvergenceWarning, match="reaching max number of iterations"):
+        train(data, Params(solver_type=12, eps=1e-12, max_iter=2), log=lines.append)
+    assert any(line.startswith("WARNING: reaching max") for line in lines)
 
 
 def test_file_ranges_are_a_multiple_of_the_workers(tmp_path):

@@ -15,6 +15,7 @@ from dlinear.solvers import SOLVERS, BinaryTask
 from dlinear.solvers.newton import (fit_newton, linesearch_by_fun, newton,
                                     primal_solver_tol, tron)
 from dlinear.solvers.objectives import primal_objective
+from dlinear.train import assemble_model
 from dlinear.solvers.primal_objectives import LOSS_OF_SOLVER, LossTerm, PrimalObjective
 
 REL = 1e-4
@@ -234,10 +235,14 @@ def test_iteration_cap_warns(binary_split):
     y = np.where(train_set.y > 0, 1.0, -1.0)
     task = BinaryTask(train_set, y, np.ones(len(y)), -1.0, 0)
     for drv in ("linesearch", "tron"):
-        with pytest.warns(ConvergenceWarning, match="max number of Newton iterations"):
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", ConvergenceWarning)  # logged; train warns
             r = fit_newton(task, Params(solver_type=2, eps=1e-8, newton=drv), max_iter=2)
         assert r.n_iter == 2 and r.hit_max_iter
         assert r.log[-1] == "WARNING: reaching max number of Newton iterations"
+        with pytest.warns(ConvergenceWarning, match="reaching max number of iterations"):
+            assemble_model(Params(solver_type=2), train_set.n_features, np.array([1, -1]),
+                           [r])
 
 
 def test_drivers_minimise_a_plain_quadratic():

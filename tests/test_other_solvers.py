@@ -13,6 +13,7 @@ from dlinear.solvers.l1r import fit_l1r
 from dlinear.solvers.objectives import liblinear_model_to_dlinear, primal_objective
 from dlinear.solvers.oneclass import fit_oneclass, oneclass_objectives
 from dlinear.solvers import BinaryTask
+from dlinear.train import assemble_model
 
 
 def lib():
@@ -243,25 +244,38 @@ def test_instance_weights_equal_duplicated_rows(solver, multiclass, binary):
     assert not np.allclose(unweighted.w, m_w.w, rtol=1e-3, atol=1e-4)
 
 
-def test_iteration_caps_warn(binary, multiclass):
+def test_iteration_caps_are_logged_and_warned_once_by_train(binary, multiclass):
+    """The solvers log a reached cap (they may run on threads or workers); train warns,
+    once per kind of warning however many classes hit it."""
     train_set = binary[0]
     labels = np.where(train_set.y > 0, 0, 1)
-    with pytest.warns(ConvergenceWarning, match="reaching max number of iterations"):
-        r = fit_crammer_singer(train_set, labels, np.ones(2), Params(solver_type=4, eps=1e-9),
-                               seed=1, max_iter=2)
-    assert r.hit_max_iter and r.n_iter == 2
-    assert "WARNING: reaching max number of iterations" in r.log
-
     task = BinaryTask(train_set, train_set.y, np.ones(train_set.n_samples), -1.0, seed=1)
-    for solver in (5, 6):
-        with pytest.warns(ConvergenceWarning):
-            r = fit_l1r(task, Params(solver_type=solver, eps=1e-9), max_iter=2,
-                        max_newton_iter=2)
-        assert r.hit_max_iter and "WARNING: reaching max number of iterations" in r.log
-    with pytest.warns(ConvergenceWarning):
-        r = fit_oneclass(task, Params(solver_type=21, eps=1e-12, nu=0.5), max_iter=1)
-    assert r.n_iter == 1 and r.hit_max_iter
-    # converged runs do not warn
     with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)      # the solvers only log
+        capped = [fit_crammer_singer(train_set, labels, np.ones(2),
+                                     Params(solver_type=4, eps=1e-9), seed=1, max_iter=2)]
+        assert capped[0].hit_max_iter and capped[0].n_iter == 2
+        for solver in (5, 6):
+            capped.append(fit_l1r(task, Params(solver_type=solver, eps=1e-9), max_iter=2,
+                                  max_newton_iter=2))
+        capped.append(fit_oneclass(task, Params(solver_type=21, eps=1e-12, nu=0.5),
+                                   max_iter=1))
+        assert capped[-1].n_iter == 1
+        converged = fit_l1r(task, Params(solver_type=5, eps=0.01))
+    for r in capped:
+        assert r.hit_max_iter and "WARNING: reaching max number of iterations" in r.log
+    assert not converged.hit_max_iter
+    with pytest.warns(ConvergenceWarning, match="reaching max number of iterations") as seen:
+        assemble_model(Params(solver_type=5), train_set.n_features, np.array([1, -1]),
+                       capped[1:3])
+    assert len(seen) == 1
+    with warnings.catch_warnings():                 # converged runs do not warn
         warnings.simplefilter("error", ConvergenceWarning)
-        fit_l1r(task, Params(solver_type=5, eps=0.01))
+        assemble_model(Params(solver_type=5), train_set.n_features, np.array([1, -1]),
+                       [converged])
+    # through train: every one-vs-rest class hits the cap, one warning
+    multi = multiclass[0]
+    assert len(np.unique(multi.y)) >= 3
+    with pytest.warns(ConvergenceWarning, match="reaching max number of iterations") as seen:
+        train(multi, Params(solver_type=1, eps=1e-12, max_iter=2))
+    assert len(seen) == 1

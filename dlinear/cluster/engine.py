@@ -16,7 +16,7 @@ from ..errors import DlinearError
 from ..model import Model
 from ..params import Params
 from ..train import (assemble_model, cv_folds, fit_class, initial_w, n_binary_problems,
-                     order_labels, run_cv_fold, train, weighted_class_C)
+                     order_labels, run_cv_fold, train, warn_about_logs, weighted_class_C)
 from .dataset import Dataset
 from .session import worker_addresses
 
@@ -81,6 +81,7 @@ def train_on_cluster(data, params: Params, client=None, log=None) -> Model:
                                      **options).result()
         for line in lines:
             emit(line)
+        warn_about_logs(lines, stacklevel=3)    # raised on the worker, unseen here
         return model
 
     label = order_labels(dataset.class_labels_by_first_appearance())

@@ -1,12 +1,10 @@
 """Fit function of Crammer and Singer's multi-class SVM (-s 4), and its primal objective."""
 from __future__ import annotations
 
-import warnings
 
 import numpy as np
 import scipy.sparse as sp
 
-from ..errors import ConvergenceWarning
 from ..kernels.mcsvm_cs import mcsvm_cs
 from . import FitResult
 
@@ -35,8 +33,6 @@ def fit_crammer_singer(problem, class_of_row, weighted_C, params, seed,
     hit = n_iter >= max_iter
     if hit:
         log.append("WARNING: reaching max number of iterations")
-        warnings.warn("WARNING: reaching max number of iterations", ConvergenceWarning,
-                      stacklevel=3)
     log += [f"Objective value = {obj:f}", f"nSV = {nSV}"]
     return FitResult(w=w, n_iter=int(n_iter), log=log, hit_max_iter=hit)
 

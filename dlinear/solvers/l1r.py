@@ -14,12 +14,10 @@ first pass's sum of optimality violations.
 """
 from __future__ import annotations
 
-import warnings
 
 import numpy as np
 import scipy.sparse as sp
 
-from ..errors import ConvergenceWarning
 from ..kernels.l1r_cd import l1r_l2_svc, l1r_lr
 from . import FitResult
 
@@ -82,7 +80,5 @@ def fit_l1r(task, params, max_iter: int = L1R_MAX_ITER,
         raise ValueError(f"fit_l1r: solver -s {params.solver_type} is not L1-regularized")
     if hit:
         log.append("WARNING: reaching max number of iterations")
-        warnings.warn("WARNING: reaching max number of iterations", ConvergenceWarning,
-                      stacklevel=3)
     log += [f"Objective value = {obj:f}", f"#nonzeros/#features = {nnz}/{task.w_size}"]
     return FitResult(w=w, n_iter=int(n_iter), log=log, hit_max_iter=hit)

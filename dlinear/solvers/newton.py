@@ -49,7 +49,6 @@ own z, D and active set kept on its worker, and tree-sum the blocks' n-vectors o
 from __future__ import annotations
 
 import math
-import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -338,7 +337,7 @@ def fit_newton(task, params, objective=None, max_iter=NEWTON_MAX_ITER, counts=No
     task.problem (dlinear.solvers.primal_objectives); a distributed one can be passed,
     with counts = (#positive rows, #rows) for the tolerance (task.y is then unused)."""
     from . import FitResult
-    from ..errors import ConvergenceWarning, DlinearError
+    from ..errors import DlinearError
     if params.eps is None:
         params = params.resolved()
     if objective is None:
@@ -360,7 +359,4 @@ def fit_newton(task, params, objective=None, max_iter=NEWTON_MAX_ITER, counts=No
         res = newton(objective, w, eps, max_iter=max_iter)
     else:
         raise DlinearError(f"unknown Newton driver {driver!r}; use one of {DRIVERS}")
-    for line in res.log:
-        if line in (MAX_ITER_WARNING, LINESEARCH_WARNING):
-            warnings.warn(line, ConvergenceWarning, stacklevel=2)
     return FitResult(w=w, n_iter=res.n_iter, log=res.log, hit_max_iter=res.hit_max_iter)

@@ -6,11 +6,9 @@ in LIBLINEAR. The model keeps w and rho; decision value w.x - rho, label +1 if >
 """
 from __future__ import annotations
 
-import warnings
 
 import numpy as np
 
-from ..errors import ConvergenceWarning
 from ..kernels.oneclass import oneclass_svm
 from . import FitResult
 
@@ -35,8 +33,6 @@ def fit_oneclass(task, params, max_iter: int = ONECLASS_MAX_ITER) -> FitResult:
     hit = n_iter >= max_iter
     if hit:
         log.append("WARNING: reaching max number of iterations")
-        warnings.warn("WARNING: reaching max number of iterations", ConvergenceWarning,
-                      stacklevel=3)
     log += [f"Objective value = {obj:f}", f"nSV = {nSV}", f"rho = {rho:f}"]
     return FitResult(w=w, n_iter=int(n_iter), log=log, hit_max_iter=hit, rho=float(rho))
 
