@@ -32,6 +32,17 @@ class BinaryTask:
         return self.problem.n_features + (1 if self.bias >= 0 else 0)
 
 
+def starting_w(w0, w_size: int) -> np.ndarray:
+    """The primal solvers' starting point: a float64 copy of the warm start w0, or zeros."""
+    if w0 is None:
+        return np.zeros(w_size)
+    from ..errors import DlinearError
+    w = np.array(w0, dtype=np.float64, copy=True).reshape(-1)
+    if w.shape[0] != w_size:
+        raise DlinearError(f"initial w has {w.shape[0]} values, expected {w_size}")
+    return w
+
+
 @dataclass
 class FitResult:
     w: np.ndarray

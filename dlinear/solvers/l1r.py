@@ -20,6 +20,7 @@ import scipy.sparse as sp
 
 from ..kernels.l1r_cd import l1r_l2_svc, l1r_lr
 from . import FitResult
+from .newton import primal_solver_tol
 
 # LIBLINEAR 2.50's caps: CD passes of -s 5 / inner CD passes of -s 6, Newton steps of -s 6
 L1R_MAX_ITER = 1000
@@ -43,13 +44,6 @@ def to_csc_with_bias(problem, bias: float):
     return col_ptr, row_ind, vals
 
 
-def primal_tolerance(y_sign: np.ndarray, eps: float) -> float:
-    """train_one's eps * max(min(pos, neg), 1) / l."""
-    l = len(y_sign)
-    pos = int(np.count_nonzero(y_sign > 0))
-    return float(eps) * max(min(pos, l - pos), 1) / l
-
-
 def fit_l1r(task, params, max_iter: int = L1R_MAX_ITER,
             max_newton_iter: int = L1R_LR_MAX_NEWTON_ITER) -> FitResult:
     """-s 5 or -s 6 on one binary task (w starts at 0, as in LIBLINEAR)."""
@@ -58,7 +52,7 @@ def fit_l1r(task, params, max_iter: int = L1R_MAX_ITER,
     C = np.ascontiguousarray(task.C, dtype=np.float64)
     w = np.zeros(task.w_size)
     unreg_bias = (not params.regularize_bias) and task.bias >= 0
-    tol = primal_tolerance(y, params.eps)
+    tol = primal_solver_tol(params.eps, y, regression=False)
     log = []
     if params.solver_type == 5:
         n_iter, obj, nnz, _, _ = l1r_l2_svc(col_ptr, row_ind, vals, y, C, unreg_bias, tol,

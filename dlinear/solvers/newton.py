@@ -336,19 +336,14 @@ def fit_newton(task, params, objective=None, max_iter=NEWTON_MAX_ITER, counts=No
     "tron"), warm-started from task.w0. `objective` defaults to the local backend on
     task.problem (dlinear.solvers.primal_objectives); a distributed one can be passed,
     with counts = (#positive rows, #rows) for the tolerance (task.y is then unused)."""
-    from . import FitResult
+    from . import FitResult, starting_w
     from ..errors import DlinearError
     if params.eps is None:
         params = params.resolved()
     if objective is None:
         from .primal_objectives import make_objective
         objective = make_objective(task, params)
-    if task.w0 is not None:
-        w = np.array(task.w0, dtype=np.float64, copy=True).reshape(-1)
-        if w.shape[0] != task.w_size:
-            raise DlinearError(f"initial w has {w.shape[0]} values, expected {task.w_size}")
-    else:
-        w = np.zeros(task.w_size)
+    w = starting_w(task.w0, task.w_size)
     regression = params.solver_type == 11
     eps = primal_solver_tol(params.eps, task.y, regression, counts)
     driver = getattr(params, "newton", "linesearch")

@@ -4,8 +4,8 @@ import math
 
 import numpy as np
 
-from ..errors import DlinearError
-from . import FitResult
+from . import FitResult, starting_w
+from .newton import primal_solver_tol
 
 
 def column_arrays(problem):
@@ -14,13 +14,6 @@ def column_arrays(problem):
     return (np.ascontiguousarray(csc.indptr, dtype=np.int64),
             np.ascontiguousarray(csc.indices, dtype=np.int32),
             np.ascontiguousarray(csc.data, dtype=np.float64))
-
-
-def primal_tolerance(eps, y):
-    """LIBLINEAR's primal_solver_tol for classification: eps * max(min(pos, neg), 1) / l."""
-    l = len(y)
-    pos = int(np.count_nonzero(y > 0))
-    return float(eps) * max(min(pos, l - pos), 1) / max(l, 1)
 
 
 def fit_primal_cd_l2svc(task, params):
@@ -32,15 +25,10 @@ def fit_primal_cd_l2svc(task, params):
     from .dual_cd import online_update_budget
     X = task.problem
     colptr, rows, vals = column_arrays(X)
-    if task.w0 is not None:
-        w = np.array(task.w0, dtype=np.float64, copy=True).reshape(-1)
-        if w.shape[0] != task.w_size:
-            raise DlinearError(f"initial w has {w.shape[0]} values, expected {task.w_size}")
-    else:
-        w = np.zeros(task.w_size)
+    w = starting_w(task.w0, task.w_size)
     online = bool(getattr(params, "online", False))
     budget = online_update_budget(params, task.w_size) if online else 0
-    tol_rel = primal_tolerance(params.eps, task.y)
+    tol_rel = primal_solver_tol(params.eps, task.y, regression=False)
     it, updates, converged, evals, gnorm0, gnorm, obj = primal_cd_l2svc(
         colptr, rows, vals, X.n_features, float(task.bias), task.y, task.C,
         bool(params.regularize_bias), tol_rel, int(params.max_iter), online, budget,
