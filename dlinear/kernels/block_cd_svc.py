@@ -23,7 +23,7 @@ w^T x_j, and the scratch is cleared after the pair.
 import numpy as np
 from numba import njit
 
-from .rng import rand_below, seed_state
+from .rng import seed_state, shuffle_prefix
 from .dual_cd_svc import (ALPHA, BOUND, QD, Y, dual_objective, end_of_sweep, init_dual_state,
                           one_variable_step)
 from .sparse_ops import row_axpy
@@ -215,9 +215,7 @@ def block_cd_svc(indptr, indices, data, n_features, bias, y, C, l2_loss, eps, ma
     while it < max_iter and n > 0:
         PGmax_new = -INF
         PGmin_new = INF
-        for s in range(active_size):
-            j = s + rand_below(state, active_size - s)
-            index[s], index[j] = index[j], index[s]
+        shuffle_prefix(state, index, active_size)
 
         s = 0
         while s < active_size:

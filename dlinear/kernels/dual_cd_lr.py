@@ -19,7 +19,7 @@ import math
 import numpy as np
 from numba import njit
 
-from .rng import rand_below, seed_state
+from .rng import seed_state, shuffle_prefix
 from .sparse_ops import row_axpy, row_dot, row_sq_norm
 
 MAX_INNER_ITER = 100      # Newton steps per sub-problem
@@ -64,9 +64,7 @@ def dual_cd_lr(indptr, indices, data, n_features, bias, y, C, eps, max_iter, see
     it = 0
     total_newton = 0
     while it < max_iter:
-        for s in range(n):
-            j = s + rand_below(state, n - s)
-            index[s], index[j] = index[j], index[s]
+        shuffle_prefix(state, index, n)
         newton_iter = 0
         Gmax = 0.0
         for s in range(n):

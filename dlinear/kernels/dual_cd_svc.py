@@ -13,7 +13,7 @@ set before stopping. C_i is per instance so class weights and instance weights a
 import numpy as np
 from numba import njit
 
-from .rng import rand_below, seed_state
+from .rng import seed_state, shuffle_prefix
 from .sparse_ops import row_axpy, row_dot, row_sq_norm
 
 INF = np.inf
@@ -109,9 +109,7 @@ def dual_cd_svc(indptr, indices, data, n_features, bias, y, C, l2_loss, eps, max
     while it < max_iter:
         PGmax_new = -INF
         PGmin_new = INF
-        for i in range(active_size):
-            j = i + rand_below(state, active_size - i)
-            index[i], index[j] = index[j], index[i]
+        shuffle_prefix(state, index, active_size)
 
         s = 0
         while s < active_size:

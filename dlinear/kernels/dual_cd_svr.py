@@ -16,7 +16,7 @@ instance (LIBLINEAR has one C; instance weights multiply it here).
 import numpy as np
 from numba import njit
 
-from .rng import rand_below, seed_state
+from .rng import seed_state, shuffle_prefix
 from .sparse_ops import row_axpy, row_dot, row_sq_norm
 
 INF = np.inf
@@ -59,9 +59,7 @@ def dual_cd_svr(indptr, indices, data, n_features, bias, y, C, p, l2_loss, eps, 
     while it < max_iter:
         Gmax_new = 0.0
         Gnorm1_new = 0.0
-        for s in range(active_size):
-            j = s + rand_below(state, active_size - s)
-            index[s], index[j] = index[j], index[s]
+        shuffle_prefix(state, index, active_size)
 
         s = 0
         while s < active_size:

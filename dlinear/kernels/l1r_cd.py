@@ -36,7 +36,7 @@ never shrunk, and takes a plain Newton step.
 import numpy as np
 from numba import njit
 
-from .rng import rand_below, seed_state
+from .rng import seed_state, shuffle_prefix
 
 INF = np.inf
 
@@ -79,9 +79,7 @@ def l1r_l2_svc(col_ptr, row_ind, vals, y, C, unreg_bias, eps, max_iter, seed, w)
     while it < max_iter:
         Gmax_new = 0.0
         Gnorm1_new = 0.0
-        for s in range(active_size):
-            t = s + rand_below(state, active_size - s)
-            index[s], index[t] = index[t], index[s]
+        shuffle_prefix(state, index, active_size)
 
         s = 0
         while s < active_size:
@@ -337,9 +335,7 @@ def l1r_lr(col_ptr, row_ind, vals, y, C, unreg_bias, eps, max_newton_iter, max_i
         while it < max_iter:
             QP_Gmax_new = 0.0
             QP_Gnorm1_new = 0.0
-            for s in range(QP_active_size):
-                t = s + rand_below(state, QP_active_size - s)
-                index[s], index[t] = index[t], index[s]
+            shuffle_prefix(state, index, QP_active_size)
 
             s = 0
             while s < QP_active_size:

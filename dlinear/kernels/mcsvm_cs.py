@@ -20,7 +20,7 @@ C_i is per instance (the class's weighted C times the instance weight). w is
 import numpy as np
 from numba import njit
 
-from .rng import rand_below, seed_state
+from .rng import seed_state, shuffle_prefix
 from .sparse_ops import row_sq_norm
 
 INF = np.inf
@@ -110,9 +110,7 @@ def mcsvm_cs(indptr, indices, data, n_features, bias, y, C, eps, max_iter, seed,
     reactivations = 0
     while it < max_iter:
         stopping = -INF
-        for s in range(active_size):
-            t = s + rand_below(state, active_size - s)
-            index[s], index[t] = index[t], index[s]
+        shuffle_prefix(state, index, active_size)
 
         s = 0
         while s < active_size:

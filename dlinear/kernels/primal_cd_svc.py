@@ -32,7 +32,7 @@ import math
 import numpy as np
 from numba import njit
 
-from .rng import rand_below, seed_state
+from .rng import rand_below, seed_state, shuffle_prefix
 
 SIGMA = 0.01
 BETA = 0.5
@@ -195,9 +195,7 @@ def primal_cd_l2svc(colptr, rows, vals, n_features, bias, y, C, regularize_bias,
                 gsq = 0.0
     else:
         while it < max_iter:
-            for s in range(n_w):
-                k = s + rand_below(state, n_w - s)
-                perm[s], perm[k] = perm[k], perm[s]
+            shuffle_prefix(state, perm, n_w)
             gsq = 0.0
             for s in range(n_w):
                 j = perm[s]
