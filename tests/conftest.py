@@ -1,4 +1,8 @@
-"""Shared fixtures: generated data, and LIBLINEAR (liblinear-official 2.50) as the reference."""
+"""Shared fixtures: generated data, LIBLINEAR (liblinear-official 2.50) as the reference,
+and local Dask clusters."""
+import contextlib
+import logging
+
 import numpy as np
 import pytest
 
@@ -17,6 +21,27 @@ def liblinear_decision_values(lib_model, problem):
     from liblinear import liblinearutil
     labels, _, values = liblinearutil.predict(problem.y, problem.to_scipy(), lib_model, "-q")
     return np.asarray(labels), np.asarray(values)
+
+
+@contextlib.contextmanager
+def local_cluster(n_workers=2):
+    """(cluster, client) of a local Dask cluster of single-threaded worker processes."""
+    distributed = pytest.importorskip("distributed")
+    cluster = distributed.LocalCluster(n_workers=n_workers, threads_per_worker=1,
+                                       processes=True, dashboard_address=None,
+                                       silence_logs=logging.CRITICAL)
+    try:
+        with distributed.Client(cluster) as client:
+            yield cluster, client
+    finally:
+        cluster.close()
+
+
+@pytest.fixture(scope="module")
+def client():
+    """A client of a 2-worker local cluster, one per test module."""
+    with local_cluster(2) as (_, c):
+        yield c
 
 
 @pytest.fixture(scope="session")

@@ -1,7 +1,6 @@
 """The Dask engine: data on workers, classes and folds as tasks, real separate processes."""
 import datetime
 import json
-import logging
 import os
 import signal
 import subprocess
@@ -11,6 +10,7 @@ import time
 import numpy as np
 import pytest
 
+from conftest import local_cluster
 import dlinear
 from dlinear import ConvergenceWarning, DlinearError, Params, cross_validation, train
 from dlinear.cluster import Dataset
@@ -18,15 +18,6 @@ from dlinear.data import read_libsvm, write_libsvm
 from dlinear.datasets import make_rcv1_like
 
 distributed = pytest.importorskip("distributed")
-
-
-@pytest.fixture(scope="module")
-def client():
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                       dashboard_address=None, silence_logs=logging.CRITICAL)
-    with distributed.Client(cluster) as c:
-        yield c
-    cluster.close()
 
 
 @pytest.fixture(scope="module")
@@ -92,11 +83,8 @@ def test_cluster_model_equals_local_model(client, multiclass_file, solver, bias)
 def test_one_worker_gives_the_same_model(multiclass_file):
     params = Params(eps=1e-3)
     local = train(read_libsvm(multiclass_file), params)
-    cluster = distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
-                                       dashboard_address=None, silence_logs=logging.CRITICAL)
-    with distributed.Client(cluster) as c:
+    with local_cluster(1) as (_, c):
         model = train(Dataset.from_libsvm(multiclass_file, c), params)
-    cluster.close()
     np.testing.assert_array_equal(model.w, local.w)
 
 

@@ -1,7 +1,6 @@
 """The scikit-learn-style estimators (dlinear.estimators): scikit-learn's own estimator
 checks, the -s mapping against LIBLINEAR 2.50 (liblinear-official), string labels, class
 weights, and dask arrays on a real distributed.LocalCluster."""
-import logging
 import warnings
 
 import numpy as np
@@ -232,16 +231,6 @@ def test_sample_weight_scales_C(sets):
 
 
 # ------------------------------------------------------------------ dask arrays on a cluster
-
-@pytest.fixture(scope="module")
-def client():
-    distributed = pytest.importorskip("distributed")
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                       dashboard_address=None, silence_logs=logging.CRITICAL)
-    with distributed.Client(cluster) as c:
-        yield c
-    cluster.close()
-
 
 @pytest.mark.parametrize("make", [lambda: LinearSVC(), lambda: LogisticRegression(tol=1e-9),
                                   lambda: LinearSVR()], ids=["s1", "s0", "s11"])

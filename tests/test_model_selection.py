@@ -12,7 +12,6 @@ search prints LIBLINEAR's lines exactly, C for C.
 import ctypes
 import ctypes.util
 import io
-import logging
 import math
 import re
 import sys
@@ -356,16 +355,6 @@ def _xy(path):
 
 
 # -------------------------------------------------------------------------- the cluster
-
-@pytest.fixture(scope="module")
-def client():
-    distributed = pytest.importorskip("distributed")
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                       dashboard_address=None, silence_logs=logging.CRITICAL)
-    with distributed.Client(cluster) as c:
-        yield c
-    cluster.close()
-
 
 def test_cluster_search_equals_in_process(client, classification, regression):
     part = classification.subset(np.arange(2000))

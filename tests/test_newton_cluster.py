@@ -1,9 +1,9 @@
 """Newton/TRON map-reduced over blocks on 1, 2 and 3 worker processes: the local optimum."""
-import logging
 
 import numpy as np
 import pytest
 
+from conftest import local_cluster
 from dlinear import Params, train
 from dlinear.cluster import Dataset
 from dlinear.datasets import make_rcv1_like
@@ -15,11 +15,9 @@ distributed = pytest.importorskip("distributed")
 
 @pytest.fixture(scope="module")
 def cluster():
-    cluster = distributed.LocalCluster(n_workers=1, threads_per_worker=1, processes=True,
-                                       dashboard_address=None, silence_logs=logging.CRITICAL)
-    with distributed.Client(cluster) as client:
-        yield cluster, client
-    cluster.close()
+    """(cluster, client) starting with 1 worker; the tests scale it."""
+    with local_cluster(1) as pair:
+        yield pair
 
 
 def scale_to(local_cluster, client, n):

@@ -2,7 +2,6 @@
 weights give the model of the data with the rows repeated, checked against LIBLINEAR 2.50
 (liblinear-official) trained on the repeated rows; the CLI's -W end to end and on a local
 Dask cluster; sample_weight in the scikit-learn estimators."""
-import logging
 import subprocess
 import sys
 import warnings
@@ -10,6 +9,7 @@ import warnings
 import numpy as np
 import pytest
 
+from conftest import local_cluster
 from dlinear import ConvergenceWarning, Params, Problem, load_model, train
 from dlinear.cli import train_main
 from dlinear.data import write_libsvm
@@ -140,26 +140,20 @@ def test_cli_weight_file_on_a_local_cluster(files, data):
 def test_weights_on_a_cluster_dataset(files, data):
     """Dataset.from_libsvm read on the workers with weights attached per part: Newton's
     map-reduce (-s 0) and a CD solver's per-worker copy (-s 3) see the weights."""
-    distributed = pytest.importorskip("distributed")
     from dlinear.cluster import Dataset
     from dlinear.cluster.dataset import with_sample_weight
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                       dashboard_address=None, silence_logs=logging.CRITICAL)
-    try:
-        with distributed.Client(cluster) as client:
-            dataset = Dataset.from_libsvm(files / "multi.train", client, block_bytes=4096)
-            assert len(dataset.parts) > 2
-            dataset = with_sample_weight(dataset, data["weights"])
-            np.testing.assert_array_equal(dataset.to_problem().sample_weight, data["weights"])
-            for solver in (0, 3):
-                params = Params(solver_type=solver, bias=1, eps=1e-6 if solver == 0 else 0.1)
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore", ConvergenceWarning)
-                    remote = train(dataset, params)
-                    local = train(weighted(data["multi"], data["weights"]), params)
-                np.testing.assert_allclose(remote.w, local.w, rtol=1e-6, atol=1e-9)
-    finally:
-        cluster.close()
+    with local_cluster(2) as (_, client):
+        dataset = Dataset.from_libsvm(files / "multi.train", client, block_bytes=4096)
+        assert len(dataset.parts) > 2
+        dataset = with_sample_weight(dataset, data["weights"])
+        np.testing.assert_array_equal(dataset.to_problem().sample_weight, data["weights"])
+        for solver in (0, 3):
+            params = Params(solver_type=solver, bias=1, eps=1e-6 if solver == 0 else 0.1)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", ConvergenceWarning)
+                remote = train(dataset, params)
+                local = train(weighted(data["multi"], data["weights"]), params)
+            np.testing.assert_allclose(remote.w, local.w, rtol=1e-6, atol=1e-9)
 
 
 @pytest.mark.parametrize("content,message", [
