@@ -27,7 +27,6 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 from dlinear import Params, predict, train  # noqa: E402
 from dlinear.datasets import make_rcv1_like, make_rcv1_like_split  # noqa: E402
-from dlinear.solvers.crammer_singer import crammer_singer_primal  # noqa: E402
 from dlinear.solvers.objectives import (liblinear_model_to_dlinear,  # noqa: E402
                                         primal_objective)
 from dlinear.solvers.oneclass import oneclass_objectives  # noqa: E402
@@ -37,14 +36,6 @@ def jaccard(a, b):
     nz_a, nz_b = a != 0, b != 0
     union = np.count_nonzero(nz_a | nz_b)
     return 1.0 if union == 0 else np.count_nonzero(nz_a & nz_b) / union
-
-
-def objective(solver, problem, params, model):
-    if solver == 4:
-        return crammer_singer_primal(problem, model, params)
-    if solver == 21:
-        return oneclass_objectives(problem, model, params.nu)[1]
-    return primal_objective(problem, params, model)
 
 
 def options(params):
@@ -80,8 +71,8 @@ def run(solver, params, train_set, test_set, repeat, n_threads):
         lib_model = liblinearutil.train(lib_problem, lib_param)
         t_lib.append(time.perf_counter() - t0)
     theirs = liblinear_model_to_dlinear(lib_model)
-    f_ours = objective(solver, train_set, params, ours)
-    f_lib = objective(solver, train_set, params, theirs)
+    f_ours = primal_objective(train_set, params, ours)
+    f_lib = primal_objective(train_set, params, theirs)
     row = {
         "solver": solver, "ours_s": min(t_ours), "lib_s": min(t_lib),
         "f_ours": f_ours, "f_lib": f_lib, "rel": (f_ours - f_lib) / abs(f_lib),

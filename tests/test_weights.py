@@ -14,9 +14,7 @@ from dlinear import ConvergenceWarning, Params, Problem, load_model, train
 from dlinear.cli import train_main
 from dlinear.data import write_libsvm
 from dlinear.datasets import make_rcv1_like
-from dlinear.solvers.crammer_singer import crammer_singer_primal
 from dlinear.solvers.objectives import liblinear_model_to_dlinear, primal_objective
-from dlinear.solvers.oneclass import oneclass_objectives
 
 
 def repeated(problem: Problem, weights: np.ndarray) -> Problem:
@@ -41,14 +39,6 @@ def data():
                          binary.n_features)
     weights = rng.integers(1, 4, size=binary.n_samples).astype(np.float64)
     return {"binary": binary, "multi": multi, "regression": regression, "weights": weights}
-
-
-def objective(solver, problem, params, model):
-    if solver == 4:
-        return crammer_singer_primal(problem, model, params)
-    if solver == 21:
-        return oneclass_objectives(problem, model, params.nu)[1]
-    return primal_objective(problem, params, model)
 
 
 # -s, options, data set; eps tight enough that both optima agree to far below 1e-3
@@ -88,14 +78,14 @@ def test_integer_weights_match_liblinear_on_repeated_rows(data, solver, options,
     rep = repeated(problem, w)
     lib = liblinearutil.train(rep.y, rep.to_scipy(), f"-s {solver} -c 0.5 {options} -q")
     theirs = liblinear_model_to_dlinear(lib)
-    f_ours = objective(solver, weighted(problem, w), params, ours)
-    f_theirs = objective(solver, rep, params, theirs)
+    f_ours = primal_objective(weighted(problem, w), params, ours)
+    f_theirs = primal_objective(rep, params, theirs)
     assert abs(f_ours - f_theirs) <= 1e-3 * abs(f_theirs), (f_ours, f_theirs)
     # the unweighted model is clearly worse on the weighted objective: the weights count
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ConvergenceWarning)
         plain = train(problem, params, n_threads=1)
-    f_plain = objective(solver, weighted(problem, w), params, plain)
+    f_plain = primal_objective(weighted(problem, w), params, plain)
     assert f_plain - f_ours > 1e-3 * abs(f_theirs)
 
 
@@ -207,8 +197,8 @@ def test_zero_weight_is_a_removed_row(data, solver, extra):
         warnings.simplefilter("ignore", ConvergenceWarning)
         with_zeros = train(weighted(problem, w), params, n_threads=1)
         removed = train(weighted(problem.subset(keep), w[keep]), params, n_threads=1)
-    f_zeros = objective(solver, weighted(problem, w), params, with_zeros)
-    f_removed = objective(solver, weighted(problem, w), params, removed)
+    f_zeros = primal_objective(weighted(problem, w), params, with_zeros)
+    f_removed = primal_objective(weighted(problem, w), params, removed)
     assert abs(f_zeros - f_removed) <= 1e-3 * abs(f_removed)
 
 

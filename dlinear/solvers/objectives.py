@@ -37,7 +37,14 @@ _FORMULATION = {0: ("lr", "l2"), 1: ("l2svc", "l2"), 2: ("l2svc", "l2"), 3: ("l1
 
 def primal_objective(problem: Problem, params: Params, model: Model) -> float:
     """f(w) = R(w) + sum_i C_i loss_i(w) for `model` on `problem` with the C of `params`
-    (class weights and instance weights included), summed over one-vs-rest columns."""
+    (class weights and instance weights included), summed over one-vs-rest columns; for
+    -s 4 the Crammer-Singer primal, for -s 21 the one-class primal at the model's rho."""
+    if model.solver_type == 4:
+        from .crammer_singer import crammer_singer_primal
+        return crammer_singer_primal(problem, model, params)
+    if model.solver_type == 21:
+        from .oneclass import oneclass_objectives
+        return oneclass_objectives(problem, model, params.nu)[1]
     if model.solver_type not in _FORMULATION:
         raise DlinearError(f"no primal objective for solver -s {model.solver_type} here")
     loss, reg = _FORMULATION[model.solver_type]
