@@ -5,12 +5,13 @@ import warnings
 import numpy as np
 import pytest
 
+from conftest import liblinear_decision_values, liblinear_train
 from dlinear import ConvergenceWarning, Params, Problem, predict, save_model, train
 from dlinear.datasets import make_rcv1_like_split
 from dlinear.predict import predict_probability
 from dlinear.solvers.crammer_singer import crammer_singer_primal, fit_crammer_singer
 from dlinear.solvers.l1r import fit_l1r
-from dlinear.solvers.objectives import liblinear_model_to_dlinear, primal_objective
+from dlinear.solvers.objectives import primal_objective
 from dlinear.solvers.oneclass import fit_oneclass, oneclass_objectives
 from dlinear.solvers import BinaryTask
 from dlinear.train import assemble_model
@@ -19,16 +20,6 @@ from dlinear.train import assemble_model
 def lib():
     from liblinear import liblinearutil
     return liblinearutil
-
-
-def liblinear_train(problem, options):
-    m = lib().train(problem.y, problem.to_scipy(), options + " -q")
-    return m, liblinear_model_to_dlinear(m)
-
-
-def liblinear_labels(lib_model, problem):
-    labels, _, _ = lib().predict(problem.y, problem.to_scipy(), lib_model, "-q")
-    return np.asarray(labels)
 
 
 def accuracy(model, problem):
@@ -176,7 +167,7 @@ def test_oneclass_matches_liblinear(nu, binary):
     assert rel_diff(ours.rho, theirs.rho) <= 1e-3
     pred = predict(ours, test_set)
     assert set(np.unique(pred)) == {-1.0, 1.0}
-    assert np.mean(pred == liblinear_labels(lib_model, test_set)) >= 0.995
+    assert np.mean(pred == liblinear_decision_values(lib_model, test_set)[0]) >= 0.995
     # nu is about the fraction of training outliers (the nu-property), for both
     outliers = np.mean(predict(ours, train_set) < 0)
     assert abs(outliers - np.mean(predict(theirs, train_set) < 0)) <= 0.005
@@ -212,7 +203,7 @@ def test_models_round_trip_through_liblinear(solver, split, extra, request, tmp_
     if solver == 21:
         assert f"rho {model.rho:.17g}" in text
     loaded = lib().load_model(str(path))
-    np.testing.assert_array_equal(liblinear_labels(loaded, test_set), predict(model, test_set))
+    np.testing.assert_array_equal(liblinear_decision_values(loaded, test_set)[0], predict(model, test_set))
 
 
 # ------------------------------------------------------------------ weights and caps
