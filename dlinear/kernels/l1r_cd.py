@@ -38,6 +38,38 @@ from numba import njit
 
 from .rng import seed_state, shuffle_prefix
 
+
+@njit(cache=True, nogil=True, inline="always")
+def _l1_violation(G, x, free, shrink_bound):
+    """(violation, shrink) of weight x whose loss gradient is G, under the L1 term (none
+    for the -R bias, `free`): the size of the minimum-norm subgradient, and whether x = 0
+    lies so deep inside the subdifferential (|G| < 1 - shrink_bound) that it is shrunk."""
+    if free:
+        return abs(G), False
+    Gp = G + 1.0
+    Gn = G - 1.0
+    if x == 0.0:
+        if Gp < 0.0:
+            return -Gp, False
+        if Gn > 0.0:
+            return Gn, False
+        return 0.0, Gp > shrink_bound and Gn < -shrink_bound
+    if x > 0.0:
+        return abs(Gp), False
+    return abs(Gn), False
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _l1_newton_step(G, H, x, free):
+    """The minimiser d of G d + H d^2 / 2 + |x + d| (without the |.| when `free`)."""
+    if free:
+        return -G / H
+    if G + 1.0 < H * x:
+        return -(G + 1.0) / H
+    if G - 1.0 > H * x:
+        return -(G - 1.0) / H
+    return -x
+
 INF = np.inf
 
 
@@ -100,41 +132,18 @@ def l1r_l2_svc(col_ptr, row_ind, vals, y, C, unreg_bias, eps, max_iter, seed, w)
                 H = 1e-12
 
             free = unreg_bias and j == w_size - 1
-            violation = 0.0
-            Gp = 0.0
-            Gn = 0.0
             wj = w[j]
-            if free:
-                violation = abs(G)
-            else:
-                Gp = G + 1.0
-                Gn = G - 1.0
-                if wj == 0.0:
-                    if Gp < 0.0:
-                        violation = -Gp
-                    elif Gn > 0.0:
-                        violation = Gn
-                    elif Gp > Gmax_old / l and Gn < -Gmax_old / l:
-                        active_size -= 1
-                        index[s], index[active_size] = index[active_size], index[s]
-                        continue
-                elif wj > 0.0:
-                    violation = abs(Gp)
-                else:
-                    violation = abs(Gn)
+            violation, shrink = _l1_violation(G, wj, free, Gmax_old / l)
+            if shrink:
+                active_size -= 1
+                index[s], index[active_size] = index[active_size], index[s]
+                continue
             if violation > Gmax_new:
                 Gmax_new = violation
             Gnorm1_new += violation
 
             # Newton direction of the one-variable problem
-            if free:
-                d = -G / H
-            elif Gp < H * wj:
-                d = -Gp / H
-            elif Gn > H * wj:
-                d = -Gn / H
-            else:
-                d = -wj
+            d = _l1_newton_step(G, H, wj, free)
 
             if abs(d) < 1.0e-12:
                 s += 1
@@ -297,25 +306,12 @@ def l1r_lr(col_ptr, row_ind, vals, y, C, unreg_bias, eps, max_newton_iter, max_i
             Hdiag[j] = h
             Grad[j] = -tmp + xjneg_sum[j]
 
-            violation = 0.0
-            if unreg_bias and j == w_size - 1:
-                violation = abs(Grad[j])
-            else:
-                Gp = Grad[j] + 1.0
-                Gn = Grad[j] - 1.0
-                if w[j] == 0.0:
-                    if Gp < 0.0:
-                        violation = -Gp
-                    elif Gn > 0.0:
-                        violation = Gn
-                    elif Gp > Gmax_old / l and Gn < -Gmax_old / l:   # outer shrinking
-                        active_size -= 1
-                        index[s], index[active_size] = index[active_size], index[s]
-                        continue
-                elif w[j] > 0.0:
-                    violation = abs(Gp)
-                else:
-                    violation = abs(Gn)
+            violation, shrink = _l1_violation(Grad[j], w[j], unreg_bias and j == w_size - 1,
+                                              Gmax_old / l)
+            if shrink:                                              # outer shrinking
+                active_size -= 1
+                index[s], index[active_size] = index[active_size], index[s]
+                continue
             if violation > Gmax_new:
                 Gmax_new = violation
             Gnorm1_new += violation
@@ -346,32 +342,13 @@ def l1r_lr(col_ptr, row_ind, vals, y, C, unreg_bias, eps, max_newton_iter, max_i
                     r = row_ind[k]
                     G += vals[k] * D[r] * xTd[r]
 
-                violation = 0.0
-                if unreg_bias and j == w_size - 1:
-                    violation = abs(G)
-                    z = -G / H
-                else:
-                    Gp = G + 1.0
-                    Gn = G - 1.0
-                    if wpd[j] == 0.0:
-                        if Gp < 0.0:
-                            violation = -Gp
-                        elif Gn > 0.0:
-                            violation = Gn
-                        elif Gp > QP_Gmax_old / l and Gn < -QP_Gmax_old / l:  # inner shrinking
-                            QP_active_size -= 1
-                            index[s], index[QP_active_size] = index[QP_active_size], index[s]
-                            continue
-                    elif wpd[j] > 0.0:
-                        violation = abs(Gp)
-                    else:
-                        violation = abs(Gn)
-                    if Gp < H * wpd[j]:
-                        z = -Gp / H
-                    elif Gn > H * wpd[j]:
-                        z = -Gn / H
-                    else:
-                        z = -wpd[j]
+                free = unreg_bias and j == w_size - 1
+                violation, shrink = _l1_violation(G, wpd[j], free, QP_Gmax_old / l)
+                if shrink:                                          # inner shrinking
+                    QP_active_size -= 1
+                    index[s], index[QP_active_size] = index[QP_active_size], index[s]
+                    continue
+                z = _l1_newton_step(G, H, wpd[j], free)
                 if violation > QP_Gmax_new:
                     QP_Gmax_new = violation
                 QP_Gnorm1_new += violation
