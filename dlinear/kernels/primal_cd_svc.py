@@ -45,6 +45,15 @@ def _column_range(colptr, j, n_features, l):
     return colptr[j], colptr[j + 1]
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _entry(k, is_bias, rows, vals, bias):
+    """(row, value) of the k-th entry of a column in _column_range: the CSC arrays, or
+    the virtual bias column (every row, value `bias`)."""
+    if is_bias:
+        return k, bias
+    return rows[k], vals[k]
+
+
 @njit(cache=True, nogil=True)
 def _grad_norm(colptr, rows, vals, n_features, bias, y, C, reg, w, b):
     l = len(y)
@@ -53,12 +62,7 @@ def _grad_norm(colptr, rows, vals, n_features, bias, y, C, reg, w, b):
         start, end = _column_range(colptr, j, n_features, l)
         acc = 0.0
         for k in range(start, end):
-            if j == n_features:
-                i = k
-                x = bias
-            else:
-                i = rows[k]
-                x = vals[k]
+            i, x = _entry(k, j == n_features, rows, vals, bias)
             if b[i] > 0.0:
                 acc += C[i] * y[i] * x * b[i]
         g = reg[j] * w[j] - 2.0 * acc
@@ -76,12 +80,7 @@ def _coordinate_step(j, colptr, rows, vals, n_features, bias, y, C, reg_j, H_j, 
     D1 = 0.0
     D2 = 0.0
     for k in range(start, end):
-        if is_bias:
-            i = k
-            x = bias
-        else:
-            i = rows[k]
-            x = vals[k]
+        i, x = _entry(k, is_bias, rows, vals, bias)
         bi = b[i]
         if bi > 0.0:
             c = C[i]
@@ -99,12 +98,7 @@ def _coordinate_step(j, colptr, rows, vals, n_features, bias, y, C, reg_j, H_j, 
         z = lam * d
         delta = reg_j * (w[j] * z + 0.5 * z * z)
         for k in range(start, end):
-            if is_bias:
-                i = k
-                x = bias
-            else:
-                i = rows[k]
-                x = vals[k]
+            i, x = _entry(k, is_bias, rows, vals, bias)
             bi = b[i]
             nb = bi - z * y[i] * x
             if nb > 0.0:
@@ -118,12 +112,7 @@ def _coordinate_step(j, colptr, rows, vals, n_features, bias, y, C, reg_j, H_j, 
     z = lam * d
     w[j] += z
     for k in range(start, end):
-        if is_bias:
-            i = k
-            x = bias
-        else:
-            i = rows[k]
-            x = vals[k]
+        i, x = _entry(k, is_bias, rows, vals, bias)
         b[i] -= z * y[i] * x
     return Dp, evals
 
@@ -151,12 +140,7 @@ def primal_cd_l2svc(colptr, rows, vals, n_features, bias, y, C, regularize_bias,
         acc = 0.0
         wj = w[j]
         for k in range(start, end):
-            if j == n_features:
-                i = k
-                x = bias
-            else:
-                i = rows[k]
-                x = vals[k]
+            i, x = _entry(k, j == n_features, rows, vals, bias)
             h += C[i] * x * x
             acc += C[i] * y[i] * x
             if wj != 0.0:
