@@ -189,8 +189,8 @@ def bench_dataset(name, cls, reg, gap, repeat, out):
             + ", ".join(f"{v:.10g}" for v in values) + ")")
 
     out("")
-    out(f"| dlinear solver | LIBLINEAR | dlinear s | LIBLINEAR s | ratio | dlinear knob "
-        f"| LIBLINEAR eps |")
+    out("| dlinear solver | LIBLINEAR | dlinear s | LIBLINEAR s | ratio | dlinear knob "
+        "| LIBLINEAR eps |")
     out("|---|---|---:|---:|---:|---|---|")
     lib_cache = {}
     results = {}

@@ -73,7 +73,7 @@ def main(argv=None):
     from dlinear.cluster import Dataset
     from dlinear.cluster.objective import distributed_objective
     from dlinear.solvers.primal_objectives import PrimalObjective, LOSS_OF_SOLVER
-    from dlinear.train import single_task, binary_task
+    from dlinear.train import binary_task
 
     P = make_rcv1_like(args.rows, n_features=args.features, nnz_per_row=args.nnz_per_row,
                        seed=0)
