@@ -1,0 +1,42 @@
+"""@njit(cache=True, nogil=True) kernels on raw arrays.
+
+Numba's on-disk cache of these kernels goes to the user's cache directory
+($XDG_CACHE_HOME/dlinear/numba, else ~/.cache/dlinear/numba), never into the installed
+package. Files Numba writes next to the sources are not in the wheel's RECORD: `pip
+uninstall` leaves them behind, and the leftover `site-packages/dlinear/` then imports as
+a namespace package that shadows a later editable install. NUMBA_CACHE_DIR, when set,
+still wins, as Numba documents.
+"""
+import os
+
+from numba.core import caching, config
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def cache_root() -> str:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "dlinear", "numba")
+
+
+class DlinearCacheLocator(caching._SourceFileBackedLocatorMixin, caching._CacheLocator):
+    """Numba's cache locator for dlinear's own source files only."""
+
+    def __init__(self, py_func, py_file):
+        self._py_file = py_file
+        self._lineno = py_func.__code__.co_firstlineno
+        self._cache_path = os.path.join(cache_root(), self.get_suitable_cache_subpath(py_file))
+
+    def get_cache_path(self):
+        return self._cache_path
+
+    @classmethod
+    def from_function(cls, py_func, py_file):
+        if config.CACHE_DIR or not os.path.abspath(py_file).startswith(_PACKAGE_DIR + os.sep):
+            return None
+        # None too when the directory cannot be made writable: Numba tries its own next
+        return super().from_function(py_func, py_file)
+
+
+if DlinearCacheLocator not in caching._CacheImpl._locator_classes:
+    caching._CacheImpl._locator_classes.insert(0, DlinearCacheLocator)
