@@ -38,5 +38,7 @@ class DlinearCacheLocator(caching._SourceFileBackedLocatorMixin, caching._CacheL
         return super().from_function(py_func, py_file)
 
 
-if DlinearCacheLocator not in caching._CacheImpl._locator_classes:
-    caching._CacheImpl._locator_classes.insert(0, DlinearCacheLocator)
+# the class is _CacheImpl before Numba 0.62
+_locators = getattr(caching, "CacheImpl", None) or caching._CacheImpl
+if DlinearCacheLocator not in _locators._locator_classes:
+    _locators._locator_classes.insert(0, DlinearCacheLocator)
