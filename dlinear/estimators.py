@@ -35,7 +35,7 @@ from .data import Problem
 from .errors import ConvergenceWarning as _DlinearConvergenceWarning
 from .errors import DlinearError
 from .params import Params
-from .solvers import SOLVERS
+from .solver_table import SOLVERS
 
 __all__ = ["LinearSVC", "LogisticRegression", "LinearSVR", "OneClassSVM", "ConvergenceWarning"]
 

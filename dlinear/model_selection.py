@@ -50,7 +50,7 @@ from .errors import DlinearError
 from .params import Params, check_parameter
 from .predict import predict
 from .progress import progress_bar
-from .solvers.newton import norm
+from .solvers.vectors import norm
 from .train import (assemble_model, binary_task, cv_folds, first_appearance, fit_binary,
                     n_binary_problems, order_labels, single_task)
 

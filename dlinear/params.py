@@ -7,7 +7,7 @@ from typing import Optional
 import numpy as np
 
 from .errors import DlinearError
-from .solvers import DUAL_MAX_ITER, SOLVERS
+from .solver_table import DUAL_MAX_ITER, SOLVERS
 
 
 @dataclass

@@ -25,7 +25,8 @@ from .model import Model
 from .params import Params, check_parameter
 from .predict import predict
 from .progress import progress_bar
-from .solvers import SOLVERS, BinaryTask, FitResult
+from .solver_table import SOLVERS
+from .solvers import BinaryTask, FitResult, fit_all_classes, fit_task
 
 
 def first_appearance(y: np.ndarray) -> np.ndarray:
@@ -166,7 +167,7 @@ def fit_binary(task: BinaryTask, params: Params) -> FitResult:
     """train_one: run the solver; at the dual iteration cap, warn and, where LIBLINEAR does,
     continue from the dual's w with the primal solver at a tighter tolerance."""
     spec = SOLVERS[params.solver_type]
-    result = spec.fit(task, params)
+    result = fit_task(task, params)
     if spec.dual_cd and result.hit_max_iter:
         lines = ["WARNING: reaching max number of iterations"]
         if spec.fallback is not None and SOLVERS[spec.fallback].available:
@@ -174,7 +175,7 @@ def fit_binary(task: BinaryTask, params: Params) -> FitResult:
             primal = replace(params, solver_type=spec.fallback,
                              eps=params.eps * spec.fallback_tol_scale)
             warm = replace(task, w0=result.w)
-            second = SOLVERS[spec.fallback].fit(warm, primal)
+            second = fit_task(warm, primal)
             result = replace(second, log=result.log + lines + second.log,
                              n_iter=result.n_iter + second.n_iter)
         else:
@@ -220,11 +221,11 @@ def train_in_process(problem: Problem, params: Params,
     if spec.kind in ("regression", "oneclass"):
         results = [fit_binary(single_task(problem, params), params)]
         label = None
-    elif spec.fit_all_classes is not None:
+    elif spec.all_classes:
         label, class_of_row = group_classes(problem.y)
         weighted_C = weighted_class_C(label, params, emit)
-        results = [spec.fit_all_classes(problem, class_of_row, weighted_C, params,
-                                        task_seed(params.seed, 0))]
+        results = [fit_all_classes(problem, class_of_row, weighted_C, params,
+                                   task_seed(params.seed, 0))]
     else:
         label = order_labels(first_appearance(problem.y))
         weighted_C = weighted_class_C(label, params, emit)

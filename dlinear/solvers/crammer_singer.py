@@ -6,7 +6,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..kernels.mcsvm_cs import mcsvm_cs
-from . import FitResult
+from .task import FitResult
 
 # LIBLINEAR's Solver_MCSVM_CS default cap on passes (not -s 1/-s 3's 300)
 MCSVM_MAX_ITER = 100000

@@ -5,7 +5,7 @@ import math
 import numpy as np
 
 from ..kernels.dual_cd_svc import dual_cd_svc
-from . import FitResult
+from .task import FitResult
 
 
 def fit_dual_cd_svc(task, params):

@@ -53,6 +53,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..errors import DlinearError
+from .primal_objectives import make_objective
+from .task import FitResult, starting_w
+from .vectors import dot, norm
+
 NEWTON_MAX_ITER = 1000        # LIBLINEAR's max_iter of NEWTON / TRON
 ALPHA_PCG = 0.01              # preconditioner M = (1 - a) I + a diag(H)
 NEWTON_EPS_CG = 0.5
@@ -67,17 +72,6 @@ DRIVERS = ("linesearch", "tron")
 
 MAX_ITER_WARNING = "WARNING: reaching max number of Newton iterations"
 LINESEARCH_WARNING = "WARNING: line search fails"
-
-
-def dot(u, v):
-    """u . v of two n-vectors by NumPy's own loop, not BLAS: OpenBLAS splits a ddot this
-    long over threads that then spin, stealing the core the next kernel pass runs on (and
-    its result would depend on the thread count)."""
-    return float(np.einsum("i,i->", u, v))
-
-
-def norm(u):
-    return math.sqrt(dot(u, u))
 
 
 @dataclass
@@ -336,12 +330,9 @@ def fit_newton(task, params, objective=None, max_iter=NEWTON_MAX_ITER, counts=No
     "tron"), warm-started from task.w0. `objective` defaults to the local backend on
     task.problem (dlinear.solvers.primal_objectives); a distributed one can be passed,
     with counts = (#positive rows, #rows) for the tolerance (task.y is then unused)."""
-    from . import FitResult, starting_w
-    from ..errors import DlinearError
     if params.eps is None:
         params = params.resolved()
     if objective is None:
-        from .primal_objectives import make_objective
         objective = make_objective(task, params)
     w = starting_w(task.w0, task.w_size)
     regression = params.solver_type == 11

@@ -10,7 +10,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..kernels.oneclass import oneclass_svm
-from . import FitResult
+from ..predict import decision_values
+from .task import FitResult
 
 ONECLASS_MAX_ITER = 1000   # LIBLINEAR 2.50's solve_oneclass_svm
 
@@ -42,7 +43,6 @@ def oneclass_objectives(problem, model, nu: float):
     dual 0.5 ||w||^2 (to be minimised over feasible alpha), primal
     0.5 ||w||^2 - nu sum_i U_i rho + sum_i U_i max(0, rho - w.x_i), whose optimum is
     minus the dual optimum (U_i the instance weight, 1 in LIBLINEAR)."""
-    from ..predict import decision_values
     U = _upper_bounds(problem)
     w = np.asarray(model.w, dtype=np.float64).ravel()
     half_sq = 0.5 * float(w @ w)

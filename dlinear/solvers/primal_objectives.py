@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..kernels import primal_ops as K
-from .newton import dot
+from .vectors import dot
 
 LOSS_OF_SOLVER = {0: K.LR, 2: K.L2SVC, 11: K.L2SVR}
 
