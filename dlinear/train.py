@@ -125,21 +125,40 @@ def fit_class(problem: Problem, label: np.ndarray, k: int, weighted_C: np.ndarra
     return fit_binary(binary_task(problem, label, k, weighted_C, params), params)
 
 
+# The solver log lines that become a ConvergenceWarning: (start of the line, warning),
+# in LIBLINEAR's words where LIBLINEAR prints one. Each cap has its own line.
+CONVERGENCE_WARNINGS = (
+    # the outer cap of the CD solvers (-s 1, 3, 4, 5, 6, 7, 12, 13, 21, --primal-cd)
+    ("WARNING: reaching max number of iterations",
+     "WARNING: reaching max number of iterations"),
+    # the Newton / TRON iteration cap (-s 0, 2, 11)
+    ("WARNING: reaching max number of Newton iterations",
+     "WARNING: reaching max number of Newton iterations"),
+    # one Newton step's CG iterations capped at max(n, 5)
+    ("WARNING: reaching maximal number of CG steps",
+     "WARNING: reaching maximal number of CG steps"),
+    # -s 6: the coordinate-descent passes of a Newton step capped
+    ("WARNING: reaching max number of inner iterations",
+     "WARNING: reaching max number of inner iterations"),
+    # --online: the update budget (--max-updates) spent (dlinear's own option)
+    ("WARNING: reaching max number of updates",
+     "WARNING: reaching max number of updates (--max-updates) before the stopping "
+     "tolerance"),
+    ("WARNING: line search fails", "WARNING: line search fails"),
+)
+
+
 def warn_about_logs(lines, stacklevel=2):
-    """One ConvergenceWarning per kind of solver warning in the log lines: an iteration
-    cap reached (by any solver or class) or a failed line search. The solvers only log
-    them, since they may run on threads or Dask workers; the caller of train sees this."""
-    kinds = []
+    """One ConvergenceWarning per kind of solver warning in the log lines (an iteration,
+    CG-step, inner-iteration or update cap reached by any solver or class, or a failed
+    line search; see CONVERGENCE_WARNINGS). The solvers only log them, since they may
+    run on threads or Dask workers; the caller of train sees this."""
+    raised = set()
     for line in lines:
-        if line.startswith("WARNING: reaching max"):
-            kind = "WARNING: reaching max number of iterations"
-        elif line == "WARNING: line search fails":
-            kind = line
-        else:
-            continue
-        if kind not in kinds:
-            kinds.append(kind)
-            warnings.warn(kind, ConvergenceWarning, stacklevel=stacklevel + 1)
+        for start, message in CONVERGENCE_WARNINGS:
+            if line.startswith(start) and message not in raised:
+                raised.add(message)
+                warnings.warn(message, ConvergenceWarning, stacklevel=stacklevel + 1)
 
 
 def assemble_model(params: Params, n_features: int, label, results: list) -> Model:
@@ -176,8 +195,10 @@ def fit_binary(task: BinaryTask, params: Params) -> FitResult:
                              eps=params.eps * spec.fallback_tol_scale)
             warm = replace(task, w0=result.w)
             second = fit_task(warm, primal)
+            # alpha stays the dual's (where it stopped): the -C search warm-starts the
+            # dual of the next C from it, as it does when the dual converged
             result = replace(second, log=result.log + lines + second.log,
-                             n_iter=result.n_iter + second.n_iter)
+                             n_iter=result.n_iter + second.n_iter, alpha=result.alpha)
         else:
             hint = spec.fallback if spec.fallback is not None else spec.faster_hint
             if hint is not None:

@@ -240,7 +240,7 @@ def test_iteration_cap_warns(binary_split):
             r = fit_newton(task, Params(solver_type=2, eps=1e-8, newton=drv), max_iter=2)
         assert r.n_iter == 2 and r.hit_max_iter
         assert r.log[-1] == "WARNING: reaching max number of Newton iterations"
-        with pytest.warns(ConvergenceWarning, match="reaching max number of iterations"):
+        with pytest.warns(ConvergenceWarning, match="reaching max number of Newton iterations"):
             assemble_model(Params(solver_type=2), train_set.n_features, np.array([1, -1]),
                            [r])
 
