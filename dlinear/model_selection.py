@@ -56,7 +56,7 @@ from .train import (assemble_model, binary_task, cv_folds, first_appearance, fit
 
 # LIBLINEAR searches -s 0, 2 and 11 (warm start of w). dlinear adds the dual CD solvers
 # -s 1 and 3, warm-starting alpha: on 100k rcv1-shaped rows it halves the passes over the
-# data of an -s 1 search (496 -> 246).
+# data of the -s 1 kernel along the C grid (496 -> 246; BENCHMARKS.md, "Parameter search").
 SEARCH_SOLVERS = (0, 1, 2, 3, 11)
 DUAL_SEARCH_SOLVERS = (1, 3)
 SEARCH_SOLVER_ERROR = ("Warm-start parameter search only available for -s 0, -s 1, -s 2, "
