@@ -47,7 +47,7 @@ from numba import njit
 
 from .data import Problem
 from .errors import DlinearError
-from .params import Params, check_parameter
+from .params import Params, check_parameter, class_C
 from .predict import predict
 from .progress import progress_bar
 from .solvers.vectors import norm
@@ -187,17 +187,6 @@ def _next_count(count: int, changed: bool) -> int:
     return 0 if changed else count + 1
 
 
-def _class_C_factors(label: np.ndarray, params: Params) -> np.ndarray:
-    """The -wi weights per class (train.weighted_class_C with C = 1, without its warning:
-    LIBLINEAR silences train()'s output during the search)."""
-    factors = np.ones(len(label))
-    for wl, wv in params.class_weights:
-        hits = np.flatnonzero(label == wl)
-        if len(hits):
-            factors[hits[0]] *= wv
-    return factors
-
-
 def run_fold_path(problem: Problem, perm: np.ndarray, begin: int, end: int, params: Params,
                   Cs: list, request: PathRequest,
                   on_step: Optional[Callable] = None) -> PathResult:
@@ -211,10 +200,9 @@ def run_fold_path(problem: Problem, perm: np.ndarray, begin: int, end: int, para
     test_part = problem.subset(held)
     regression = params.spec.kind == "regression"
     if regression:
-        label, factors, n_problems = None, None, 1
+        label, n_problems = None, 1
     else:
         label = order_labels(first_appearance(train_part.y))
-        factors = _class_C_factors(label, params)
         n_problems = n_binary_problems(len(label))
     result = PathResult(request.group, request.fold, request.start)
     W = request.w0
@@ -222,12 +210,15 @@ def run_fold_path(problem: Problem, perm: np.ndarray, begin: int, end: int, para
     count = request.counter
     for j in range(request.start, len(Cs)):
         at_C = replace(params, C=float(Cs[j]))
+        # without train's warning on unknown weight labels: LIBLINEAR silences train()'s
+        # output during the search
+        weighted_C = class_C(label, at_C)[0] if not regression else None
         fits = []
         for k in range(n_problems):
             if regression:
                 task = single_task(train_part, at_C)
             else:
-                task = binary_task(train_part, label, k, at_C.C * factors, at_C)
+                task = binary_task(train_part, label, k, weighted_C, at_C)
             if A is not None:
                 task = replace(task, alpha0=A[k])
             elif W is not None and params.solver_type not in DUAL_SEARCH_SOLVERS:

@@ -42,6 +42,22 @@ class Params:
         return replace(self, eps=SOLVERS[self.solver_type].default_eps)
 
 
+def class_C(label, params: Params, C: Optional[float] = None):
+    """LIBLINEAR's weighted_C: for each class of `label` (in that order), C (params.C by
+    default) times its -wi weights, applied in the order given; and the weight labels that
+    match no class (LIBLINEAR warns about them)."""
+    label = np.asarray(label)
+    weighted_C = np.full(len(label), float(params.C if C is None else C))
+    unknown = []
+    for weight_label, weight in params.class_weights:
+        hits = np.flatnonzero(label == weight_label)
+        if len(hits) == 0:
+            unknown.append(weight_label)
+        else:
+            weighted_C[hits[0]] *= weight
+    return weighted_C, unknown
+
+
 def check_parameter(params: Params) -> None:
     """LIBLINEAR's check_parameter, with its wording, plus dlinear's own checks."""
     if params.solver_type not in SOLVERS:

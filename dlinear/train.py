@@ -22,7 +22,7 @@ import numpy as np
 from .data import Problem
 from .errors import ConvergenceWarning, DlinearError
 from .model import Model
-from .params import Params, check_parameter
+from .params import Params, check_parameter, class_C
 from .predict import predict
 from .progress import progress_bar
 from .solver_table import SOLVERS
@@ -57,16 +57,13 @@ def group_classes(y: np.ndarray):
 
 
 def weighted_class_C(label: np.ndarray, params: Params, emit) -> np.ndarray:
-    """C of each class after the -wi weights; unknown labels warn as LIBLINEAR does."""
-    weighted_C = np.full(len(label), params.C)
-    for wl, wv in params.class_weights:
-        hits = np.flatnonzero(label == wl)
-        if len(hits) == 0:
-            message = f"WARNING: class label {wl} specified in weight is not found"
-            warnings.warn(message)
-            emit(message)
-        else:
-            weighted_C[hits[0]] *= wv
+    """C of each class after the -wi weights (params.class_C); unknown labels warn as
+    LIBLINEAR does."""
+    weighted_C, unknown = class_C(label, params)
+    for weight_label in unknown:
+        message = f"WARNING: class label {weight_label} specified in weight is not found"
+        warnings.warn(message)
+        emit(message)
     return weighted_C
 
 

@@ -110,6 +110,11 @@ def main() -> int:
         lines = []
         best = find_parameters(binary, Params(solver_type=s), 3, log=lines.append, n_threads=1)
         out.append(f"{'-C -s %d' % s:40s} {_digest(best, lines)}")
+    for s, data, weights in ((2, binary, [(1, 2.0)]), (1, multi, [(2, 3.0), (3, 0.5)])):
+        lines = []
+        best = find_parameters(data, Params(solver_type=s, class_weights=weights), 3,
+                               log=lines.append, n_threads=1)
+        out.append(f"{'-C -s %d %s' % (s, weights):40s} {_digest(best, lines)}")
     lines = []
     best = find_parameters(regression, Params(solver_type=11), 3, start_p=0.6,
                            log=lines.append, n_threads=1)

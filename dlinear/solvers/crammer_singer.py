@@ -6,6 +6,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..kernels.mcsvm_cs import mcsvm_cs
+from ..params import class_C
 from .task import FitResult
 
 # LIBLINEAR's Solver_MCSVM_CS default cap on passes (not -s 1/-s 3's 300)
@@ -45,14 +46,9 @@ def crammer_singer_primal(problem, model, params) -> float:
     if model.bias >= 0:
         X = sp.hstack([X, np.full((problem.n_samples, 1), model.bias)], format="csr")
     W = np.asarray(model.w, dtype=np.float64).reshape(model.w_size, model.nr_class)
-    label = list(model.label)
-    position = {lab: k for k, lab in enumerate(label)}
+    position = {lab: k for k, lab in enumerate(model.label.tolist())}
     y = np.array([position[int(v)] for v in problem.y], dtype=np.int64)
-    weighted = np.full(len(label), params.C)
-    for lab, wt in params.class_weights:
-        if lab in label:
-            weighted[label.index(lab)] *= wt
-    C = weighted[y]
+    C = class_C(model.label, params)[0][y]
     if problem.sample_weight is not None:
         C = C * problem.sample_weight
     Z = np.asarray(X @ W)
