@@ -237,7 +237,7 @@ def test_iteration_cap_warns(binary_split):
     for drv in ("linesearch", "tron"):
         with warnings.catch_warnings():
             warnings.simplefilter("error", ConvergenceWarning)  # logged; train warns
-            r = fit_newton(task, Params(solver_type=2, eps=1e-8, newton=drv), max_iter=2)
+            r = fit_newton(task, Params(solver_type=2, eps=1e-8, newton=drv), max_newton_iter=2)
         assert r.n_iter == 2 and r.hit_max_iter
         assert r.log[-1] == "WARNING: reaching max number of Newton iterations"
         with pytest.warns(ConvergenceWarning, match="reaching max number of Newton iterations"):

@@ -9,12 +9,12 @@ from ..kernels.mcsvm_cs import mcsvm_cs
 from ..params import class_C
 from .task import FitResult
 
-# LIBLINEAR's Solver_MCSVM_CS default cap on passes (not -s 1/-s 3's 300)
-MCSVM_MAX_ITER = 100000
+# LIBLINEAR's Solver_MCSVM_CS cap on outer iterations (passes; not -s 1/-s 3's 300)
+MCSVM_MAX_OUTER_ITER = 100000
 
 
 def fit_crammer_singer(problem, class_of_row, weighted_C, params, seed,
-                       max_iter: int = MCSVM_MAX_ITER) -> FitResult:
+                       max_outer_iter: int = MCSVM_MAX_OUTER_ITER) -> FitResult:
     """All classes at once; w is (w_size, nr_class). C of row i is weighted_C[class of i]
     times its instance weight."""
     bias = float(params.bias)
@@ -29,9 +29,9 @@ def fit_crammer_singer(problem, class_of_row, weighted_C, params, seed,
     w = np.zeros((w_size, nr_class))
     n_iter, obj, nSV, _ = mcsvm_cs(
         problem.indptr, problem.indices, problem.data, int(problem.n_features), bias, y, C,
-        float(params.eps), int(max_iter), int(seed), w)
+        float(params.eps), int(max_outer_iter), int(seed), w)
     log = [f"optimization finished, #iter = {n_iter}"]
-    hit = n_iter >= max_iter
+    hit = n_iter >= max_outer_iter
     if hit:
         log.append("WARNING: reaching max number of iterations")
     log += [f"Objective value = {obj:f}", f"nSV = {nSV}"]

@@ -13,7 +13,7 @@ from ..kernels.oneclass import oneclass_svm
 from ..predict import decision_values
 from .task import FitResult
 
-ONECLASS_MAX_ITER = 1000   # LIBLINEAR 2.50's solve_oneclass_svm
+ONECLASS_MAX_OUTER_ITER = 1000   # outer iterations, as LIBLINEAR 2.50's solve_oneclass_svm
 
 
 def _upper_bounds(problem) -> np.ndarray:
@@ -22,16 +22,16 @@ def _upper_bounds(problem) -> np.ndarray:
     return np.ones(problem.n_samples)
 
 
-def fit_oneclass(task, params, max_iter: int = ONECLASS_MAX_ITER) -> FitResult:
+def fit_oneclass(task, params, max_outer_iter: int = ONECLASS_MAX_OUTER_ITER) -> FitResult:
     X = task.problem
     U = _upper_bounds(X)
     alpha = np.zeros(X.n_samples)
     w = np.zeros(task.w_size)
     n_iter, obj, nSV, rho, _ = oneclass_svm(
         X.indptr, X.indices, X.data, int(X.n_features), float(task.bias), U,
-        float(params.nu), float(params.eps), int(max_iter), alpha, w)
+        float(params.nu), float(params.eps), int(max_outer_iter), alpha, w)
     log = [f"optimization finished, #iter = {n_iter}"]
-    hit = n_iter >= max_iter
+    hit = n_iter >= max_outer_iter
     if hit:
         log.append("WARNING: reaching max number of iterations")
     log += [f"Objective value = {obj:f}", f"nSV = {nSV}", f"rho = {rho:f}"]
