@@ -558,8 +558,8 @@ class LinearSVR(RegressorMixin, _LiblinearEstimator):
 
 class OneClassSVM(OutlierMixin, _LiblinearEstimator):
     """LIBLINEAR's linear one-class SVM (-s 21): decision_function = w.x - rho (offset_ =
-    rho), predict +1 (inlier) where it is > 0, else -1 (as LIBLINEAR's predict). No intercept feature (LIBLINEAR
-    does not allow -B with -s 21); C plays no part."""
+    rho), predict +1 (inlier) where it is > 0, else -1 (as LIBLINEAR's predict). No
+    intercept feature (LIBLINEAR does not allow -B with -s 21); C plays no part."""
 
     _kind = "oneclass"
 

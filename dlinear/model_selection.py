@@ -51,7 +51,7 @@ from .params import Params, check_parameter, class_C
 from .predict import predict
 from .progress import progress_bar
 from .solvers.vectors import norm
-from .train import (assemble_model, binary_task, cv_folds, first_appearance, fit_binary,
+from .train import (assemble_model, binary_task, cv_folds, first_appearance, train_one,
                     n_binary_problems, order_labels, single_task)
 
 # LIBLINEAR searches -s 0, 2 and 11 (warm start of w). dlinear adds the dual CD solvers
@@ -223,7 +223,7 @@ def run_fold_path(problem: Problem, perm: np.ndarray, begin: int, end: int, para
                 task = replace(task, alpha0=A[k])
             elif W is not None and params.solver_type not in DUAL_SEARCH_SOLVERS:
                 task = replace(task, w0=W[:, k])
-            fits.append(fit_binary(task, at_C))
+            fits.append(train_one(task, at_C))
         if params.solver_type in DUAL_SEARCH_SOLVERS:
             A = [f.alpha for f in fits]
         model = assemble_model(at_C, train_part.n_features, label, fits)

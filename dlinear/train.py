@@ -26,7 +26,7 @@ from .params import Params, check_parameter, class_C
 from .predict import predict
 from .progress import progress_bar
 from .solver_table import SOLVERS
-from .solvers import BinaryTask, FitResult, fit_all_classes, fit_task
+from .solvers import FitResult, SubProblem, fit_all_classes, fit_task
 
 
 def first_appearance(y: np.ndarray) -> np.ndarray:
@@ -91,12 +91,12 @@ def task_targets(y, sample_weight, label, k, weighted_C, params: Params):
 
 
 def binary_task(problem: Problem, label: np.ndarray, k: int, weighted_C: np.ndarray,
-                params: Params) -> BinaryTask:
+                params: Params) -> SubProblem:
     """The k-th binary problem: class label[k] against the rest (for two classes, label[0]
     against label[1] with both weighted C's; one class is trained as all-positive, as
     LIBLINEAR does). Also used on Dask workers, on their local copy of the data."""
     y_sign, C = task_targets(problem.y, problem.sample_weight, label, k, weighted_C, params)
-    return BinaryTask(problem, y_sign, C, float(params.bias), task_seed(params.seed, k),
+    return SubProblem(problem, y_sign, C, float(params.bias), task_seed(params.seed, k),
                       w0=initial_w(params, k))
 
 
@@ -110,16 +110,16 @@ def initial_w(params: Params, k: int):
     return w0[:, k if w0.shape[1] > 1 else 0].copy()
 
 
-def single_task(problem: Problem, params: Params) -> BinaryTask:
+def single_task(problem: Problem, params: Params) -> SubProblem:
     """Regression and one-class problems: one task on the labels as they are."""
     y, C = task_targets(problem.y, problem.sample_weight, None, 0, None, params)
-    return BinaryTask(problem, y, C, float(params.bias), task_seed(params.seed, 0),
+    return SubProblem(problem, y, C, float(params.bias), task_seed(params.seed, 0),
                       w0=initial_w(params, 0))
 
 
 def fit_class(problem: Problem, label: np.ndarray, k: int, weighted_C: np.ndarray,
               params: Params) -> FitResult:
-    return fit_binary(binary_task(problem, label, k, weighted_C, params), params)
+    return train_one(binary_task(problem, label, k, weighted_C, params), params)
 
 
 # The solver log lines that become a ConvergenceWarning: (start of the line, warning),
@@ -179,9 +179,10 @@ def task_seed(seed: int, index: int) -> int:
                & np.uint64(0x7FFFFFFFFFFFFFFF))
 
 
-def fit_binary(task: BinaryTask, params: Params) -> FitResult:
-    """train_one: run the solver; at the dual iteration cap, warn and, where LIBLINEAR does,
-    continue from the dual's w with the primal solver at a tighter tolerance."""
+def train_one(task: SubProblem, params: Params) -> FitResult:
+    """LIBLINEAR's train_one: run the solver; at the dual iteration cap, warn and, where
+    LIBLINEAR does, continue from the dual's w with the primal solver at a tighter
+    tolerance."""
     spec = SOLVERS[params.solver_type]
     result = fit_task(task, params)
     if spec.dual_cd and result.hit_max_iter:
@@ -237,7 +238,7 @@ def train_in_process(problem: Problem, params: Params,
     emit = log or (lambda line: None)
 
     if spec.kind in ("regression", "oneclass"):
-        results = [fit_binary(single_task(problem, params), params)]
+        results = [train_one(single_task(problem, params), params)]
         label = None
     elif spec.all_classes:
         label, class_of_row = group_classes(problem.y)

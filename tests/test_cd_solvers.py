@@ -13,7 +13,7 @@ from dlinear.cli import parse_train_args
 from dlinear.data import Problem
 from dlinear.datasets import make_rcv1_like
 from dlinear.params import check_parameter
-from dlinear.solvers import BinaryTask
+from dlinear.solvers import SubProblem
 from dlinear.solvers.objectives import primal_objective
 
 REL = 1e-3   # objective parity, relative
@@ -242,7 +242,7 @@ def test_primal_cd_reaches_liblinear_s2_optimum(data, bias, regularize_bias, req
 
 def test_primal_cd_stops_on_liblinear_gradient_rule(binary):
     from dlinear.solvers.primal_cd import fit_primal_cd_l2svc
-    task = BinaryTask(binary, binary.y, np.ones(binary.n_samples), -1.0, seed=1)
+    task = SubProblem(binary, binary.y, np.ones(binary.n_samples), -1.0, seed=1)
     loose = fit_primal_cd_l2svc(task, Params(solver_type=2, eps=0.1, primal_cd=True))
     tight = fit_primal_cd_l2svc(task, Params(solver_type=2, eps=1e-5, primal_cd=True))
     assert 1 <= loose.n_iter < tight.n_iter

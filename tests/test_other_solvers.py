@@ -13,7 +13,7 @@ from dlinear.solvers.crammer_singer import crammer_singer_primal, fit_crammer_si
 from dlinear.solvers.l1r import fit_l1r
 from dlinear.solvers.objectives import primal_objective
 from dlinear.solvers.oneclass import fit_oneclass, oneclass_objectives
-from dlinear.solvers import BinaryTask
+from dlinear.solvers import SubProblem
 from dlinear.train import assemble_model
 
 
@@ -235,7 +235,7 @@ def test_iteration_caps_are_logged_and_warned_once_by_train(binary, multiclass):
     once per kind of warning however many classes hit it."""
     train_set = binary[0]
     labels = np.where(train_set.y > 0, 0, 1)
-    task = BinaryTask(train_set, train_set.y, np.ones(train_set.n_samples), -1.0, seed=1)
+    task = SubProblem(train_set, train_set.y, np.ones(train_set.n_samples), -1.0, seed=1)
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)      # the solvers only log
         capped = [fit_crammer_singer(train_set, labels, np.ones(2),

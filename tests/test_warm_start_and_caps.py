@@ -12,7 +12,7 @@ from dlinear.model_selection import PathRequest, run_fold_path
 from dlinear.solvers.dual_cd import fit_dual_cd_svc
 from dlinear.solvers.l1r import fit_l1r
 from dlinear.train import (CONVERGENCE_WARNINGS, assemble_model, binary_task, cv_folds,
-                           first_appearance, fit_binary, order_labels, warn_about_logs)
+                           first_appearance, train_one, order_labels, warn_about_logs)
 
 VARIANTS = [{}, {"cd_block": 2}, {"online": True}]
 VARIANT_IDS = ["one-variable", "cd-block-2", "online"]
@@ -66,7 +66,7 @@ def test_switch_to_primal_keeps_the_dual_alpha(binary):
     params = Params(solver_type=1, C=4.0, eps=1e-4, max_iter=2)
     task = _task(binary, params)
     dual_alone = fit_dual_cd_svc(task, params)
-    result = fit_binary(task, params)
+    result = train_one(task, params)
     assert "Switching to use -s 2" in result.log
     np.testing.assert_array_equal(result.alpha, dual_alone.alpha)
     perm, starts = cv_folds(binary.n_samples, 3, 1, lambda line: None)

@@ -1,7 +1,8 @@
 """The fit function of each `-s` (the rows of dlinear.solver_table.SOLVERS).
 
-A fit function takes a BinaryTask (one binary or regression problem) and the Params and
-returns a FitResult (dlinear.solvers.task); Crammer-Singer fits all classes at once.
+A fit function takes a SubProblem (one binary, regression or one-class problem) and the
+Params and returns a FitResult (dlinear.solvers.task); Crammer-Singer fits all classes at
+once.
 The solver table is re-exported here for the code that looked it up in this package.
 """
 from __future__ import annotations
@@ -13,9 +14,9 @@ from .l1r import fit_l1r
 from .newton import fit_newton
 from .oneclass import fit_oneclass
 from .primal_cd import fit_primal_cd_l2svc
-from .task import BinaryTask, FitResult, starting_w
+from .task import BinaryTask, FitResult, SubProblem, starting_w
 
-__all__ = ["SOLVERS", "SOLVER_BY_NAME", "SolverSpec", "DUAL_MAX_ITER", "BinaryTask",
+__all__ = ["SOLVERS", "SOLVER_BY_NAME", "SolverSpec", "DUAL_MAX_ITER", "SubProblem", "BinaryTask",
            "FitResult", "starting_w", "FIT_ONE_TASK", "FIT_ALL_CLASSES", "fit_task",
            "fit_all_classes"]
 
@@ -39,7 +40,7 @@ FIT_ONE_TASK = {
 FIT_ALL_CLASSES = {4: fit_crammer_singer}
 
 
-def fit_task(task: BinaryTask, params) -> FitResult:
+def fit_task(task: SubProblem, params) -> FitResult:
     """Runs the solver params.solver_type on one task."""
     return FIT_ONE_TASK[params.solver_type](task, params)
 

@@ -326,7 +326,7 @@ def primal_solver_tol(eps, y, regression, counts=None):
 
 
 def fit_newton(task, params, objective=None, max_newton_iter=NEWTON_MAX_ITER, counts=None):
-    """-s 0, -s 2 or -s 11 on one BinaryTask by the driver params.newton ("linesearch" or
+    """-s 0, -s 2 or -s 11 on one SubProblem by the driver params.newton ("linesearch" or
     "tron"), warm-started from task.w0. `objective` defaults to the local backend on
     task.problem (dlinear.solvers.primal_objectives); a distributed one can be passed,
     with counts = (#positive rows, #rows) for the tolerance (task.y is then unused)."""

@@ -202,7 +202,7 @@ class PrimalObjective(RegularizedObjective):
 
 
 def make_objective(task, params):
-    """The objective of params.solver_type (0, 2 or 11) on a BinaryTask."""
+    """The objective of params.solver_type (0, 2 or 11) on a SubProblem."""
     return PrimalObjective(task.problem, task.y, task.C, task.bias,
                            LOSS_OF_SOLVER[params.solver_type], p=params.p,
                            regularize_bias=params.regularize_bias)

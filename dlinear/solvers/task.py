@@ -1,4 +1,4 @@
-"""What a fit function takes (a BinaryTask and the Params) and returns (a FitResult)."""
+"""What a fit function takes (a SubProblem and the Params) and returns (a FitResult)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -11,8 +11,10 @@ from ..errors import DlinearError
 
 
 @dataclass
-class BinaryTask:
-    """One binary classification (y = +1/-1) or regression (y = targets) problem."""
+class SubProblem:
+    """The problem one fit function solves: one binary classification problem of train's
+    one-vs-rest (y = +1/-1), or the whole regression (y = targets) or one-class problem.
+    LIBLINEAR's train_one gets one of these."""
 
     problem: Problem      # X as raw CSR arrays (y of the problem is ignored)
     y: np.ndarray         # float64 +1/-1 (classification) or targets (regression)
@@ -35,6 +37,9 @@ def starting_w(w0, w_size: int) -> np.ndarray:
     if w.shape[0] != w_size:
         raise DlinearError(f"initial w has {w.shape[0]} values, expected {w_size}")
     return w
+
+
+BinaryTask = SubProblem    # its former name, kept for existing callers
 
 
 @dataclass
