@@ -95,8 +95,8 @@ def l1r_l2_svc(col_ptr, row_ind, vals, y, C, unreg_bias, eps, max_iter, seed, w)
         w[j] = 0.0
         index[j] = j
         acc = 0.0
-        for k in range(col_ptr[j], col_ptr[j + 1]):
-            r = row_ind[k]
+        for k in range(np.uint64(col_ptr[j]), np.uint64(col_ptr[j + 1])):
+            r = np.uint64(row_ind[k])
             v = vals[k] * y[r] * sqrtC[r]
             yx[k] = v
             acc += v * v
@@ -119,8 +119,8 @@ def l1r_l2_svc(col_ptr, row_ind, vals, y, C, unreg_bias, eps, max_iter, seed, w)
             j = index[s]
             G_loss = 0.0
             H = 0.0
-            for k in range(col_ptr[j], col_ptr[j + 1]):
-                r = row_ind[k]
+            for k in range(np.uint64(col_ptr[j]), np.uint64(col_ptr[j + 1])):
+                r = np.uint64(row_ind[k])
                 br = b[r]
                 if br > 0.0:
                     v = yx[k]
@@ -166,15 +166,15 @@ def l1r_l2_svc(col_ptr, row_ind, vals, y, C, unreg_bias, eps, max_iter, seed, w)
                 # (28): a bound on the loss change that needs no pass over the column
                 appxcond = xj_sq[j] * d * d + G_loss * d + cond
                 if appxcond <= 0.0:
-                    for k in range(col_ptr[j], col_ptr[j + 1]):
-                        b[row_ind[k]] += d_diff * yx[k]
+                    for k in range(np.uint64(col_ptr[j]), np.uint64(col_ptr[j + 1])):
+                        b[np.uint64(row_ind[k])] += d_diff * yx[k]
                     break
                 # (27) exactly, moving b to w_j + d as it goes (30)
                 loss_new = 0.0
                 if num_linesearch == 0:
                     loss_old = 0.0
-                    for k in range(col_ptr[j], col_ptr[j + 1]):
-                        r = row_ind[k]
+                    for k in range(np.uint64(col_ptr[j]), np.uint64(col_ptr[j + 1])):
+                        r = np.uint64(row_ind[k])
                         br = b[r]
                         if br > 0.0:
                             loss_old += br * br
@@ -183,8 +183,8 @@ def l1r_l2_svc(col_ptr, row_ind, vals, y, C, unreg_bias, eps, max_iter, seed, w)
                         if bn > 0.0:
                             loss_new += bn * bn
                 else:
-                    for k in range(col_ptr[j], col_ptr[j + 1]):
-                        r = row_ind[k]
+                    for k in range(np.uint64(col_ptr[j]), np.uint64(col_ptr[j + 1])):
+                        r = np.uint64(row_ind[k])
                         bn = b[r] + d_diff * yx[k]
                         b[r] = bn
                         if bn > 0.0:
@@ -207,8 +207,8 @@ def l1r_l2_svc(col_ptr, row_ind, vals, y, C, unreg_bias, eps, max_iter, seed, w)
                 for jj in range(w_size):
                     if w[jj] == 0.0:
                         continue
-                    for k in range(col_ptr[jj], col_ptr[jj + 1]):
-                        b[row_ind[k]] -= w[jj] * yx[k]
+                    for k in range(np.uint64(col_ptr[jj]), np.uint64(col_ptr[jj + 1])):
+                        b[np.uint64(row_ind[k])] -= w[jj] * yx[k]
             s += 1
 
         if it == 0:
@@ -429,8 +429,8 @@ def l1r_lr(col_ptr, row_ind, vals, y, C, unreg_bias, eps, max_newton_iter, max_i
             for j in range(w_size):
                 if w[j] == 0.0:
                     continue
-                for k in range(col_ptr[j], col_ptr[j + 1]):
-                    exp_wTx[row_ind[k]] += w[j] * vals[k]
+                for k in range(np.uint64(col_ptr[j]), np.uint64(col_ptr[j + 1])):
+                    exp_wTx[np.uint64(row_ind[k])] += w[j] * vals[k]
             for i in range(l):
                 exp_wTx[i] = np.exp(exp_wTx[i])
 
