@@ -23,6 +23,11 @@ would reach one pass each. Each pair's gradients are recomputed through w before
 step, so every step is the exact minimiser along its line and never increases the
 objective; a pair no longer violating is skipped.
 
+Shrinking (as libsvm's): a variable at a bound that cannot be part of a violating pair
+at the current gradients (e.g. alpha_t = 0, y_t = +1, v_t below min_{I_low} v) leaves the
+active set; when the active set meets the stop, all gradients are computed again and the
+run continues on the whole set unless it meets the stop too.
+
 Stop: max_{I_up} v - min_{I_low} v <= eps, LIBLINEAR's dual rule (max projected gradient -
 min projected gradient <= eps) for the problem with the equality constraint: with the
 best b the projected gradients G_t + y_t b all lie within eps of each other. b is then the
@@ -52,7 +57,7 @@ def bias_dual_cd_svc(indptr, indices, data, n_features, y, C, l2_loss, eps, max_
     """Solves from alpha = 0 (feasible: y^T 0 = 0). w (length >= n_features) receives
     sum_i alpha_i y_i x_i in its first n_features entries.
 
-    Returns (iterations, pair steps, bias b, dual objective, alpha)."""
+    Returns (iterations, pair steps, bias b, dual objective, alpha, shrinking restarts)."""
     l = len(indptr) - 1
     alpha = np.zeros(l)
     inst, index, n = init_dual_state(indptr, indices, data, n_features, -1.0, y, C,
@@ -66,14 +71,16 @@ def bias_dual_cd_svc(indptr, indices, data, n_features, y, C, l2_loss, eps, max_
 
     it = 0
     steps = 0
+    restarts = 0
+    active = n
     b = 0.0
     while True:
-        # every gradient, the KKT gap and libsvm's b, in one pass
+        # the active variables' gradients, the KKT gap and libsvm's b, in one pass
         m_up = -INF
         M_low = INF
         free_sum = 0.0
         n_free = 0
-        for s in range(n):
+        for s in range(active):
             i = index[s]
             a = inst[i, ALPHA]
             yi = inst[i, Y]
@@ -99,12 +106,32 @@ def bias_dual_cd_svc(indptr, indices, data, n_features, y, C, l2_loss, eps, max_
         elif M_low < INF:
             b = M_low
         if m_up - M_low <= eps or it >= max_iter:
-            break
+            if active == n:
+                break
+            # confirm on the whole set (and take b from it) before stopping
+            active = n
+            restarts += 1
+            continue
+
+        # shrinking: a variable at a bound that is in only one of I_up / I_low and on the
+        # wrong side of the other set's extreme cannot join a violating pair now; it is
+        # left out until the active set converges (then everything is checked again)
+        s = 0
+        while s < active:
+            i = index[s]
+            is_up, is_low = _up_low(inst[i, ALPHA], INF if l2_loss else inst[i, BOUND],
+                                    inst[i, Y])
+            if (is_up and not is_low and v[i] < M_low) or \
+                    (is_low and not is_up and v[i] > m_up) or (not is_up and not is_low):
+                active -= 1
+                index[s], index[active] = index[active], index[s]
+                continue
+            s += 1
 
         # the violators of each side, most violating first
         n_up = 0
         n_low = 0
-        for s in range(n):
+        for s in range(active):
             i = index[s]
             is_up, is_low = _up_low(inst[i, ALPHA], INF if l2_loss else inst[i, BOUND],
                                     inst[i, Y])
@@ -184,4 +211,4 @@ def bias_dual_cd_svc(indptr, indices, data, n_features, y, C, l2_loss, eps, max_
         it += 1
 
     obj = dual_objective(w[:n_features], inst, l2_loss, alpha)
-    return it, steps, b, obj, alpha
+    return it, steps, b, obj, alpha, restarts

@@ -66,7 +66,7 @@ def fit_bias_dual_cd_svc(task, params):
     from ..kernels.bias_cd_svc import bias_dual_cd_svc
     X = task.problem
     w = np.zeros(task.w_size)
-    n_iter, steps, b, obj, alpha = bias_dual_cd_svc(
+    n_iter, steps, b, obj, alpha, restarts = bias_dual_cd_svc(
         X.indptr, X.indices, X.data, X.n_features, task.y, task.C, params.solver_type == 1,
         float(params.eps), int(params.max_iter), w)
     w[X.n_features] = b / task.bias
@@ -74,7 +74,7 @@ def fit_bias_dual_cd_svc(task, params):
         f"optimization finished, #iter = {n_iter}",
         f"Objective value = {obj:f}",
         f"nSV = {int(np.count_nonzero(alpha))}",
-        f"two-variable steps = {steps}, bias b = {b:g}",
+        f"two-variable steps = {steps}, bias b = {b:g}, shrinking restarts = {restarts}",
     ]
     return FitResult(w=w, n_iter=int(n_iter), log=log, hit_max_iter=n_iter >= params.max_iter,
                      alpha=alpha)
