@@ -37,8 +37,8 @@ SINGULAR_RTOL = 1e-10
 def dot_and_scatter(w, indptr, indices, data, i, n_features, bias, buf):
     """w^T x_i, leaving x_i scattered into the all-zero scratch vector `buf`."""
     s = 0.0
-    for k in range(indptr[i], indptr[i + 1]):
-        c = indices[k]
+    for k in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
+        c = np.uint64(indices[k])
         v = data[k]
         s += w[c] * v
         buf[c] = v
@@ -53,8 +53,8 @@ def dot_and_cross(w, indptr, indices, data, j, n_features, bias, buf):
     multiply-add in the gradient's loop instead of a merge of two sorted rows."""
     s = 0.0
     q = 0.0
-    for k in range(indptr[j], indptr[j + 1]):
-        c = indices[k]
+    for k in range(np.uint64(indptr[j]), np.uint64(indptr[j + 1])):
+        c = np.uint64(indices[k])
         v = data[k]
         s += w[c] * v
         q += buf[c] * v
@@ -66,8 +66,8 @@ def dot_and_cross(w, indptr, indices, data, j, n_features, bias, buf):
 
 @njit(cache=True, nogil=True, inline="always")
 def clear_row(indptr, indices, i, buf):
-    for k in range(indptr[i], indptr[i + 1]):
-        buf[indices[k]] = 0.0
+    for k in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
+        buf[np.uint64(indices[k])] = 0.0
 
 
 @njit(cache=True, nogil=True)
