@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from liblinear import liblinearutil
 
-from conftest import liblinear_train
+from liblinear_oracle import liblinear_train
 from dlinear import Params, load_model, predict, train
 from dlinear.data import read_libsvm, write_libsvm
 

@@ -1,14 +1,20 @@
-"""-s 1 and -s 3 reach LIBLINEAR 2.50's optimum: objective, accuracy, labels."""
+"""-s 1 and -s 3 reach LIBLINEAR 2.50's optimum: objective, accuracy, labels.
+
+The objective is measured against f*, LIBLINEAR's optimum at a tight eps (for -s 1 its
+primal Newton solver -s 2, the same problem), and each tolerance sits just above the gap
+dlinear reaches at -e 1e-4, so a solver stopping at 10x its eps fails
+(scripts/mutation_check.py)."""
 import numpy as np
 import pytest
 
-from conftest import liblinear_train
-from dlinear import Params, predict, train
-from dlinear.solvers.objectives import primal_objective
+from conftest import accuracy
+from liblinear_oracle import assert_near_optimum, f_star, liblinear_train
+from dlinear import Params, train
+from dlinear.solvers.primal_objective_values import primal_objective
 
-
-def accuracy(model, problem):
-    return 100.0 * np.mean(predict(model, problem) == problem.y)
+# relative gap to f* allowed at -e 1e-4: about 2-3x the largest gap dlinear reaches on
+# these sets (-s 1: 1.0e-10, -s 3: 1.1e-5; BENCHMARKS.md, "Parity tolerances")
+GAP = {1: 3e-10, 3: 2e-5}
 
 
 @pytest.mark.parametrize("solver", [1, 3])
@@ -21,9 +27,8 @@ def test_objective_and_accuracy_match_liblinear(solver, bias, split, request):
     _, theirs = liblinear_train(train_set, f"-s {solver} -e 0.0001 -B {bias:g}")
 
     np.testing.assert_array_equal(ours.label, theirs.label)
-    f_ours = primal_objective(train_set, params, ours)
-    f_theirs = primal_objective(train_set, params, theirs)
-    assert abs(f_ours - f_theirs) <= 1e-3 * abs(f_theirs), (f_ours, f_theirs)
+    assert_near_optimum(primal_objective(train_set, params, ours),
+                        f_star(train_set, params), GAP[solver])
     assert abs(accuracy(ours, test_set) - accuracy(theirs, test_set)) <= 0.5
 
 
@@ -35,8 +40,7 @@ def test_class_weights_match_liblinear(solver, multiclass_split):
     ours = train(train_set, params)
     _, theirs = liblinear_train(train_set, f"-s {solver} -e 0.0001 -c 0.5 -w2 3 -w4 0.5")
     f_ours = primal_objective(train_set, params, ours)
-    f_theirs = primal_objective(train_set, params, theirs)
-    assert abs(f_ours - f_theirs) <= 1e-3 * abs(f_theirs), (f_ours, f_theirs)
+    assert_near_optimum(f_ours, f_star(train_set, params), GAP[solver])
     # the weights must matter, or this test proves nothing
     unweighted = primal_objective(train_set, Params(solver_type=solver, C=0.5),
                                   train(train_set, Params(solver_type=solver, eps=1e-4, C=0.5)))

@@ -11,7 +11,7 @@ from dlinear import ConvergenceWarning
 from dlinear.datasets import make_rcv1_like
 from dlinear.estimators import (SKLEARN_SOLVERS, LinearSVC, LinearSVR, LogisticRegression,
                                 OneClassSVM, linear_attributes)
-from dlinear.solvers.objectives import liblinear_model_to_dlinear
+from liblinear_oracle import liblinear_model_to_dlinear
 
 # ------------------------------------------------------------------ scikit-learn's checks
 

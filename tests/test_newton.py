@@ -6,7 +6,8 @@ import warnings
 import numpy as np
 import pytest
 
-from conftest import liblinear_train
+from conftest import accuracy, rel_diff
+from liblinear_oracle import liblinear_train
 from dlinear import ConvergenceWarning, DlinearError, Params, Problem, predict, train
 from dlinear.kernels import primal_ops
 from dlinear.params import check_parameter
@@ -14,19 +15,11 @@ from dlinear.predict import evaluate
 from dlinear.solvers import SOLVERS, BinaryTask
 from dlinear.solvers.newton import (fit_newton, linesearch_by_fun, newton,
                                     primal_solver_tol, tron)
-from dlinear.solvers.objectives import primal_objective
+from dlinear.solvers.primal_objective_values import primal_objective
 from dlinear.train import assemble_model
 from dlinear.solvers.primal_objectives import LOSS_OF_SOLVER, LossTerm, PrimalObjective
 
 REL = 1e-4
-
-
-def accuracy(model, problem):
-    return 100.0 * np.mean(predict(model, problem) == problem.y)
-
-
-def rel_diff(a, b):
-    return abs(a - b) / abs(b)
 
 
 @pytest.fixture(scope="module")

@@ -5,13 +5,14 @@ import warnings
 import numpy as np
 import pytest
 
-from conftest import liblinear_decision_values, liblinear_train
+from conftest import accuracy, jaccard, rel_diff
+from liblinear_oracle import liblinear_decision_values, liblinear_train
 from dlinear import ConvergenceWarning, Params, Problem, predict, save_model, train
 from dlinear.datasets import make_rcv1_like_split
 from dlinear.predict import predict_probability
 from dlinear.solvers.crammer_singer import crammer_singer_primal, fit_crammer_singer
 from dlinear.solvers.l1r import fit_l1r
-from dlinear.solvers.objectives import primal_objective
+from dlinear.solvers.primal_objective_values import primal_objective
 from dlinear.solvers.oneclass import fit_oneclass, oneclass_objectives
 from dlinear.solvers import BinaryTask
 from dlinear.train import assemble_model
@@ -20,20 +21,6 @@ from dlinear.train import assemble_model
 def lib():
     from liblinear import liblinearutil
     return liblinearutil
-
-
-def accuracy(model, problem):
-    return 100.0 * np.mean(predict(model, problem) == problem.y)
-
-
-def rel_diff(a, b):
-    return abs(a - b) / abs(b)
-
-
-def jaccard(a, b):
-    nz_a, nz_b = a != 0, b != 0
-    union = np.count_nonzero(nz_a | nz_b)
-    return 1.0 if union == 0 else np.count_nonzero(nz_a & nz_b) / union
 
 
 @pytest.fixture(scope="module")

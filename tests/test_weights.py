@@ -14,7 +14,8 @@ from dlinear import ConvergenceWarning, Params, Problem, load_model, train
 from dlinear.cli import train_main
 from dlinear.data import write_libsvm
 from dlinear.datasets import make_rcv1_like
-from dlinear.solvers.objectives import liblinear_model_to_dlinear, primal_objective
+from dlinear.solvers.primal_objective_values import primal_objective
+from liblinear_oracle import liblinear_model_to_dlinear
 
 
 def repeated(problem: Problem, weights: np.ndarray) -> Problem:
