@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from conftest import accuracy
-from liblinear_oracle import assert_near_optimum, f_star, liblinear_train
+from liblinear_oracle import (assert_near_optimum, f_star, liblinear_train,
+                              liblinear_train_logged)
 from dlinear import Params, train
 from dlinear.solvers.primal_objective_values import primal_objective
 
@@ -55,11 +56,13 @@ def test_label_order_follows_liblinear(binary_split):
     first_negative = train_set.subset(order)
     model = train(first_negative, Params())
     assert list(model.label) == [1, -1]
+    assert list(liblinear_train(first_negative, "-s 1")[1].label) == [1, -1]
     # labels 5/2/7 in order of first appearance, not sorted
     y = np.array([5.0, 2.0, 7.0, 2.0, 5.0, 7.0] * 50)
     problem = train_set.subset(np.arange(len(y)))
     problem.y = y
     assert list(train(problem, Params()).label) == [5, 2, 7]
+    assert list(liblinear_train(problem, "-s 1")[1].label) == [5, 2, 7]
 
 
 def test_same_seed_same_model_and_seed_matters(multiclass_split):
@@ -77,8 +80,11 @@ def test_iteration_cap_warns_like_liblinear(binary_split):
     lines = []
     with pytest.warns(ConvergenceWarning, match="reaching max number of iterations"):
         train(train_set, Params(solver_type=3, eps=1e-12, max_iter=5), log=lines.append)
-    assert "WARNING: reaching max number of iterations" in lines
-    assert "Using -s 2 may be faster (also see FAQ)" in lines
+    # LIBLINEAR at its own cap (300 iterations) prints the same two lines
+    _, _, lib_lines = liblinear_train_logged(train_set, "-s 3 -e 1e-12")
+    for line in ("WARNING: reaching max number of iterations",
+                 "Using -s 2 may be faster (also see FAQ)"):
+        assert line in lines and line in lib_lines
 
 
 def test_non_integer_class_label_is_an_error(binary_split):
