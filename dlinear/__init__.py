@@ -5,13 +5,13 @@ from .model import Model, load_model, save_model
 from .params import Params
 from .predict import decision_values, predict, predict_probability
 from .solvers import SOLVERS
-from .train import cross_validation, train
+from .api import cross_validation, find_parameters, train
 
 __version__ = "0.1.0"
 
 __all__ = [
     "Problem", "Params", "Model", "SOLVERS", "DlinearError", "ConvergenceWarning",
-    "train", "cross_validation", "predict", "predict_probability", "decision_values",
+    "train", "cross_validation", "find_parameters", "predict", "predict_probability", "decision_values",
     "load_model", "save_model", "read_libsvm", "write_libsvm", "__version__",
     "LinearSVC", "LogisticRegression", "LinearSVR", "OneClassSVM",
 ]

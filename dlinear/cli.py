@@ -308,7 +308,7 @@ def _prepare_search(params, opts) -> None:
 def _find_parameters(data, params, opts, say) -> int:
     """-C: LIBLINEAR's lines (the first and last even with -q, as its train); like
     LIBLINEAR, it writes no model file."""
-    from .model_selection import find_parameters
+    from .api import find_parameters
     nr_fold = opts["nr_fold"]
     print(f"Doing parameter search with {nr_fold}-fold cross validation.", flush=True)
     start_C = params.C if "-c" in opts["given"] else None
@@ -326,7 +326,7 @@ def _train_and_save(data, params, opts, model_file, say) -> int:
     """Cross-validation or training on a Problem or a cluster Dataset."""
     from .model import save_model
     from .predict import evaluate
-    from .train import cross_validation, train
+    from .api import cross_validation, train
 
     from .progress import quiet
 

@@ -30,12 +30,12 @@ from sklearn.utils import check_random_state, compute_class_weight
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
+from .api import train
 from .data import Problem
 from .errors import ConvergenceWarning as _DlinearConvergenceWarning
 from .errors import DlinearError
 from .params import Params
 from .solvers import SOLVERS
-from .train import train
 
 __all__ = ["LinearSVC", "LogisticRegression", "LinearSVR", "OneClassSVM", "ConvergenceWarning"]
 

@@ -433,28 +433,24 @@ class _Completed:
             yield future
 
 
-def find_parameters(problem_or_dataset, params: Params, nr_fold: int,
-                    start_C: Optional[float] = None, start_p: Optional[float] = None,
-                    log: Optional[Callable[[str], None]] = None, client=None,
-                    n_threads: Optional[int] = None) -> tuple:
-    """LIBLINEAR 2.50's find_parameters (train -C): returns (best_C, best_p, best_score).
-
-    best_score is the CV accuracy as a fraction (-s 0, -s 2; best_p is then -1) or the
-    CV mean squared error (-s 11). start_C (LIBLINEAR's -c) and start_p (-p) default to
-    LIBLINEAR's starting points. `log` receives the per-C lines (`log2c=  -7.00\trate=92.1`).
-    A Problem is searched in this process with its folds on n_threads threads (default:
-    one per core); a cluster Dataset, or any data with a `client`, on the Dask cluster."""
+def checked_search_params(params: Params, nr_fold: int) -> Params:
+    """The checks of train -C, for either backend; returns the resolved Params."""
     check_parameter(params)
     if params.solver_type not in SEARCH_SOLVERS:
         raise DlinearError(SEARCH_SOLVER_ERROR)
-    params = params.resolved()
     if nr_fold < 2:
         raise DlinearError("n-fold cross validation: n must >= 2")
-    if client is not None or not isinstance(problem_or_dataset, Problem):
-        from .cluster.search import find_parameters_on_cluster
-        return find_parameters_on_cluster(problem_or_dataset, params, nr_fold, start_C,
-                                          start_p, client=client, log=log)
-    problem = problem_or_dataset
+    return params.resolved()
+
+
+def find_parameters_in_process(problem: Problem, params: Params, nr_fold: int,
+                               start_C: Optional[float] = None,
+                               start_p: Optional[float] = None,
+                               log: Optional[Callable[[str], None]] = None,
+                               n_threads: Optional[int] = None) -> tuple:
+    """LIBLINEAR 2.50's find_parameters (train -C) on a Problem in this process, the folds
+    on n_threads threads (default: one per core); see dlinear.api.find_parameters."""
+    params = checked_search_params(params, nr_fold)
     if problem.n_samples == 0:
         raise DlinearError("the training set is empty")
     emit = log or (lambda line: None)

@@ -1,4 +1,7 @@
-"""train(problem, params) -> Model: class grouping, per-class C, binary / one-vs-rest dispatch.
+"""Training in this process: class grouping, per-class C, binary / one-vs-rest dispatch.
+
+train_in_process(problem, params) -> Model. The public dlinear.train (dlinear.api) calls
+it for a Problem, and the cluster engine calls it on its workers.
 
 This is LIBLINEAR's train() and train_one(): labels in order of first appearance (a binary
 -1/+1 set whose first label is -1 is swapped so +1 is the positive class), -wi weights on
@@ -199,18 +202,14 @@ def _run_all(fn: Callable, items: list, n_threads: int, label: str = "tasks") ->
             return [f.result() for f in futures]
 
 
-def train(problem, params: Params, log: Optional[Callable[[str], None]] = None,
-          n_threads: Optional[int] = None, client=None) -> Model:
-    """Trains a LIBLINEAR model on a Problem (in this process) or a cluster Dataset.
-
-    With a `client` (a distributed.Client), or a dlinear.cluster.Dataset, the work runs
-    on the Dask cluster; the model is the same either way. `log` receives
-    LIBLINEAR-style progress lines."""
+def train_in_process(problem: Problem, params: Params,
+                     log: Optional[Callable[[str], None]] = None,
+                     n_threads: Optional[int] = None) -> Model:
+    """Trains a LIBLINEAR model on a Problem in this process, one-vs-rest classes on
+    `n_threads` threads (default: one per core). `log` receives LIBLINEAR-style progress
+    lines."""
     check_parameter(params)
     params = params.resolved()
-    if client is not None or not isinstance(problem, Problem):
-        from .cluster import train_on_cluster
-        return train_on_cluster(problem, params, client=client, log=log)
     spec = params.spec
     if problem.n_samples == 0:
         raise DlinearError("the training set is empty")
@@ -252,20 +251,17 @@ def run_cv_fold(problem: Problem, perm: np.ndarray, begin: int, end: int, params
     """Train on all rows but perm[begin:end], predict those: (held rows, predictions)."""
     held = perm[begin:end]
     kept = np.concatenate([perm[:begin], perm[end:]])
-    model = train(problem.subset(kept), params, n_threads=1)
+    model = train_in_process(problem.subset(kept), params, n_threads=1)
     return held, predict(model, problem.subset(held))
 
 
-def cross_validation(problem, params: Params, nr_fold: int,
-                     log: Optional[Callable[[str], None]] = None, client=None,
-                     n_threads: Optional[int] = None) -> np.ndarray:
+def cross_validation_in_process(problem: Problem, params: Params, nr_fold: int,
+                                log: Optional[Callable[[str], None]] = None,
+                                n_threads: Optional[int] = None) -> np.ndarray:
     """Predicted label (or value) of every row by the model of the folds without it.
-    Folds run in parallel: on threads here, or as tasks on a Dask cluster."""
+    Folds run in parallel on threads."""
     check_parameter(params)
     params = params.resolved()
-    if client is not None or not isinstance(problem, Problem):
-        from .cluster import cross_validation_on_cluster
-        return cross_validation_on_cluster(problem, params, nr_fold, client=client, log=log)
     perm, fold_start = cv_folds(problem.n_samples, nr_fold, params.seed,
                                 log or (lambda line: None))
     if n_threads is None:

@@ -24,9 +24,9 @@ import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 
-from dlinear import Params                                      # noqa: E402
+from dlinear import Params, find_parameters                     # noqa: E402
 from dlinear.datasets import make_rcv1_like                    # noqa: E402
-from dlinear.model_selection import find_parameters, search_plan  # noqa: E402
+from dlinear.model_selection import search_plan                 # noqa: E402
 
 
 def timed(fn):

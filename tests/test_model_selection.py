@@ -22,8 +22,9 @@ import pytest
 from dlinear import Params
 from dlinear.data import Problem, write_libsvm
 from dlinear.datasets import make_rcv1_like
+from dlinear import find_parameters
 from dlinear.model_selection import (MAX_C, SEARCH_SOLVER_ERROR, calc_max_p, calc_start_C,
-                                     find_parameters, search_plan)
+                                     search_plan)
 
 CLASS_LINE = re.compile(r"^log2c=[ -]*\d+\.\d\d\trate=[0-9.]+$")
 SVR_LINE = re.compile(r"^log2c=[ -]*\d+\.\d\d\tp=[ ]*\d+\.\d\d\tMean squared error=[0-9.e+-]+$")

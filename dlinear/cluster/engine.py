@@ -16,7 +16,8 @@ from ..errors import DlinearError
 from ..model import Model
 from ..params import Params
 from ..train import (assemble_model, cv_folds, fit_class, initial_w, n_binary_problems,
-                     order_labels, run_cv_fold, train, warn_about_logs, weighted_class_C)
+                     order_labels, run_cv_fold, train_in_process, warn_about_logs,
+                     weighted_class_C)
 from .dataset import Dataset
 from .session import worker_addresses
 
@@ -57,7 +58,7 @@ def _train_whole(problem: Problem, params: Params):
     """A solver that is not split by class (regression, one-class, Crammer-Singer), run
     whole on one worker."""
     lines = []
-    model = train(problem, params, log=lines.append, n_threads=1)
+    model = train_in_process(problem, params, log=lines.append, n_threads=1)
     return model, lines
 
 
