@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from liblinear import liblinearutil
 
-from liblinear_oracle import liblinear_train
+from liblinear_oracle import liblinear_train, seed_liblinear
 from dlinear import Params, load_model, predict, train
 from dlinear.data import read_libsvm, write_libsvm
 
@@ -61,6 +61,7 @@ def test_cross_validation_output(files, multiclass_split):
     line = r.stdout.strip()
     assert re.fullmatch(r"Cross Validation Accuracy = [0-9.]+%", line), line
     train_set, _ = multiclass_split
+    seed_liblinear()
     lib_accuracy = liblinearutil.train(train_set.y, train_set.to_scipy(), "-v 3 -q")
     assert abs(float(line.split("= ")[1].rstrip("%")) - lib_accuracy) <= 1.5
 
