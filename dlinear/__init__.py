@@ -4,7 +4,7 @@ from .errors import ConvergenceWarning, DlinearError
 from .model import Model, load_model, save_model
 from .params import Params
 from .predict import decision_values, predict, predict_probability
-from .solvers import SOLVERS
+from .solver_table import SOLVERS
 from .api import cross_validation, find_parameters, train
 
 __version__ = "0.1.0"

@@ -14,7 +14,7 @@ import numpy as np
 from .data import Problem
 from .errors import ConvergenceWarning, DlinearError
 from .params import Params, check_parameter
-from .solvers import SOLVERS
+from .solver_table import SOLVERS
 
 
 def _solver_lines(kind: str) -> str:

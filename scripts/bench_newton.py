@@ -30,7 +30,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from dlinear import Params                                       # noqa: E402
 from dlinear.datasets import make_rcv1_like_split               # noqa: E402
 from dlinear.model import Model                                  # noqa: E402
-from dlinear.solvers import BinaryTask                           # noqa: E402
+from dlinear.solvers import SubProblem                           # noqa: E402
 from dlinear.solvers.newton import newton, primal_solver_tol, tron  # noqa: E402
 from dlinear.solvers.primal_objective_values import primal_objective  # noqa: E402
 from liblinear_oracle import liblinear_model_to_dlinear  # noqa: E402
@@ -41,7 +41,7 @@ def run_dlinear(train_set, params):
     """One cold-start run of the driver params.newton: (wall s, cpu s, w, DriverResult,
     passes over X)."""
     y = np.where(train_set.y > 0, 1.0, -1.0)     # +1 is the positive class, as in train()
-    task = BinaryTask(train_set, y, np.full(len(y), params.C), params.bias, 0)
+    task = SubProblem(train_set, y, np.full(len(y), params.C), params.bias, 0)
     obj = make_objective(task, params)
     eps = primal_solver_tol(params.eps, y, False)
     w = np.zeros(task.w_size)

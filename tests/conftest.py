@@ -14,8 +14,8 @@ from dlinear.datasets import make_rcv1_like_split
 def pytest_addoption(parser):
     parser.addoption(
         "--solver-eps-scale", type=float, default=None, metavar="FACTOR",
-        help="mutation check (scripts/mutation_check.py): every dlinear solver in the "
-             "solver table runs at FACTOR times the eps it is asked for; LIBLINEAR is "
+        help="mutation check (scripts/mutation_check.py): every dlinear solver "
+             "runs at FACTOR times the eps it is asked for; LIBLINEAR is "
              "untouched. The parity tests must then fail.")
 
 
@@ -26,26 +26,24 @@ def pytest_configure(config):
 
 
 def scale_solver_eps(factor):
-    """Wraps the fit functions of dlinear.solvers.SOLVERS (the one way train, the CV and
-    the -C search reach a solver in this process) so each gets eps x factor."""
+    """Wraps dlinear's fit functions (dlinear.solvers.FIT_ONE_TASK and FIT_ALL_CLASSES, the
+    one way train, the CV and the -C search reach a solver in this process) so each gets
+    eps x factor."""
     from dataclasses import replace
 
-    from dlinear.solvers import SOLVERS
+    from dlinear import solvers
 
     def scaled(fit, params_at):
-        if fit is None:
-            return None
-
         def fit_with_scaled_eps(*args):
             args = list(args)
             args[params_at] = replace(args[params_at], eps=args[params_at].eps * factor)
             return fit(*args)
         return fit_with_scaled_eps
 
-    for sid, spec in list(SOLVERS.items()):
-        # fit(task, params); fit_all_classes(problem, class_of_row, weighted_C, params, seed)
-        SOLVERS[sid] = replace(spec, fit=scaled(spec.fit, 1),
-                               fit_all_classes=scaled(spec.fit_all_classes, 3))
+    # fit(task, params); fit_all_classes(problem, class_of_row, weighted_C, params, seed)
+    for table, params_at in ((solvers.FIT_ONE_TASK, 1), (solvers.FIT_ALL_CLASSES, 3)):
+        for sid, fit in list(table.items()):
+            table[sid] = scaled(fit, params_at)
 
 
 def accuracy(model, problem):

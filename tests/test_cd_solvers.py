@@ -15,7 +15,7 @@ from dlinear.cli import parse_train_args
 from dlinear.data import Problem
 from dlinear.datasets import make_rcv1_like
 from dlinear.params import check_parameter
-from dlinear.solvers import BinaryTask
+from dlinear.solvers import SubProblem
 from dlinear.solvers.primal_objective_values import primal_objective
 
 # Relative gap to f* (LIBLINEAR's optimum at a tight eps, liblinear_oracle.TIGHT) each
@@ -258,7 +258,7 @@ def test_primal_cd_stops_on_liblinears_gradient_rule(binary):
     with |g0| = |grad f(0)| as LIBLINEAR's own log prints it and |g(w)| computed here from
     the returned w."""
     from dlinear.solvers.primal_cd import fit_primal_cd_l2svc
-    task = BinaryTask(binary, binary.y, np.ones(binary.n_samples), -1.0, seed=1)
+    task = SubProblem(binary, binary.y, np.ones(binary.n_samples), -1.0, seed=1)
     loose = fit_primal_cd_l2svc(task, Params(solver_type=2, eps=0.1, primal_cd=True))
     tight = fit_primal_cd_l2svc(task, Params(solver_type=2, eps=1e-5, primal_cd=True))
     assert 1 <= loose.n_iter < tight.n_iter

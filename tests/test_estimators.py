@@ -38,6 +38,13 @@ def expected_failed_checks(estimator):
     if isinstance(estimator, OneClassSVM):
         reason = ("free support vectors lie exactly on w.x = rho, so predict's sign flips "
                   "on rounding between the weighted and repeated fits (decision_function agrees)")
+        # scikit-learn's convention is decision >= 0 -> inlier, LIBLINEAR's (and
+        # dlinear.predict's) decision > 0; LIBLINEAR's free support vectors sit at exactly 0
+        outliers_reason = ("predict labels a decision value of exactly 0 an outlier, as "
+                           "LIBLINEAR does; the check wants >= 0 to be an inlier, and the free "
+                           "support vectors of the one-class dual have decision value 0")
+        return {**{name: reason for name in SAMPLE_WEIGHT_EQUIVALENCE},
+                "check_outliers_train": outliers_reason}
     elif estimator.tol is None and estimator._solver_type(15, 30) not in (0, 11):
         reason = ("at the default tolerance the weighted and the repeated fits stop at "
                   "different points near the optimum (coordinate descent in random order; "
@@ -222,6 +229,33 @@ def test_string_labels_and_binary_sign(sets):
         np.testing.assert_array_equal(est.predict(Xb), np.where(dec > 0, "yes", "no"))
         assert np.mean(est.predict(Xb) == labels) > 0.9
         np.testing.assert_allclose(est.predict_proba(Xb)[:, 1], 1 / (1 + np.exp(-dec)))
+
+
+def test_oneclass_decision_value_zero_is_an_outlier(sets):
+    """LIBLINEAR's predict (and dlinear.predict) call a point an inlier only if
+    w.x - rho > 0; the estimator does too, on arrays and on dask arrays."""
+    import dask.array as da
+    import dlinear
+    from dlinear.data import Problem
+    X, _ = sets["binary"]
+    est = OneClassSVM(nu=0.3).fit(X)
+    dec = est.decision_function(X)
+    np.testing.assert_array_equal(est.predict(X), np.where(dec > 0, 1, -1))
+    # move the offset onto the first row's score: its decision value is then exactly 0
+    dense = np.asarray(X[:4].todense())
+    est.offset_ = float(est.score_samples(dense[:1])[0])
+    assert est.decision_function(dense[:1])[0] == 0.0
+    assert est.predict(dense[:1])[0] == -1
+    assert est.predict(da.from_array(dense, chunks=(2, -1))).compute()[0] == -1
+    # dlinear.predict with rho = the first row's w.x, as its kernel computes it
+    row = X[:1].tocsr()
+    one_row = Problem(row.indptr.astype(np.int64), row.indices.astype(np.int32),
+                      row.data.astype(np.float64), np.zeros(1), X.shape[1])
+    w = est.coef_.reshape(-1, 1).copy()
+    score = dlinear.decision_values(dlinear.Model(21, 2, None, X.shape[1], -1.0, w), one_row)
+    model = dlinear.Model(21, 2, None, X.shape[1], -1.0, w, rho=float(score[0, 0]))
+    assert dlinear.decision_values(model, one_row)[0, 0] == 0.0
+    assert dlinear.predict(model, one_row)[0] == -1
 
 
 def test_class_weight_dict_matches_liblinear(sets):

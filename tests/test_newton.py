@@ -13,7 +13,7 @@ from dlinear import ConvergenceWarning, DlinearError, Params, Problem, predict, 
 from dlinear.kernels import primal_ops
 from dlinear.params import check_parameter
 from dlinear.predict import evaluate
-from dlinear.solvers import BinaryTask
+from dlinear.solvers import SubProblem
 from dlinear.solvers.newton import (fit_newton, linesearch_by_fun, newton,
                                     primal_solver_tol, tron)
 from dlinear.solvers.primal_objective_values import primal_objective
@@ -189,8 +189,8 @@ def test_kernels_release_the_gil_and_do_not_write_inputs(binary_split):
     ro = Problem(arrays[0], arrays[1], arrays[2], arrays[3], sub.n_features)
     C = np.ones(300)
     C.setflags(write=False)
-    result = fit_newton(BinaryTask(ro, arrays[3], C, 1.0, 0), Params(solver_type=2, eps=1e-3))
-    expected = fit_newton(BinaryTask(sub, sub.y, np.ones(300), 1.0, 0),
+    result = fit_newton(SubProblem(ro, arrays[3], C, 1.0, 0), Params(solver_type=2, eps=1e-3))
+    expected = fit_newton(SubProblem(sub, sub.y, np.ones(300), 1.0, 0),
                           Params(solver_type=2, eps=1e-3))
     np.testing.assert_array_equal(result.w, expected.w)
 
@@ -220,7 +220,7 @@ def test_log_lines_and_tolerance_follow_liblinear(binary_split):
 def test_both_drivers_reach_the_same_optimum(solver, binary_split, regression_split):
     train_set = (regression_split if solver == 11 else binary_split)[0]
     y = train_set.y if solver == 11 else np.where(train_set.y > 0, 1.0, -1.0)
-    task = BinaryTask(train_set, y, np.full(len(y), 0.5), 1.0, 0)
+    task = SubProblem(train_set, y, np.full(len(y), 0.5), 1.0, 0)
     ws = {}
     for drv in ("linesearch", "tron"):
         ws[drv] = fit_newton(task, Params(solver_type=solver, C=0.5, eps=1e-7, bias=1.0,
@@ -233,11 +233,11 @@ def test_both_drivers_reach_the_same_optimum(solver, binary_split, regression_sp
 def test_warm_start_from_the_optimum_converges_at_once(drv, solver, binary_split):
     train_set, _ = binary_split
     y = np.where(train_set.y > 0, 1.0, -1.0)
-    task = BinaryTask(train_set, y, np.ones(len(y)), 1.0, 0)
+    task = SubProblem(train_set, y, np.ones(len(y)), 1.0, 0)
     params = Params(solver_type=solver, eps=1e-4, bias=1.0, newton=drv)
     cold = fit_newton(task, params)
     assert cold.n_iter >= 3
-    warm = fit_newton(BinaryTask(train_set, y, np.ones(len(y)), 1.0, 0, w0=cold.w), params)
+    warm = fit_newton(SubProblem(train_set, y, np.ones(len(y)), 1.0, 0, w0=cold.w), params)
     assert warm.n_iter <= 1
     np.testing.assert_allclose(warm.w, cold.w, atol=1e-3 * np.abs(cold.w).max())
 
@@ -245,14 +245,14 @@ def test_warm_start_from_the_optimum_converges_at_once(drv, solver, binary_split
 def test_iteration_cap_warns(binary_split):
     train_set, _ = binary_split
     y = np.where(train_set.y > 0, 1.0, -1.0)
-    task = BinaryTask(train_set, y, np.ones(len(y)), -1.0, 0)
+    task = SubProblem(train_set, y, np.ones(len(y)), -1.0, 0)
     for drv in ("linesearch", "tron"):
         with warnings.catch_warnings():
             warnings.simplefilter("error", ConvergenceWarning)  # logged; train warns
-            r = fit_newton(task, Params(solver_type=2, eps=1e-8, newton=drv), max_iter=2)
+            r = fit_newton(task, Params(solver_type=2, eps=1e-8, newton=drv), max_newton_iter=2)
         assert r.n_iter == 2 and r.hit_max_iter
         assert r.log[-1] == "WARNING: reaching max number of Newton iterations"
-        with pytest.warns(ConvergenceWarning, match="reaching max number of iterations"):
+        with pytest.warns(ConvergenceWarning, match="reaching max number of Newton iterations"):
             assemble_model(Params(solver_type=2), train_set.n_features, np.array([1, -1]),
                            [r])
 

@@ -15,7 +15,7 @@ from dlinear.solvers.crammer_singer import crammer_singer_primal, fit_crammer_si
 from dlinear.solvers.l1r import fit_l1r
 from dlinear.solvers.primal_objective_values import primal_objective
 from dlinear.solvers.oneclass import fit_oneclass, oneclass_objectives
-from dlinear.solvers import BinaryTask
+from dlinear.solvers import SubProblem
 from dlinear.train import assemble_model
 
 
@@ -229,17 +229,17 @@ def test_iteration_caps_are_logged_and_warned_once_by_train(binary, multiclass):
     once per kind of warning however many classes hit it."""
     train_set = binary[0]
     labels = np.where(train_set.y > 0, 0, 1)
-    task = BinaryTask(train_set, train_set.y, np.ones(train_set.n_samples), -1.0, seed=1)
+    task = SubProblem(train_set, train_set.y, np.ones(train_set.n_samples), -1.0, seed=1)
     with warnings.catch_warnings():
         warnings.simplefilter("error", ConvergenceWarning)      # the solvers only log
         capped = [fit_crammer_singer(train_set, labels, np.ones(2),
-                                     Params(solver_type=4, eps=1e-9), seed=1, max_iter=2)]
+                                     Params(solver_type=4, eps=1e-9), seed=1, max_outer_iter=2)]
         assert capped[0].hit_max_iter and capped[0].n_iter == 2
         for solver in (5, 6):
             capped.append(fit_l1r(task, Params(solver_type=solver, eps=1e-9), max_iter=2,
                                   max_newton_iter=2))
         capped.append(fit_oneclass(task, Params(solver_type=21, eps=1e-12, nu=0.5),
-                                   max_iter=1))
+                                   max_outer_iter=1))
         assert capped[-1].n_iter == 1
         converged = fit_l1r(task, Params(solver_type=5, eps=0.01))
     for r in capped:

@@ -19,8 +19,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..kernels.l1r_cd import l1r_l2_svc, l1r_lr
-from . import FitResult
 from .newton import primal_solver_tol
+from .task import FitResult
 
 # LIBLINEAR 2.50's caps: CD passes of -s 5 / inner CD passes of -s 6, Newton steps of -s 6
 L1R_MAX_ITER = 1000

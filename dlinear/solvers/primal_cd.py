@@ -4,8 +4,9 @@ import math
 
 import numpy as np
 
-from . import FitResult, starting_w
+from .dual_cd import online_update_budget
 from .newton import primal_solver_tol
+from .task import FitResult, starting_w
 
 
 def column_arrays(problem):
@@ -22,7 +23,6 @@ def fit_primal_cd_l2svc(task, params):
     outer iterations) or online (--online: random feature with replacement, at most
     --max-updates updates). Warm-starts from task.w0 when given."""
     from ..kernels.primal_cd_svc import primal_cd_l2svc
-    from .dual_cd import online_update_budget
     X = task.problem
     colptr, rows, vals = column_arrays(X)
     w = starting_w(task.w0, task.w_size)
@@ -53,7 +53,3 @@ def fit_primal_cd_l2svc(task, params):
     n_iter = it if not online else int(math.ceil(updates / max(task.w_size, 1)))
     return FitResult(w=w, n_iter=int(n_iter), log=log, hit_max_iter=hit)
 
-
-def fit_l2r_l2svc_primal(task, params):
-    """The -s 2 row of the solver table sends --primal-cd runs here."""
-    return fit_primal_cd_l2svc(task, params)

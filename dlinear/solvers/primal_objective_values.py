@@ -12,7 +12,7 @@ import scipy.sparse as sp
 from ..data import Problem
 from ..errors import DlinearError
 from ..model import Model
-from ..params import Params
+from ..params import Params, class_C
 
 
 def _loss(name: str, margin_or_residual: np.ndarray, p: float) -> np.ndarray:
@@ -65,17 +65,14 @@ def primal_objective(problem: Problem, params: Params, model: Model) -> float:
 
     if model.is_regression:
         return value(W[:, 0], problem.y, params.C)
-    weighted = {lab: params.C for lab in model.label}
-    for lab, wt in params.class_weights:
-        if lab in weighted:
-            weighted[lab] *= wt
+    weighted = class_C(model.label, params)[0]
     if model.nr_w == 1:
         ysign = np.where(problem.y == model.label[0], 1.0, -1.0)
-        Cn = weighted[model.label[1]] if model.nr_class == 2 else params.C
-        return value(W[:, 0], ysign, np.where(ysign > 0, weighted[model.label[0]], Cn))
+        Cn = weighted[1] if model.nr_class == 2 else params.C
+        return value(W[:, 0], ysign, np.where(ysign > 0, weighted[0], Cn))
     total = 0.0
     for k, lab in enumerate(model.label):
         ysign = np.where(problem.y == lab, 1.0, -1.0)
-        total += value(W[:, k], ysign, np.where(ysign > 0, weighted[lab], params.C))
+        total += value(W[:, k], ysign, np.where(ysign > 0, weighted[k], params.C))
     return total
 
