@@ -5,35 +5,32 @@ import warnings
 import numpy as np
 import pytest
 
-from conftest import liblinear_decision_values, liblinear_train
+from conftest import accuracy, jaccard, rel_diff
+from liblinear_oracle import (assert_near_optimum, f_star, liblinear_decision_values,
+                              liblinear_train)
 from dlinear import ConvergenceWarning, Params, Problem, predict, save_model, train
 from dlinear.datasets import make_rcv1_like_split
 from dlinear.predict import predict_probability
 from dlinear.solvers.crammer_singer import crammer_singer_primal, fit_crammer_singer
 from dlinear.solvers.l1r import fit_l1r
-from dlinear.solvers.objectives import primal_objective
+from dlinear.solvers.primal_objective_values import primal_objective
 from dlinear.solvers.oneclass import fit_oneclass, oneclass_objectives
 from dlinear.solvers import SubProblem
 from dlinear.train import assemble_model
 
 
+# Relative gap to f* (LIBLINEAR's optimum at a tight eps, liblinear_oracle.TIGHT) allowed
+# at the eps the tests ask for: 2-3x the largest gap reached there; at 10x that eps the
+# gaps are larger (BENCHMARKS.md, "Parity tolerances")
+GAP = {4: 3e-4,     # -e 1e-3: <= 1.1e-4; -e 1e-2: >= 5.1e-4
+       5: 3e-8,     # -e 1e-4: <= 9.7e-9; -e 1e-3: >= 2.1e-7
+       6: 3e-8,     # -e 1e-4: <= 1.2e-8; -e 1e-3: >= 1.4e-7
+       21: 1.5e-5}  # -e 1e-4: 5.4e-6 (nu 0.1), 6.5e-8 (nu 0.5); -e 1e-3: 4.4e-5, 4.2e-7
+
+
 def lib():
     from liblinear import liblinearutil
     return liblinearutil
-
-
-def accuracy(model, problem):
-    return 100.0 * np.mean(predict(model, problem) == problem.y)
-
-
-def rel_diff(a, b):
-    return abs(a - b) / abs(b)
-
-
-def jaccard(a, b):
-    nz_a, nz_b = a != 0, b != 0
-    union = np.count_nonzero(nz_a | nz_b)
-    return 1.0 if union == 0 else np.count_nonzero(nz_a & nz_b) / union
 
 
 @pytest.fixture(scope="module")
@@ -65,8 +62,7 @@ def test_crammer_singer_matches_liblinear(split, bias, request):
     np.testing.assert_array_equal(ours.label, theirs.label)
     assert ours.w.shape == theirs.w.shape == (ours.w_size, ours.nr_class)
     f_ours = crammer_singer_primal(train_set, ours, params)
-    f_theirs = crammer_singer_primal(train_set, theirs, params)
-    assert rel_diff(f_ours, f_theirs) <= 1e-3, (f_ours, f_theirs)
+    assert_near_optimum(f_ours, f_star(train_set, params), GAP[4])
     # the dual value the solver reports is minus the primal at the optimum
     dual = float(next(s for s in lines if s.startswith("Objective value")).split("=")[1])
     assert abs(f_ours + dual) <= 1e-3 * f_ours, (f_ours, dual)
@@ -79,8 +75,7 @@ def test_crammer_singer_class_weights_match_liblinear(multiclass):
     ours = train(train_set, params)
     _, theirs = liblinear_train(train_set, "-s 4 -e 0.001 -c 0.5 -w2 3 -w4 0.5")
     f_ours = crammer_singer_primal(train_set, ours, params)
-    f_theirs = crammer_singer_primal(train_set, theirs, params)
-    assert rel_diff(f_ours, f_theirs) <= 1e-3, (f_ours, f_theirs)
+    assert_near_optimum(f_ours, f_star(train_set, params), GAP[4])
     plain = train(train_set, Params(solver_type=4, eps=1e-3, C=0.5))
     assert rel_diff(crammer_singer_primal(train_set, plain, params), f_ours) > 1e-2
     assert abs(accuracy(ours, test_set) - accuracy(theirs, test_set)) <= 0.5
@@ -111,9 +106,8 @@ def test_l1_solvers_match_liblinear(solver, bias, regularize_bias, split, reques
     _, theirs = liblinear_train(
         train_set, f"-s {solver} -e 0.0001 " + _options(bias, regularize_bias))
 
-    f_ours = primal_objective(train_set, params, ours)
-    f_theirs = primal_objective(train_set, params, theirs)
-    assert rel_diff(f_ours, f_theirs) <= 1e-3, (f_ours, f_theirs)
+    assert_near_optimum(primal_objective(train_set, params, ours), f_star(train_set, params),
+                        GAP[solver])
     assert abs(accuracy(ours, test_set) - accuracy(theirs, test_set)) <= 0.5
     jac = jaccard(ours.w, theirs.w)
     print(f"-s {solver} {split} {_options(bias, regularize_bias)}: Jaccard {jac:.4f}, "
@@ -203,8 +197,8 @@ def test_oneclass_matches_liblinear(nu, binary):
     lib_model, theirs = liblinear_train(train_set, f"-s 21 -e 0.0001 -n {nu:g}")
     dual_o, primal_o = oneclass_objectives(train_set, ours, nu)
     dual_t, primal_t = oneclass_objectives(train_set, theirs, nu)
+    assert_near_optimum(primal_o, f_star(train_set, params), GAP[21])
     assert rel_diff(dual_o, dual_t) <= 1e-3, (dual_o, dual_t)
-    assert rel_diff(primal_o, primal_t) <= 1e-3, (primal_o, primal_t)
     assert abs(primal_o + dual_o) <= 1e-3 * dual_o          # zero duality gap
     assert rel_diff(ours.rho, theirs.rho) <= 1e-3
     pred = predict(ours, test_set)
