@@ -7,20 +7,17 @@ import os
 import numpy as np
 import pytest
 
-from conftest import liblinear_decision_values, liblinear_train
+from conftest import rel_diff
+from liblinear_oracle import liblinear_decision_values, liblinear_train
 from dlinear import DlinearError, Params, Problem, load_model, predict, save_model, train
 from dlinear.data import read_libsvm
 from dlinear.datasets import make_rcv1_like
 from dlinear.model import Model
 from dlinear.solvers import SubProblem
 from dlinear.solvers.dual_cd import fit_bias_dual_cd_svc
-from dlinear.solvers.objectives import primal_objective
+from dlinear.solvers.primal_objective_values import primal_objective
 
 EXAMPLES = os.path.join(os.path.dirname(__file__), "..", "examples")
-
-
-def rel_diff(a, b):
-    return abs(a - b) / abs(b)
 
 
 def sparse_set():
