@@ -100,9 +100,13 @@ class _VersionRequested(Exception):
     pass
 
 
-def _print_version(program: str) -> int:
+def version_line(program: str) -> str:
     from . import __version__
-    print(f"{program} (dlinear) {__version__}")
+    return f"{program} (dlinear) {__version__}"
+
+
+def _print_version(program: str) -> int:
+    print(version_line(program))
     return 0
 
 
