@@ -223,6 +223,13 @@ def test_kubernetes_manifests():
         claims = _mount_claims(deployment["spec"]["template"]["spec"], container)
         assert claims.get("/data") == claim["metadata"]["name"]
 
+    # s3:// training files: the workers get the object store's keys from the Secret
+    [secret] = [d for d in yaml.safe_load_all((K8S / "s3-secret.yaml").read_text()) if d]
+    assert secret["kind"] == "Secret"
+    assert {"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"} <= set(secret["stringData"])
+    assert {"secretRef": {"name": secret["metadata"]["name"], "optional": True}} in \
+        w_container["envFrom"]
+
 
 def test_daskcluster_resource():
     [cluster] = [d for d in yaml.safe_load_all((K8S / "daskcluster.yaml").read_text()) if d]
@@ -392,6 +399,7 @@ DOC_FILES = sorted(DEPLOY.rglob("README.md")) + [ROOT / "scripts" / "README.md",
                                                  DOCKER / "docker-compose.yml",
                                                  DOCKER / "Dockerfile",
                                                  K8S / "dlinear-cluster.yaml",
+                                                 K8S / "s3-secret.yaml",
                                                  K8S / "daskcluster.yaml"]
 
 
