@@ -27,6 +27,9 @@ class Params:
     online: bool = False              # -s 1/-s 3, -s 2 with primal_cd: random CD w/ replacement
     max_updates: int = 0              # online update budget; 0: max_iter x #variables
     newton: str = "linesearch"        # -s 0/2/11 driver: "linesearch" (LIBLINEAR 2.40+) or "tron"
+    # -s 0/2 one-vs-rest: True = all classes share each pass (k-column Newton), False = one
+    # driver per class, None = whichever is faster for the number of classes
+    kcolumn: Optional[bool] = None
     # warm start of -s 0, 2, 11 (LIBLINEAR's init_sol): weights shaped like Model.w,
     # (w_size, 1) or (w_size,) for a binary or regression model, (w_size, k) for k classes
     init_sol: Optional[np.ndarray] = None

@@ -202,6 +202,38 @@ def _run_all(fn: Callable, items: list, n_threads: int, label: str = "tasks") ->
             return [f.result() for f in futures]
 
 
+# k-column Newton (dlinear.solvers.kcolumn) replaces the per-class drivers from this many
+# one-vs-rest problems on (BENCHMARKS.md, "k-column Newton": the measured crossover)
+KCOLUMN_MIN_CLASSES = 4
+
+
+def classes_together(params: Params, n_problems: int, nnz_per_row: float) -> bool:
+    """Whether the one-vs-rest problems of a Newton solver (-s 0, -s 2) share their passes
+    over the data (k-column Newton) rather than run one driver each."""
+    if params.solver_type not in (0, 2) or params.primal_cd:
+        return False
+    if params.kcolumn is not None:
+        return bool(params.kcolumn) and n_problems > 1
+    return n_problems >= KCOLUMN_MIN_CLASSES
+
+
+def class_targets(y, sample_weight, label, weighted_C, params: Params):
+    """(Y, C), (l, K): task_targets of every one-vs-rest problem as columns."""
+    ks = range(n_binary_problems(len(label)))
+    pairs = [task_targets(y, sample_weight, label, k, weighted_C, params) for k in ks]
+    return (np.ascontiguousarray(np.column_stack([t for t, _ in pairs])),
+            np.ascontiguousarray(np.column_stack([c for _, c in pairs])))
+
+
+def fit_classes_together(problem: Problem, label, weighted_C, params: Params) -> list:
+    """The one-vs-rest problems of -s 0 / -s 2 by k-column Newton: the same models, logs
+    and counts as fit_class on each, with one pass over the rows for all classes."""
+    from .solvers.kcolumn import fit_one_vs_rest_together
+    Y, C = class_targets(problem.y, problem.sample_weight, label, weighted_C, params)
+    w0s = [initial_w(params, k) for k in range(Y.shape[1])]
+    return fit_one_vs_rest_together(problem, Y, C, params, w0s)
+
+
 def train_in_process(problem: Problem, params: Params,
                      log: Optional[Callable[[str], None]] = None,
                      n_threads: Optional[int] = None) -> Model:
@@ -228,8 +260,12 @@ def train_in_process(problem: Problem, params: Params,
     else:
         label = order_labels(first_appearance(problem.y))
         weighted_C = weighted_class_C(label, params, emit)
-        results = _run_all(lambda k: fit_class(problem, label, k, weighted_C, params),
-                           list(range(n_binary_problems(len(label)))), n_threads, "classes")
+        n_problems = n_binary_problems(len(label))
+        if classes_together(params, n_problems, problem.nnz / problem.n_samples):
+            results = fit_classes_together(problem, label, weighted_C, params)
+        else:
+            results = _run_all(lambda k: fit_class(problem, label, k, weighted_C, params),
+                               list(range(n_problems)), n_threads, "classes")
     for r in results:
         for line in r.log:
             emit(line)
