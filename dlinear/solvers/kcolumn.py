@@ -78,15 +78,20 @@ class KColumnLossTerm:
             V[:, c] = v
         return V
 
+    def move(self, moves: dict):
+        """Accepts line-search steps {class: alpha}: z += alpha X s of each."""
+        if moves:
+            cs = np.array(sorted(moves), dtype=np.int64)
+            KK.move_k(self.R, cs, cs + self.n_columns,
+                      np.array([moves[c] for c in cs], dtype=np.float64))
+
     def execute(self, moves: dict, requests: dict) -> dict:
         """Applies the accepted steps `moves` {class: alpha}, then serves `requests`
         {class: (method, args)} with LossTerm's methods' meaning (at, along, loss_along,
         grad_precond, hv); returns {class: result}."""
         K = self.n_columns
         results = {}
-        if moves:
-            cs = np.array(sorted(moves), dtype=np.int64)
-            KK.move_k(self.R, cs, cs + K, np.array([moves[c] for c in cs], dtype=np.float64))
+        self.move(moves)
         by_method = {}
         for c in sorted(requests):
             method, args = requests[c]
