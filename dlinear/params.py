@@ -30,6 +30,8 @@ class Params:
     # -s 0/2 one-vs-rest: True = all classes share each pass (k-column Newton), False = one
     # driver per class, None = whichever is faster for the number of classes
     kcolumn: Optional[bool] = None
+    # -s 0 only: multinomial (softmax) logistic regression instead of one-vs-rest
+    multinomial: bool = False
     # warm start of -s 0, 2, 11 (LIBLINEAR's init_sol): weights shaped like Model.w,
     # (w_size, 1) or (w_size,) for a binary or regression model, (w_size, k) for k classes
     init_sol: Optional[np.ndarray] = None
@@ -72,6 +74,8 @@ def check_parameter(params: Params) -> None:
     if params.max_iter < 1:
         raise DlinearError("max_iter < 1")
     _check_cd_options(params)
+    if params.multinomial and params.solver_type != 0:
+        raise DlinearError("--multinomial is only for -s 0 (logistic regression)")
     if not spec.available:
         raise DlinearError(f"solver -s {spec.id} ({spec.name}) is not available in this "
                            f"version of dlinear; available: "

@@ -50,9 +50,13 @@ def order_labels(labels_in_first_appearance: np.ndarray) -> np.ndarray:
 def group_classes(y: np.ndarray):
     """(labels in LIBLINEAR's order, index of each row's class in that order)."""
     label = order_labels(first_appearance(y))
+    return label, group_rows(label, y)
+
+
+def group_rows(label: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Index in `label` of each row's class."""
     class_of_row = np.searchsorted(np.sort(label), y.astype(np.int64))
-    class_of_row = np.argsort(label)[class_of_row]
-    return label, class_of_row
+    return np.argsort(label)[class_of_row]
 
 
 def weighted_class_C(label: np.ndarray, params: Params, emit) -> np.ndarray:
@@ -153,7 +157,8 @@ def assemble_model(params: Params, n_features: int, label, results: list) -> Mod
     W = np.column_stack([r.w for r in results]).reshape(w_size, -1)
     rho = results[0].rho if params.spec.kind == "oneclass" else 0.0
     return Model(params.solver_type, nr_class, label, n_features, float(params.bias), W,
-                 rho=rho, n_iter=tuple(r.n_iter for r in results))
+                 rho=rho, n_iter=tuple(r.n_iter for r in results),
+                 multinomial=bool(getattr(params, "multinomial", False)))
 
 
 def task_seed(seed: int, index: int) -> int:
@@ -234,6 +239,19 @@ def fit_classes_together(problem: Problem, label, weighted_C, params: Params) ->
     return fit_one_vs_rest_together(problem, Y, C, params, w0s)
 
 
+def multinomial_C(class_of_row, sample_weight, weighted_C):
+    """Per-row C of the multinomial loss: the row's class's (weighted) C x its weight."""
+    C = np.asarray(weighted_C, dtype=np.float64)[class_of_row]
+    return C * sample_weight if sample_weight is not None else C
+
+
+def fit_multinomial_problem(problem: Problem, label, class_of_row, weighted_C,
+                            params: Params) -> FitResult:
+    from .solvers.multinomial import fit_multinomial
+    C = multinomial_C(class_of_row, problem.sample_weight, weighted_C)
+    return fit_multinomial(problem, class_of_row, C, len(label), params, params.init_sol)
+
+
 def train_in_process(problem: Problem, params: Params,
                      log: Optional[Callable[[str], None]] = None,
                      n_threads: Optional[int] = None) -> Model:
@@ -252,6 +270,10 @@ def train_in_process(problem: Problem, params: Params,
     if spec.kind in ("regression", "oneclass"):
         results = [fit_binary(single_task(problem, params), params)]
         label = None
+    elif params.multinomial:
+        label, class_of_row = group_classes(problem.y)
+        weighted_C = weighted_class_C(label, params, emit)
+        results = [fit_multinomial_problem(problem, label, class_of_row, weighted_C, params)]
     elif spec.fit_all_classes is not None:
         label, class_of_row = group_classes(problem.y)
         weighted_C = weighted_class_C(label, params, emit)

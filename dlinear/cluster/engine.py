@@ -123,6 +123,12 @@ def _train_newton(dataset: Dataset, params: Params, emit) -> Model:
         ks = list(range(n_binary_problems(len(label))))
 
     placement = Placement(dataset)
+    if params.multinomial:
+        results = [_fit_multinomial(placement, label, weighted_C, params)]
+        for r in results:
+            for line in r.log:
+                emit(line)
+        return assemble_model(params, dataset.n_features, label, results)
     if label is not None and classes_together_on_cluster(params, len(ks)):
         results = _fit_classes_together(placement, label, weighted_C, params)
         for r in results:
@@ -177,6 +183,25 @@ def _fit_classes_together(placement, label, weighted_C, params) -> list:
         return results
     finally:
         term.close()
+
+
+def _fit_multinomial(placement, label, weighted_C, params):
+    """Multinomial logistic regression map-reduced over the workers' rows."""
+    from ..solvers.multinomial import fit_multinomial_objective
+    from .objective import distributed_multinomial_objective
+    params = params.resolved()
+    objective, counts = distributed_multinomial_objective(placement.dataset, label,
+                                                          weighted_C, params, placement)
+    try:
+        result = fit_multinomial_objective(objective, counts, params, params.init_sol)
+        term = objective.loss_term
+        last_fit_stats.clear()
+        last_fit_stats.update(rounds=term.n_calls, bytes_to_workers=term.bytes_to_workers,
+                              bytes_from_workers=term.bytes_from_workers,
+                              workers=len(term.workers))
+        return result
+    finally:
+        objective.loss_term.close()
 
 
 def cross_validation_on_cluster(data, params: Params, nr_fold: int, client=None,

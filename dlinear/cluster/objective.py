@@ -31,6 +31,7 @@ import time
 import numpy as np
 
 from ..solvers.kcolumn import KColumnLossTerm
+from ..solvers.multinomial import MultinomialTerm, multinomial_objective
 from ..solvers.primal_objectives import LOSS_OF_SOLVER, LossTerm, RegularizedObjective
 from .dataset import concat_weights
 from .session import worker_addresses
@@ -164,14 +165,17 @@ class TreeLossTerm:
         self._stale = False
         self._make_actors(placement.by_worker, placement.generation)
 
-    def _make_actors(self, by_worker, generation):
+    def _submit_actor(self, worker, parts):
+        """The future of this problem's actor on `worker` over its `parts`."""
         label, k, weighted_C, params = self._problem
+        return self.client.submit(BlockActor, self._placement.dataset.n_features, label, k,
+                                  weighted_C, params, *parts, actor=True, workers=[worker],
+                                  pure=False)
+
+    def _make_actors(self, by_worker, generation):
         self._generation = generation
         self.workers = list(by_worker)
-        n_features = self._placement.dataset.n_features
-        futures = [self.client.submit(BlockActor, n_features, label, k, weighted_C, params,
-                                      *parts, actor=True, workers=[w], pure=False)
-                   for w, parts in by_worker.items()]
+        futures = [self._submit_actor(w, parts) for w, parts in by_worker.items()]
         self._actor_futures = futures
         self.actors = self.client.gather(futures)
         set_up = [actor.set_children([self.actors[j] for j in (2 * i + 1, 2 * i + 2)
@@ -332,21 +336,11 @@ class TreeColumnsTerm(TreeLossTerm):
         super().__init__(placement, label, None, weighted_C, params)
         self._W = {c: np.zeros(self.n_variables) for c in range(self.n_classes)}
 
-    def _make_actors(self, by_worker, generation):
+    def _submit_actor(self, worker, parts):
         label, _, weighted_C, params = self._problem
-        self._generation = generation
-        self.workers = list(by_worker)
-        n_features = self._placement.dataset.n_features
-        futures = [self.client.submit(ColumnsActor, n_features, label, weighted_C, params,
-                                      *parts, actor=True, workers=[w], pure=False)
-                   for w, parts in by_worker.items()]
-        self._actor_futures = futures
-        self.actors = self.client.gather(futures)
-        set_up = [actor.set_children([self.actors[j] for j in (2 * i + 1, 2 * i + 2)
-                                      if j < len(self.actors)])
-                  for i, actor in enumerate(self.actors)]
-        for f in set_up:
-            f.result()
+        return self.client.submit(ColumnsActor, self._placement.dataset.n_features, label,
+                                  weighted_C, params, *parts, actor=True, workers=[worker],
+                                  pure=False)
 
     def _recover(self):
         by_worker, generation = self._placement.rebuilt(self._generation)
@@ -381,3 +375,58 @@ class TreeColumnsTerm(TreeLossTerm):
                 self._curved.add(c)
         self._pending_move = dict(moves) if moves else None
         return self._round("execute", {}, requests)
+
+
+# ------------------------------------------------------------------ multinomial
+class MultinomialActor(BlockActor):
+    """A BlockActor whose term is the worker's share of the softmax loss (a
+    MultinomialTerm, dlinear.solvers.multinomial); n-vectors are W flattened."""
+
+    def __init__(self, n_features, label, weighted_C, params, *parts):
+        from distributed import get_worker
+
+        from ..train import group_rows, multinomial_C
+        parts = [p for p in parts if p.n_samples > 0]
+        class_of_row = group_rows(label, np.concatenate([p.y for p in parts]))
+        C = multinomial_C(class_of_row, concat_weights(parts), weighted_C)
+        self.term = MultinomialTerm(parts, class_of_row, C, len(label), params.bias,
+                                    n_features)
+        self.children = []
+        self.bytes_received = 0
+        self.bytes_sent = 0
+        self.busy = 0.0
+        self._executor = get_worker().executors["default"]
+
+    def _run(self, pending_move, method, args):
+        if method == "counts":
+            return self.term.counts()
+        return super()._run(pending_move, method, args)
+
+
+class TreeMultinomialTerm(TreeLossTerm):
+    """MultinomialTerm's methods summed over one MultinomialActor per worker: the
+    distributed multinomial objective (same rounds and replay as a binary problem)."""
+
+    def __init__(self, placement: Placement, label, weighted_C, params):
+        super().__init__(placement, label, None, weighted_C, params)
+        self.n_classes = len(label)
+        self.n_variables *= self.n_classes
+        self._w = np.zeros(self.n_variables)
+
+    def _submit_actor(self, worker, parts):
+        label, _, weighted_C, params = self._problem
+        return self.client.submit(MultinomialActor, self._placement.dataset.n_features,
+                                  label, weighted_C, params, *parts, actor=True,
+                                  workers=[worker], pure=False)
+
+    def counts(self):
+        """Rows per class."""
+        return self._round("counts")
+
+
+def distributed_multinomial_objective(dataset, label, weighted_C, params, placement=None):
+    """(objective, rows per class) of multinomial logistic regression on the workers."""
+    placement = placement if placement is not None else Placement(dataset)
+    term = TreeMultinomialTerm(placement, label, weighted_C, params)
+    counts = term.counts()
+    return multinomial_objective(term, params.regularize_bias), counts

@@ -151,3 +151,93 @@ def hess_vec_k(indptr, indices, data, n_features, bias, COEF, cols, S, out):
         if bias >= 0:
             for c in range(m):
                 out[n_features, c] += t[c] * bias
+
+
+# --------------------------------------------------------------- multinomial (softmax)
+# W is (n_variables, K); R (l, 2K) holds Z = X W in its first K columns and Z_s = X S
+# of the line search in the next K; y_class[i] is row i's class index, Ci its C.
+
+@njit(cache=True, nogil=True)
+def softmax_loss(R, y_class, Ci, alpha):
+    """sum_i C_i (logsumexp(z_i + alpha zs_i) - (z_i + alpha zs_i)[y_i])."""
+    K = R.shape[1] // 2
+    total = 0.0
+    for i in range(np.uint64(R.shape[0])):
+        top = -np.inf
+        for c in range(K):
+            v = R[i, c] + alpha * R[i, K + c]
+            if v > top:
+                top = v
+        s = 0.0
+        for c in range(K):
+            s += math.exp(R[i, c] + alpha * R[i, K + c] - top)
+        yc = y_class[i]
+        total += Ci[i] * (math.log(s) + top - (R[i, yc] + alpha * R[i, K + yc]))
+    return total
+
+
+@njit(cache=True, nogil=True)
+def softmax_grad_precond(indptr, indices, data, n_features, bias, R, y_class, Ci, G, M, P):
+    """At Z = R[:, :K]: P[i] = softmax(z_i); G += X^T (C (P - onehot(y))) and
+    M += diag of the Hessian's blocks, sum_i C_i p_ic (1 - p_ic) x_ij^2."""
+    K = P.shape[1]
+    dl = np.empty(K)
+    h = np.empty(K)
+    for i in range(np.uint64(len(indptr) - 1)):
+        top = -np.inf
+        for c in range(K):
+            if R[i, c] > top:
+                top = R[i, c]
+        s = 0.0
+        for c in range(K):
+            e = math.exp(R[i, c] - top)
+            P[i, c] = e
+            s += e
+        for c in range(K):
+            p = P[i, c] / s
+            P[i, c] = p
+            dl[c] = Ci[i] * p
+            h[c] = Ci[i] * p * (1.0 - p)
+        dl[y_class[i]] -= Ci[i]
+        for q in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
+            j = np.uint64(indices[q])
+            v = data[q]
+            for c in range(K):
+                G[j, c] += dl[c] * v
+                M[j, c] += h[c] * v * v
+        if bias >= 0:
+            for c in range(K):
+                G[n_features, c] += dl[c] * bias
+                M[n_features, c] += h[c] * bias * bias
+
+
+@njit(cache=True, nogil=True)
+def softmax_hess_vec(indptr, indices, data, n_features, bias, P, Ci, S, out):
+    """out += X^T U, U_ic = C_i p_ic (r_ic - p_i . r_i), r_i = S^T x_i: the exact
+    Hessian of the softmax loss at the P of the last softmax_grad_precond, times S."""
+    K = P.shape[1]
+    t = np.empty(K)
+    for i in range(np.uint64(len(indptr) - 1)):
+        for c in range(K):
+            t[c] = 0.0
+        for q in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
+            j = np.uint64(indices[q])
+            v = data[q]
+            for c in range(K):
+                t[c] += S[j, c] * v
+        if bias >= 0:
+            for c in range(K):
+                t[c] += S[n_features, c] * bias
+        pr = 0.0
+        for c in range(K):
+            pr += P[i, c] * t[c]
+        for c in range(K):
+            t[c] = Ci[i] * P[i, c] * (t[c] - pr)
+        for q in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
+            j = np.uint64(indices[q])
+            v = data[q]
+            for c in range(K):
+                out[j, c] += t[c] * v
+        if bias >= 0:
+            for c in range(K):
+                out[n_features, c] += t[c] * bias
