@@ -230,13 +230,15 @@ def class_targets(y, sample_weight, label, weighted_C, params: Params):
             np.ascontiguousarray(np.column_stack([c for _, c in pairs])))
 
 
-def fit_classes_together(problem: Problem, label, weighted_C, params: Params) -> list:
+def fit_classes_together(problem: Problem, label, weighted_C, params: Params,
+                         n_threads: int = 1) -> list:
     """The one-vs-rest problems of -s 0 / -s 2 by k-column Newton: the same models, logs
-    and counts as fit_class on each, with one pass over the rows for all classes."""
+    and counts as fit_class on each, with one pass over the rows for all classes (split
+    by class over n_threads threads)."""
     from .solvers.kcolumn import fit_one_vs_rest_together
     Y, C = class_targets(problem.y, problem.sample_weight, label, weighted_C, params)
     w0s = [initial_w(params, k) for k in range(Y.shape[1])]
-    return fit_one_vs_rest_together(problem, Y, C, params, w0s)
+    return fit_one_vs_rest_together(problem, Y, C, params, w0s, n_threads)
 
 
 def multinomial_C(class_of_row, sample_weight, weighted_C):
@@ -284,7 +286,7 @@ def train_in_process(problem: Problem, params: Params,
         weighted_C = weighted_class_C(label, params, emit)
         n_problems = n_binary_problems(len(label))
         if classes_together(params, n_problems, problem.nnz / problem.n_samples):
-            results = fit_classes_together(problem, label, weighted_C, params)
+            results = fit_classes_together(problem, label, weighted_C, params, n_threads)
         else:
             results = _run_all(lambda k: fit_class(problem, label, k, weighted_C, params),
                                list(range(n_problems)), n_threads, "classes")

@@ -51,6 +51,9 @@ def test_train_switch_and_warm_start(multiclass_split):
     tog = train_in_process(train_set, replace(base, kcolumn=True), n_threads=1)
     np.testing.assert_array_equal(per.w, tog.w)
     assert per.n_iter == tog.n_iter
+    # the classes split over two threads: each column's arithmetic is unchanged
+    two = train_in_process(train_set, replace(base, kcolumn=True), n_threads=2)
+    np.testing.assert_array_equal(two.w, tog.w)
     # warm start from the optimum: every class stops at once, the active set empties
     warm = train_in_process(train_set, replace(base, kcolumn=True, init_sol=tog.w))
     assert all(n == 0 for n in warm.n_iter)

@@ -44,7 +44,7 @@ class KColumnLossTerm:
     (l, K) the curvature weights of the last gradient. `execute` serves one round of
     requests (see the module text); only n-vectors and scalars go in or out."""
 
-    def __init__(self, blocks, Y, C, bias, loss, p=0.0, n_features=None):
+    def __init__(self, blocks, Y, C, bias, loss, p=0.0, n_features=None, n_threads=1):
         blocks = list(blocks) if isinstance(blocks, (list, tuple)) else [blocks]
         self.blocks = [b for b in blocks if b.n_samples > 0]
         self.n_features = int(n_features if n_features is not None
@@ -61,7 +61,11 @@ class KColumnLossTerm:
             raise ValueError(f"Y and C must be ({int(self._starts[-1])}, K)")
         self.R = np.zeros((l, 2 * self.n_columns))
         self.COEF = np.zeros((l, self.n_columns))
-        self.n_passes = 0
+        self.n_passes = 0               # kernel passes over the rows, for benchmarks
+        # more than one thread: the classes of a round are split into n_threads groups
+        # served at once (each column's arithmetic is unchanged, so are the results)
+        self.n_threads = max(1, int(n_threads))
+        self._pool = None
 
     def counts(self):
         """(#positive rows, #rows) of each problem, (K, 2)."""
@@ -89,6 +93,29 @@ class KColumnLossTerm:
         """Applies the accepted steps `moves` {class: alpha}, then serves `requests`
         {class: (method, args)} with LossTerm's methods' meaning (at, along, loss_along,
         grad_precond, hv); returns {class: result}."""
+        classes = sorted(set(requests) | set(moves))
+        n_groups = min(self.n_threads, len(classes))
+        if n_groups <= 1:
+            return self._execute(moves, requests)
+        if self._pool is None:
+            from concurrent.futures import ThreadPoolExecutor
+            self._pool = ThreadPoolExecutor(self.n_threads, thread_name_prefix="dlinear-kcol")
+        groups = [set(g) for g in np.array_split(np.array(classes), n_groups)]
+        futures = [self._pool.submit(self._execute,
+                                     {c: a for c, a in moves.items() if c in g},
+                                     {c: r for c, r in requests.items() if c in g})
+                   for g in groups]
+        results = {}
+        for f in futures:
+            results.update(f.result())
+        return results
+
+    def close(self):
+        if self._pool is not None:
+            self._pool.shutdown()
+            self._pool = None
+
+    def _execute(self, moves: dict, requests: dict) -> dict:
         K = self.n_columns
         results = {}
         self.move(moves)
@@ -271,13 +298,17 @@ def fit_newton_together(execute, n_variables: int, counts, params, w0s, max_iter
     return results, lockstep
 
 
-def fit_one_vs_rest_together(problem, Y, C, params, w0s):
+def fit_one_vs_rest_together(problem, Y, C, params, w0s, n_threads=1):
     """The one-vs-rest problems of -s 0 / -s 2 on one Problem, K = Y.shape[1] columns of
-    labels (+1/-1) and per-instance C, through one KColumnLossTerm in this process."""
+    labels (+1/-1) and per-instance C, through one KColumnLossTerm in this process
+    (its passes on n_threads threads)."""
     if params.eps is None:
         params = params.resolved()
     term = KColumnLossTerm(problem, Y, C, params.bias, LOSS_OF_SOLVER[params.solver_type],
-                           params.p, problem.n_features)
-    results, _ = fit_newton_together(term.execute, term.n_variables, term.counts(), params,
-                                     w0s)
+                           params.p, problem.n_features, n_threads=n_threads)
+    try:
+        results, _ = fit_newton_together(term.execute, term.n_variables, term.counts(),
+                                         params, w0s)
+    finally:
+        term.close()
     return results
