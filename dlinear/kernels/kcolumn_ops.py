@@ -72,6 +72,7 @@ def grad_precond_k(loss, indptr, indices, data, n_features, bias, Y, C, R, cols,
     m = len(cols)
     dl = np.empty(m)
     h = np.empty(m)
+    act = np.empty(m, dtype=np.int64)
     for i in range(np.uint64(len(indptr) - 1)):
         for c in range(m):
             col = cols[c]
@@ -100,57 +101,86 @@ def grad_precond_k(loss, indptr, indices, data, n_features, bias, Y, C, R, cols,
             dl[c] = d
             h[c] = hh
             COEF[i, col] = hh
-        nonzero = False
+        # only the columns with a nonzero derivative at this row (L2 losses: the classes
+        # whose margin the row violates) do the row's scatter
+        n_act = 0
         for c in range(m):
             if dl[c] != 0.0 or h[c] != 0.0:
-                nonzero = True
-        if not nonzero:
+                act[n_act] = c
+                n_act += 1
+        if n_act == 0:
             continue
         for q in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
             j = np.uint64(indices[q])
             v = data[q]
-            for c in range(m):
+            for a in range(n_act):
+                c = act[a]
                 G[j, c] += dl[c] * v
                 M[j, c] += h[c] * v * v
         if bias >= 0:
-            for c in range(m):
+            for a in range(n_act):
+                c = act[a]
                 G[n_features, c] += dl[c] * bias
                 M[n_features, c] += h[c] * bias * bias
 
 
 @njit(cache=True, nogil=True)
 def hess_vec_k(indptr, indices, data, n_features, bias, COEF, cols, S, out):
-    """out[:, c] += sum_i COEF[i, cols[c]] x_i (x_i . S[:, c]); rows whose coefficients
-    are all zero (no curvature in any of the columns) are skipped."""
+    """out[:, c] += sum_i COEF[i, cols[c]] x_i (x_i . S[:, c]); a row works only on the
+    columns where it has curvature (L2 losses: each class has its own rows)."""
     m = len(cols)
     t = np.empty(m)
+    act = np.empty(m, dtype=np.int64)
     for i in range(np.uint64(len(indptr) - 1)):
-        any_curvature = False
+        n_act = 0
         for c in range(m):
             if COEF[i, cols[c]] != 0.0:
-                any_curvature = True
-        if not any_curvature:
+                act[n_act] = c
+                n_act += 1
+        if n_act == 0:
             continue
-        for c in range(m):
-            t[c] = 0.0
+        if n_act == m:                  # every column (logistic loss): no indirection
+            for c in range(m):
+                t[c] = 0.0
+            for q in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
+                j = np.uint64(indices[q])
+                v = data[q]
+                for c in range(m):
+                    t[c] += S[j, c] * v
+            if bias >= 0:
+                for c in range(m):
+                    t[c] += S[n_features, c] * bias
+            for c in range(m):
+                t[c] = COEF[i, cols[c]] * t[c]
+            for q in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
+                j = np.uint64(indices[q])
+                v = data[q]
+                for c in range(m):
+                    out[j, c] += t[c] * v
+            if bias >= 0:
+                for c in range(m):
+                    out[n_features, c] += t[c] * bias
+            continue
+        for a in range(n_act):
+            t[a] = 0.0
         for q in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
             j = np.uint64(indices[q])
             v = data[q]
-            for c in range(m):
-                t[c] += S[j, c] * v
+            for a in range(n_act):
+                t[a] += S[j, act[a]] * v
         if bias >= 0:
-            for c in range(m):
-                t[c] += S[n_features, c] * bias
-        for c in range(m):
-            t[c] = COEF[i, cols[c]] * t[c]
+            for a in range(n_act):
+                t[a] += S[n_features, act[a]] * bias
+        for a in range(n_act):
+            t[a] = COEF[i, cols[act[a]]] * t[a]
         for q in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
             j = np.uint64(indices[q])
             v = data[q]
-            for c in range(m):
-                out[j, c] += t[c] * v
+            for a in range(n_act):
+                out[j, act[a]] += t[a] * v
         if bias >= 0:
-            for c in range(m):
-                out[n_features, c] += t[c] * bias
+            for a in range(n_act):
+                out[n_features, act[a]] += t[a] * bias
 
 
 # --------------------------------------------------------------- multinomial (softmax)
