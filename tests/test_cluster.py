@@ -226,17 +226,20 @@ def test_worker_killed_mid_training_still_gives_the_same_model(tmp_path):
         stop_cluster(procs)
 
 
-@pytest.mark.parametrize("victim,n_classes", [("root", 2), ("leaf", 2), ("root", 4)])
+@pytest.mark.parametrize("victim,n_classes,multinomial", [("root", 2, False),
+                                                         ("leaf", 2, False),
+                                                         ("root", 4, False),
+                                                         ("leaf", 3, True)])
 def test_worker_killed_mid_newton_still_reaches_the_optimum(tmp_path, monkeypatch, victim,
-                                                           n_classes):
+                                                           n_classes, multinomial):
     """The Newton actors of a dead worker are rebuilt on the others, their state replayed
-    (for 4 classes: the k-column actors, every class's state)."""
+    (for 4 classes: the k-column actors, every class's state; and the multinomial's)."""
     from dlinear.cluster import objective
     from dlinear.solvers.objectives import primal_objective
     path = tmp_path / "binary.train"
     write_libsvm(path, make_rcv1_like(6000, n_features=2000, n_classes=n_classes,
                                       nnz_per_row=30, seed=8))
-    params = Params(solver_type=0, eps=1e-4)
+    params = Params(solver_type=0, eps=1e-4, multinomial=multinomial)
     expected = train(read_libsvm(path), params)
     address, procs = start_cluster(tmp_path, n_workers=3)
     try:
@@ -260,6 +263,11 @@ def test_worker_killed_mid_newton_still_reaches_the_optimum(tmp_path, monkeypatc
             monkeypatch.setattr(objective.TreeLossTerm, "_round", round_after_a_kill)
             model = train(dataset, params)
             assert killed and killed[0] not in c.nthreads()
+        if multinomial:     # the same iterations: the replayed state is exact
+            assert isinstance(killed_term[0], objective.TreeMultinomialTerm)
+            assert model.n_iter == expected.n_iter
+            np.testing.assert_allclose(model.w, expected.w, atol=1e-8)
+            return
         problem = read_libsvm(path)
         f, f_expected = primal_objective(problem, params, model), \
             primal_objective(problem, params, expected)
