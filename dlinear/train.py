@@ -207,19 +207,18 @@ def _run_all(fn: Callable, items: list, n_threads: int, label: str = "tasks") ->
             return [f.result() for f in futures]
 
 
-# k-column Newton (dlinear.solvers.kcolumn) replaces the per-class drivers from this many
-# one-vs-rest problems on (BENCHMARKS.md, "k-column Newton": the measured crossover)
-KCOLUMN_MIN_CLASSES = 4
-
-
 def classes_together(params: Params, n_problems: int, nnz_per_row: float) -> bool:
     """Whether the one-vs-rest problems of a Newton solver (-s 0, -s 2) share their passes
-    over the data (k-column Newton) rather than run one driver each."""
+    over the data (k-column Newton) rather than run one driver each, in this process.
+
+    Only when asked (Params(kcolumn=True)): measured on one core (BENCHMARKS.md,
+    "Multi-class Newton"), whole fits by k-column Newton took 0.4-1.15x the per-class
+    drivers' speed for k = 2..35 and 10..300 nonzeros per row, i.e. no crossover was
+    found in process; on a cluster it is the default (rounds, not passes, cost there).
+    `nnz_per_row` is kept for a rule by data shape once one is measured."""
     if params.solver_type not in (0, 2) or params.primal_cd:
         return False
-    if params.kcolumn is not None:
-        return bool(params.kcolumn) and n_problems > 1
-    return n_problems >= KCOLUMN_MIN_CLASSES
+    return bool(params.kcolumn) and n_problems > 1
 
 
 def class_targets(y, sample_weight, label, weighted_C, params: Params):

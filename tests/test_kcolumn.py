@@ -44,7 +44,7 @@ def test_classes_together_equal_one_driver_per_class(solver, driver, bias, R, we
     assert any(line.startswith("iter") for line in together[0].log)
 
 
-def test_train_switch_and_warm_start(multiclass_split):
+def test_train_switch_and_warm_start(multiclass_split, monkeypatch):
     train_set = multiclass_split[0]
     base = Params(solver_type=0, C=1.0)
     per = train_in_process(train_set, replace(base, kcolumn=False), n_threads=2)
@@ -54,6 +54,11 @@ def test_train_switch_and_warm_start(multiclass_split):
     # the classes split over two threads: each column's arithmetic is unchanged
     two = train_in_process(train_set, replace(base, kcolumn=True), n_threads=2)
     np.testing.assert_array_equal(two.w, tog.w)
+    # and in blocks of columns, one pass per block
+    from dlinear.solvers import kcolumn
+    monkeypatch.setattr(kcolumn, "COLUMN_BLOCK", 3)
+    blocks = train_in_process(train_set, replace(base, kcolumn=True), n_threads=1)
+    np.testing.assert_array_equal(blocks.w, tog.w)
     # warm start from the optimum: every class stops at once, the active set empties
     warm = train_in_process(train_set, replace(base, kcolumn=True, init_sol=tog.w))
     assert all(n == 0 for n in warm.n_iter)

@@ -33,6 +33,9 @@ from ..kernels import kcolumn_ops as KK
 from .primal_objectives import LOSS_OF_SOLVER, RegularizedObjective
 
 
+COLUMN_BLOCK = None     # columns per pass (None: all); see KColumnLossTerm
+
+
 def _as_vector(v):
     return np.ascontiguousarray(v, dtype=np.float64)
 
@@ -44,7 +47,8 @@ class KColumnLossTerm:
     (l, K) the curvature weights of the last gradient. `execute` serves one round of
     requests (see the module text); only n-vectors and scalars go in or out."""
 
-    def __init__(self, blocks, Y, C, bias, loss, p=0.0, n_features=None, n_threads=1):
+    def __init__(self, blocks, Y, C, bias, loss, p=0.0, n_features=None, n_threads=1,
+                 column_block=None):
         blocks = list(blocks) if isinstance(blocks, (list, tuple)) else [blocks]
         self.blocks = [b for b in blocks if b.n_samples > 0]
         self.n_features = int(n_features if n_features is not None
@@ -65,6 +69,9 @@ class KColumnLossTerm:
         # more than one thread: the classes of a round are split into n_threads groups
         # served at once (each column's arithmetic is unchanged, so are the results)
         self.n_threads = max(1, int(n_threads))
+        # at most this many columns per pass: the (n, m) vectors a pass gathers from and
+        # scatters into should stay in cache (BENCHMARKS.md, "k-column Newton")
+        self.column_block = max(1, int(column_block or self.n_columns))
         self._pool = None
 
     def counts(self):
@@ -94,19 +101,22 @@ class KColumnLossTerm:
         {class: (method, args)} with LossTerm's methods' meaning (at, along, loss_along,
         grad_precond, hv); returns {class: result}."""
         classes = sorted(set(requests) | set(moves))
-        n_groups = min(self.n_threads, len(classes))
+        n_groups = min(max(self.n_threads, -(-len(classes) // self.column_block)),
+                       len(classes))
         if n_groups <= 1:
             return self._execute(moves, requests)
+        groups = [set(g) for g in np.array_split(np.array(classes), n_groups)]
+        parts = [({c: a for c, a in moves.items() if c in g},
+                  {c: r for c, r in requests.items() if c in g}) for g in groups]
+        results = {}
+        if self.n_threads <= 1:
+            for group_moves, group_requests in parts:
+                results.update(self._execute(group_moves, group_requests))
+            return results
         if self._pool is None:
             from concurrent.futures import ThreadPoolExecutor
             self._pool = ThreadPoolExecutor(self.n_threads, thread_name_prefix="dlinear-kcol")
-        groups = [set(g) for g in np.array_split(np.array(classes), n_groups)]
-        futures = [self._pool.submit(self._execute,
-                                     {c: a for c, a in moves.items() if c in g},
-                                     {c: r for c, r in requests.items() if c in g})
-                   for g in groups]
-        results = {}
-        for f in futures:
+        for f in [self._pool.submit(self._execute, *part) for part in parts]:
             results.update(f.result())
         return results
 
@@ -305,7 +315,8 @@ def fit_one_vs_rest_together(problem, Y, C, params, w0s, n_threads=1):
     if params.eps is None:
         params = params.resolved()
     term = KColumnLossTerm(problem, Y, C, params.bias, LOSS_OF_SOLVER[params.solver_type],
-                           params.p, problem.n_features, n_threads=n_threads)
+                           params.p, problem.n_features, n_threads=n_threads,
+                           column_block=COLUMN_BLOCK)
     try:
         results, _ = fit_newton_together(term.execute, term.n_variables, term.counts(),
                                          params, w0s)
