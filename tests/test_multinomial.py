@@ -157,3 +157,10 @@ def test_only_for_logistic_regression():
     problem = make_rcv1_like(100, n_features=20, n_classes=3, nnz_per_row=5, seed=1)
     with pytest.raises(DlinearError, match="multinomial"):
         train_in_process(problem, Params(solver_type=2, multinomial=True))
+
+
+def test_parameter_search_refuses_multinomial():
+    from dlinear import find_parameters
+    problem = make_rcv1_like(200, n_features=30, n_classes=3, nnz_per_row=5, seed=2)
+    with pytest.raises(DlinearError, match="multinomial"):
+        find_parameters(problem, Params(solver_type=0, multinomial=True), 3)
