@@ -14,7 +14,10 @@ class) and six scalars per class go back. The driver combines them:
 Stopping rule: LIBLINEAR's own. The first local pass visits each row once before moving
 it, so it gives every row's projected gradient of the *global* dual at the round's alpha;
 the driver reduces their max and min and stops a class when PGmax - PGmin <= eps with both
-within eps (dual_cd_svc.end_of_sweep), so eps means what it means for the local -s 1/-s 3.
+within eps (dual_cd_svc.end_of_sweep), so eps means what it means for the local -s 1/-s 3
+(whose last sweep keeps its updates: so does the last round). The projected gradient was
+chosen over the duality gap because it is LIBLINEAR's quantity: the same -e stops at the
+same accuracy with or without partitioning.
 The same pass yields the primal loss at w, hence the duality gap, which is logged.
 
 The driver is backend-free: `blocks.round(W, classes, applied, sigma, n_passes)` returns
@@ -171,7 +174,6 @@ def fit_partitioned_dual_cd(blocks, n_problems, w_size, params, rule=DEFAULT_RUL
     if rule not in RULES:
         raise ValueError(f"unknown combination rule {rule!r} (one of {', '.join(RULES)})")
     eps = float(params.eps)
-    sigma = float(blocks.n_blocks) if rule == "cocoa" else 1.0
     W = np.zeros((n_problems, w_size))
     applied = np.zeros(n_problems)
     active = np.ones(n_problems, dtype=bool)
@@ -182,8 +184,14 @@ def fit_partitioned_dual_cd(blocks, n_problems, w_size, params, rule=DEFAULT_RUL
         classes = np.flatnonzero(active)
         if len(classes) == 0:
             break
+        sigma = float(blocks.n_blocks) if rule == "cocoa" else 1.0
         dW, stats = blocks.round(W[classes], classes, applied, sigma, n_passes)
         applied[:] = 0.0
+        restarted = getattr(blocks, "restarted_w", None)
+        if restarted is not None:        # a block was lost: w(alpha) of the new start
+            W[:] = restarted
+            blocks.restarted_w = None
+            active[:] = True
         for j, c in enumerate(classes):
             st = stats[j]
             half_ww = 0.5 * float(W[c] @ W[c])
@@ -194,9 +202,9 @@ def fit_partitioned_dual_cd(blocks, n_problems, w_size, params, rule=DEFAULT_RUL
                 on_round(r, int(c), primal, dual[c])
             pg_max = st[PG_MAX] if np.isfinite(st[PG_MAX]) else 0.0
             pg_min = st[PG_MIN] if np.isfinite(st[PG_MIN]) else 0.0
-            if end_of_sweep(pg_max, pg_min, eps, 0, 0)[0]:
-                active[c] = False            # W[c] is w(alpha): the step is dropped
-                continue
+            # as LIBLINEAR, whose last sweep (the one whose gradients met eps) keeps its
+            # updates, the converged class still takes this round's step
+            active[c] = not end_of_sweep(pg_max, pg_min, eps, 0, 0)[0]
             eta = step_size(rule, W[c], dW[j], st)
             W[c] += eta * dW[j]
             applied[c] = eta
