@@ -247,3 +247,56 @@ def test_worker_killed_mid_rounds_still_reaches_the_optimum(tmp_path, monkeypatc
         assert abs(relative_gap(problem, params, model, theirs)) <= TIGHT_EPS_TOL
     finally:
         stop_cluster(procs)
+
+
+def test_cli_partition_says_the_mode_and_matches_liblinear(multiclass_split, tmp_path):
+    import subprocess
+    import sys
+
+    from dlinear import load_model
+    from dlinear.data import write_libsvm
+    train_set, _ = multiclass_split
+    write_libsvm(tmp_path / "data.train", train_set)
+
+    def run(*args):
+        return subprocess.run([sys.executable, "-m", "dlinear", "train", *map(str, args)],
+                              capture_output=True, text=True, timeout=300)
+
+    r = run("--workers", "2", "--partition", "-e", "1e-5", "--max-iter", "3000",
+            tmp_path / "data.train", tmp_path / "m.model")
+    assert r.returncode == 0, r.stderr
+    assert "dlinear: -s 1 partitioned: dual CD on each worker's own rows (2 worker(s), " \
+           "rule cocoa)" in r.stderr
+    assert "rounds of 2 blocks (cocoa)" in r.stdout
+    _, theirs = liblinear_train(train_set, "-s 1 -e 1e-5")
+    params = Params(eps=1e-5)
+    gap = relative_gap(train_set, params, load_model(tmp_path / "m.model"), theirs)
+    assert abs(gap) <= TIGHT_EPS_TOL
+    r = run("--workers", "1", "--no-partition", "-q", tmp_path / "data.train",
+            tmp_path / "c.model")
+    assert r.returncode == 0 and r.stderr == ""
+    r = run("--workers", "1", "--partition", "-s", "5", tmp_path / "data.train",
+            tmp_path / "x.model")
+    assert r.returncode == 1 and "-s 1 and -s 3" in r.stderr
+    assert not (tmp_path / "x.model").exists()
+    r = run("--partition-rule", "sum", tmp_path / "data.train", tmp_path / "x.model")
+    assert r.returncode == 1 and "cocoa or linesearch" in r.stderr
+
+
+def test_linear_svc_partition_on_dask_arrays(cluster, binary_split):
+    da = pytest.importorskip("dask.array")
+    from dlinear.estimators import LinearSVC
+    local_cluster_, client = cluster
+    scale_to(local_cluster_, client, 2)
+    train_set = binary_split[0].subset(np.arange(1000))
+    X = train_set.to_scipy().toarray()
+    dX = da.from_array(X, chunks=(500, X.shape[1]))
+    dy = da.from_array(train_set.y, chunks=500)
+    est = LinearSVC(partition=True, fit_intercept=False, tol=1e-5, max_iter=3000).fit(dX, dy)
+    _, theirs = liblinear_train(train_set, "-s 1 -e 1e-5")
+    w = est.coef_.ravel()
+    f = 0.5 * w @ w + np.sum(np.maximum(0, 1 - train_set.y * (X @ w)) ** 2)
+    f_ref = primal_objective(train_set, Params(eps=1e-5), theirs)
+    assert abs(f - f_ref) <= TIGHT_EPS_TOL * f_ref
+    with pytest.raises(ValueError, match="Dask cluster"):
+        LinearSVC(partition=True).fit(X, train_set.y)
