@@ -290,11 +290,16 @@ def block_seeds(seed: int, block: int, n_problems: int) -> list:
                 & np.uint64(0x7FFFFFFFFFFFFFFF)) for k in range(n_problems)]
 
 
+def n_partitioned_problems(label) -> int:
+    """Binary problems of `label`, or 1 for regression (label None)."""
+    return 1 if label is None else n_binary_problems(len(label))
+
+
 def partition_targets(y, sample_weight, label, weighted_C, params: Params):
     """(Y, C), each (rows, #binary problems): targets and per-instance C of every binary
     problem on some rows (a block's)."""
     pairs = [task_targets(y, sample_weight, label, k, weighted_C, params)
-             for k in range(n_binary_problems(len(label)))]
+             for k in range(n_partitioned_problems(label))]
     return np.column_stack([t for t, _ in pairs]), np.column_stack([c for _, c in pairs])
 
 
@@ -317,24 +322,30 @@ def train_partitioned_in_process(problem: Problem, params: Params, n_blocks: int
     params = params.resolved()
     check_partitioned(params)
     emit = log or (lambda line: None)
-    label = order_labels(first_appearance(problem.y))
-    weighted_C = weighted_class_C(label, params, emit)
-    k = n_binary_problems(len(label))
+    if params.spec.kind == "regression":
+        label = weighted_C = None
+    else:
+        label = order_labels(first_appearance(problem.y))
+        weighted_C = weighted_class_C(label, params, emit)
+    k = n_partitioned_problems(label)
     bounds = [i * problem.n_samples // n_blocks for i in range(n_blocks + 1)]
     blocks = []
     for b in range(n_blocks):
         part = problem.subset(np.arange(bounds[b], bounds[b + 1]))
         Y, C = partition_targets(part.y, part.sample_weight, label, weighted_C, params)
         blocks.append(P.BlockState([part], Y, C, params.bias, problem.n_features,
-                                   params.solver_type, block_seeds(params.seed, b, k)))
+                                   params.solver_type, block_seeds(params.seed, b, k),
+                                   params.p))
     w_size = problem.n_features + (1 if params.bias >= 0 else 0)
     results = P.fit_partitioned_dual_cd(P.SimulatedBlocks(blocks), k, w_size, params,
                                         rule or P.DEFAULT_RULE,
                                         n_passes or P.DEFAULT_LOCAL_PASSES, on_round)
 
     def primal_fitter(c):
-        return lambda primal, w0: SOLVERS[primal.solver_type].fit(
-            replace(binary_task(problem, label, c, weighted_C, params), w0=w0), primal)
+        task = (single_task(problem, params) if label is None
+                else binary_task(problem, label, c, weighted_C, params))
+        return lambda primal, w0: SOLVERS[primal.solver_type].fit(replace(task, w0=w0),
+                                                                  primal)
 
     results = [after_dual_cap(r, params, primal_fitter(c)) for c, r in enumerate(results)]
     for r in results:

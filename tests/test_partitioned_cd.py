@@ -1,4 +1,4 @@
-"""Partitioned dual CD (-s 1, -s 3): K blocks simulated in one process and one actor per
+"""Partitioned dual CD (-s 1, 3, 12, 13): K blocks simulated in one process and one actor per
 Dask worker reach LIBLINEAR's objective; rounds advance all classes; only n-vectors move;
 a killed worker's rows restart and the run still reaches the optimum."""
 import os
@@ -47,6 +47,42 @@ def test_simulated_blocks_reach_liblinear(binary_split, solver, rule, n_blocks):
         tight = Params(solver_type=solver, eps=1e-5, max_iter=3000)
         model = train_partitioned_in_process(train_set, tight, n_blocks, rule=rule)
         assert abs(relative_gap(train_set, tight, model, theirs_tight)) <= TIGHT_EPS_TOL
+
+
+@pytest.fixture(scope="module")
+def regression():
+    problem = make_rcv1_like(3000, n_features=1500, nnz_per_row=25, seed=33)
+    problem.y = problem.to_scipy() @ np.random.default_rng(0).normal(size=1500)
+    return problem
+
+
+# SVR: LIBLINEAR's own SVR stopping rule is relative to the first iteration; at its
+# default eps (0.1) the local dlinear -s 13 already stops 0.9% from LIBLINEAR, and the
+# partitioned runs up to 1.1% (-s 12) and 3% (-s 13). At eps 1e-5, LIBLINEAR's -s 13 is
+# itself 4.5e-5 from the local dlinear.
+SVR_DEFAULT_EPS_TOL = {12: 1.5e-2, 13: 3.5e-2}
+SVR_TIGHT_EPS_TOL = {12: 1e-5, 13: 1e-4}
+
+
+@pytest.mark.parametrize("solver", [12, 13])
+@pytest.mark.parametrize("n_blocks", [1, 2, 3])
+def test_simulated_svr_reaches_liblinear(regression, solver, n_blocks):
+    for eps, tol in ((None, SVR_DEFAULT_EPS_TOL), (1e-5, SVR_TIGHT_EPS_TOL)):
+        params = Params(solver_type=solver, eps=eps, max_iter=3000)
+        _, theirs = liblinear_train(regression, f"-s {solver}" + (f" -e {eps}" if eps else ""))
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", ConvergenceWarning)
+            model = train_partitioned_in_process(regression, params, n_blocks)
+        gap = relative_gap(regression, params.resolved(), model, theirs)
+        assert abs(gap) <= tol[solver], (eps, gap)
+
+
+def test_svr_round_cap_switches_to_s11(regression):
+    lines = []
+    with pytest.warns(ConvergenceWarning):
+        train_partitioned_in_process(regression, Params(solver_type=12, max_iter=2), 2,
+                                     log=lines.append)
+    assert "Switching to use -s 11" in lines
 
 
 def test_one_block_is_the_local_solver_without_shrinking(binary_split):
@@ -109,7 +145,7 @@ def test_round_cap_warns_and_switches_like_liblinear(binary_split):
 
 def test_unsupported_solver_and_rule_are_errors(binary_split):
     train_set, _ = binary_split
-    with pytest.raises(DlinearError, match="-s 1 and -s 3"):
+    with pytest.raises(DlinearError, match="-s 1, 3, 12 and 13"):
         train_partitioned_in_process(train_set, Params(solver_type=5, partition=True), 2)
     with pytest.raises(DlinearError, match="partition-rule"):
         train_partitioned_in_process(train_set, Params(partition_rule="add"), 2)
@@ -134,13 +170,13 @@ def scale_to(cluster_, client, n):
 
 @pytest.mark.parametrize("n_workers", [1, 2, 3])
 def test_partitioned_on_workers_reaches_liblinear(cluster, binary_split, multiclass_split,
-                                                  n_workers):
+                                                  regression, n_workers):
     from dlinear.cluster import Dataset
     local_cluster_, client = cluster
     scale_to(local_cluster_, client, n_workers)
     for split, solver, rule in [(binary_split, 1, "cocoa"), (binary_split, 3, "linesearch"),
-                                (multiclass_split, 1, "cocoa")]:
-        train_set, _ = split
+                                (multiclass_split, 1, "cocoa"), (regression, 12, "cocoa")]:
+        train_set = split if solver == 12 else split[0]
         data = Dataset.from_arrays(train_set, None, client, n_parts=2 * n_workers)
         params = Params(solver_type=solver, eps=1e-5, max_iter=3000, partition_rule=rule)
         with warnings.catch_warnings():
@@ -154,7 +190,7 @@ def test_partitioned_on_workers_reaches_liblinear(cluster, binary_split, multicl
         model = train(data, default, partition=True)
         _, theirs = liblinear_train(train_set, f"-s {solver}")
         assert abs(relative_gap(train_set, default.resolved(), model, theirs)) \
-            <= DEFAULT_EPS_TOL[solver]
+            <= {**DEFAULT_EPS_TOL, **SVR_DEFAULT_EPS_TOL}[solver]
 
 
 def test_only_n_vectors_reach_the_workers(cluster):
@@ -277,7 +313,7 @@ def test_cli_partition_says_the_mode_and_matches_liblinear(multiclass_split, tmp
     assert r.returncode == 0 and r.stderr == ""
     r = run("--workers", "1", "--partition", "-s", "5", tmp_path / "data.train",
             tmp_path / "x.model")
-    assert r.returncode == 1 and "-s 1 and -s 3" in r.stderr
+    assert r.returncode == 1 and "-s 1, 3, 12 and 13" in r.stderr
     assert not (tmp_path / "x.model").exists()
     r = run("--partition-rule", "sum", tmp_path / "data.train", tmp_path / "x.model")
     assert r.returncode == 1 and "cocoa or linesearch" in r.stderr

@@ -123,7 +123,7 @@ def smallest_worker_memory(client) -> int:
 
 def choose_partitioned(dataset: Dataset, params: Params) -> bool:
     """Whether the CD solvers train partitioned (each worker solves its own rows; -s 1,
-    3): when asked (params.partition True), or, by default (None), when a copy of the
+    3, 12, 13): when asked (params.partition True), or, by default (None), when a copy of the
     data would take more than COPY_MEMORY_SHARE of the smallest worker memory limit."""
     from ..train import check_partitioned
     if params.partition is not None:
@@ -157,9 +157,9 @@ def training_mode(data, params: Params):
 
 
 def _train_partitioned(dataset: Dataset, params: Params, emit) -> Model:
-    """-s 1 / -s 3 by partitioned dual CD (dlinear.cluster.partitioned_cd): all classes
-    in each round; at the round cap, LIBLINEAR's warning and switch (-s 1 to the
-    distributed -s 2)."""
+    """-s 1, 3, 12, 13 by partitioned dual CD (dlinear.cluster.partitioned_cd): all
+    classes in each round; at the round cap, LIBLINEAR's warning and switch (-s 1 to the
+    distributed -s 2, -s 12 to -s 11)."""
     from dataclasses import replace
     from types import SimpleNamespace
 
@@ -168,8 +168,11 @@ def _train_partitioned(dataset: Dataset, params: Params, emit) -> Model:
     from .objective import Placement, distributed_objective
     from .partitioned_cd import train_partitioned
 
-    label = order_labels(dataset.class_labels_by_first_appearance())
-    weighted_C = weighted_class_C(label, params, emit)
+    if params.spec.kind == "regression":
+        label = weighted_C = None
+    else:
+        label = order_labels(dataset.class_labels_by_first_appearance())
+        weighted_C = weighted_class_C(label, params, emit)
     results = train_partitioned(dataset, params, label, weighted_C, params.partition_rule,
                                 PARTITION_LOCAL_PASSES)
     placement = []

@@ -23,7 +23,7 @@ import uuid
 import numpy as np
 
 from ..solvers.partitioned_dual_cd import BlockState, combine_rounds
-from ..train import block_seeds, n_binary_problems, partition_targets
+from ..train import block_seeds, n_partitioned_problems, partition_targets
 from .dataset import concat_weights
 from .objective import Placement, TreeLossTerm, _nbytes
 
@@ -46,7 +46,7 @@ class PartitionedCDActor:
                                  label, weighted_C, params)
         k = Y.shape[1]
         self.state = BlockState(parts, Y, C, params.bias, n_features, params.solver_type,
-                                block_seeds(params.seed, block, k))
+                                block_seeds(params.seed, block, k), params.p)
         # take over the dual variables this worker kept of a run's lost actor
         registry = getattr(worker, _REGISTRY, None)
         if registry is None:
@@ -108,7 +108,7 @@ class PartitionedBlocks(TreeLossTerm):
 
     def __init__(self, placement: Placement, label, weighted_C, params):
         self.run_id = uuid.uuid4().hex
-        self.n_problems = n_binary_problems(len(label))
+        self.n_problems = n_partitioned_problems(label)
         self.restarted_w = None
         self._round_args = None
         super().__init__(placement, label, None, weighted_C, params)
@@ -170,8 +170,8 @@ class PartitionedBlocks(TreeLossTerm):
 
 
 def train_partitioned(dataset, params, label, weighted_C, rule, n_passes, on_round=None):
-    """FitResults of every binary problem of `label` by the partitioned dual CD on the
-    workers holding `dataset`'s parts."""
+    """FitResults of every binary problem of `label` (or of the regression problem, label
+    None) by the partitioned dual CD on the workers holding `dataset`'s parts."""
     from ..solvers.partitioned_dual_cd import fit_partitioned_dual_cd
     blocks = PartitionedBlocks(Placement(dataset), label, weighted_C, params)
     try:

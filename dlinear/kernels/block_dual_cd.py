@@ -1,5 +1,7 @@
 """One round of the block-diagonal (CoCoA+ / BDA) dual CD on one block of rows, for the
-L1-/L2-loss SVC dual (LIBLINEAR -s 3 / -s 1; the dual is written in dual_cd_svc.py).
+L1-/L2-loss SVC dual (LIBLINEAR -s 3 / -s 1; the dual is written in dual_cd_svc.py) and
+the L1-/L2-loss SVR dual (-s 13 / -s 12; dual_cd_svr.py: y_i and alpha_i y_i become the
+target and beta_i, the subproblem gains p |beta_i + d_i|).
 
 The rows of a data set are split into K blocks. With w = sum_i alpha_i y_i x_i over all
 rows, block k's subproblem in its own step d (Lee & Chang 2019; Ma et al. 2015) is
@@ -19,6 +21,8 @@ import numpy as np
 from numba import njit
 
 from .dual_cd_svc import one_variable_step
+from .dual_cd_svr import one_variable_step as svr_step
+from .dual_cd_svr import violation as svr_violation
 from .rng import shuffle_prefix
 from .sparse_ops import row_axpy, row_dot, row_sq_norm
 
@@ -26,8 +30,9 @@ INF = np.inf
 
 # The round's statistics of one block and class, reduced over blocks by
 # solvers.partitioned_dual_cd.combine_stats: PG_MAX is a max, PG_MIN a min, the rest sums.
-PG_MAX, PG_MIN, DUAL_PART, PRIMAL_LOSS, STEP_LINEAR, STEP_QUADRATIC = range(6)
-N_STATS = 6
+# VIOLATION is SVR's stopping measure (the 1-norm of the minimum-norm sub-gradient).
+PG_MAX, PG_MIN, DUAL_PART, PRIMAL_LOSS, STEP_LINEAR, STEP_QUADRATIC, VIOLATION = range(7)
+N_STATS = 7
 
 
 @njit(cache=True, nogil=True)
@@ -104,3 +109,58 @@ def block_round_svc(indptr, indices, data, n_features, bias, y, C, sq_norm, l2_l
             Di = 0.5 / C[i] if l2_loss else 0.0
             stats[STEP_LINEAR] += (Di * alpha[i] - 1.0) * d
             stats[STEP_QUADRATIC] += Di * d * d
+
+
+@njit(cache=True, nogil=True)
+def block_round_svr(indptr, indices, data, n_features, bias, y, C, sq_norm, l2_loss, p,
+                    beta, w, sigma, n_passes, state, step, dw, stats):
+    """block_round_svc for the SVR dual (w = sum beta_i x_i). The statistics: VIOLATION,
+    DUAL_PART = sum (lambda_i beta_i^2 / 2 - y_i beta_i + p |beta_i|), PRIMAL_LOSS, and for
+    the line search STEP_LINEAR = sum ((lambda_i beta_i - y_i) d_i + p (|beta_i + d_i| -
+    |beta_i|)) and STEP_QUADRATIC = sum lambda_i d_i^2: p |.| is convex, so along the step
+    it lies below the chord, and the quadratic through these bounds the dual from above
+    (minimising it still descends)."""
+    l = len(indptr) - 1
+    index = np.empty(l, dtype=np.int64)
+    n = 0
+    for i in range(l):
+        step[i] = 0.0
+        if C[i] > 0.0:
+            index[n] = i
+            n += 1
+    value = np.empty(l)          # x_i.w, fixed during the round
+    for ps in range(n_passes):
+        shuffle_prefix(state, index, n)
+        for s in range(n):
+            i = index[s]
+            if l2_loss:
+                lam = 0.5 / C[i]
+                Ui = INF
+            else:
+                lam = 0.0
+                Ui = C[i]
+            b0 = beta[i]
+            if ps == 0:
+                v = row_dot(w, indptr, indices, data, i, n_features, bias)
+                value[i] = v
+                G0 = v - y[i] + lam * b0
+                stats[VIOLATION] += svr_violation(b0, G0 + p, G0 - p, Ui)
+                stats[DUAL_PART] += b0 * (0.5 * lam * b0 - y[i]) + p * abs(b0)
+                excess = abs(v - y[i]) - p
+                if excess > 0.0:
+                    stats[PRIMAL_LOSS] += C[i] * (excess * excess if l2_loss else excess)
+            b = b0 + step[i]
+            G = (value[i] + sigma * row_dot(dw, indptr, indices, data, i, n_features, bias)
+                 - y[i] + lam * b)
+            nb = svr_step(b, G + p, G - p, sigma * sq_norm[i] + lam, Ui)
+            if nb != b:
+                step[i] = nb - b0
+                row_axpy(nb - b, indptr, indices, data, i, dw, n_features, bias)
+    for s in range(n):
+        i = index[s]
+        d = step[i]
+        if d != 0.0:
+            lam = 0.5 / C[i] if l2_loss else 0.0
+            b0 = beta[i]
+            stats[STEP_LINEAR] += (lam * b0 - y[i]) * d + p * (abs(b0 + d) - abs(b0))
+            stats[STEP_QUADRATIC] += lam * d * d

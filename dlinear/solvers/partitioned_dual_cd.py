@@ -1,4 +1,4 @@
-"""Dual CD on rows split into blocks that never meet (-s 1, -s 3): the round driver.
+"""Dual CD on rows split into blocks that never meet (-s 1, 3, 12, 13): the round driver.
 
 Each block keeps the dual variables of its own rows for every class and, per round, runs
 a bounded number of local CD passes on its block-diagonal subproblem
@@ -9,7 +9,8 @@ class) and six scalars per class go back. The driver combines them:
   scaling sigma' = K (number of blocks);
 - "linesearch": the block-diagonal approximation of Lee & Chang (2019), sigma' = 1, then
   the exact minimiser eta in (0, 1] of the dual along the combined step. The SVC dual is
-  quadratic, so eta needs only w.dw, dw.dw (on the driver) and two reduced sums.
+  quadratic, so eta needs only w.dw, dw.dw (on the driver) and two reduced sums; the SVR
+  dual's p |beta| is bounded by its chord along the step, and eta minimises that bound.
 
 Stopping rule: LIBLINEAR's own. The first local pass visits each row once before moving
 it, so it gives every row's projected gradient of the *global* dual at the round's alpha;
@@ -18,7 +19,9 @@ within eps (dual_cd_svc.end_of_sweep), so eps means what it means for the local 
 (whose last sweep keeps its updates: so does the last round). The projected gradient was
 chosen over the duality gap because it is LIBLINEAR's quantity: the same -e stops at the
 same accuracy with or without partitioning.
-The same pass yields the primal loss at w, hence the duality gap, which is logged.
+The same pass yields the primal loss at w, hence the duality gap, which is logged. SVR
+(-s 12, 13) stops by LIBLINEAR's SVR rule: the 1-norm of the minimum-norm sub-gradient
+(summed over blocks) at most eps times its value in the first round.
 
 The driver is backend-free: `blocks.round(W, classes, applied, sigma, n_passes)` returns
 the summed steps and reduced statistics, from K blocks in this process (SimulatedBlocks)
@@ -30,8 +33,8 @@ from __future__ import annotations
 import numpy as np
 
 from ..kernels.block_dual_cd import (DUAL_PART, N_STATS, PG_MAX, PG_MIN, PRIMAL_LOSS,
-                                     STEP_LINEAR, STEP_QUADRATIC, block_round_svc,
-                                     squared_norms)
+                                     STEP_LINEAR, STEP_QUADRATIC, VIOLATION,
+                                     block_round_svc, block_round_svr, squared_norms)
 from ..kernels.dual_cd_svc import end_of_sweep
 from ..kernels.rng import seed_state
 from . import FitResult
@@ -39,7 +42,8 @@ from . import FitResult
 RULES = ("linesearch", "cocoa")
 DEFAULT_RULE = "cocoa"     # fewer rounds here: see BENCHMARKS.md
 DEFAULT_LOCAL_PASSES = 1
-PARTITIONED_SOLVERS = (1, 3)
+PARTITIONED_SOLVERS = (1, 3, 12, 13)
+REGRESSION_SOLVERS = (12, 13)
 
 
 def empty_stats(m: int) -> np.ndarray:
@@ -67,7 +71,7 @@ class BlockState:
     and pending steps for each of k classes. Y and C are (rows, k): the targets and
     per-instance C of each binary problem on these rows."""
 
-    def __init__(self, parts, Y, C, bias, n_features, solver_type, seeds):
+    def __init__(self, parts, Y, C, bias, n_features, solver_type, seeds, p=0.0):
         self.parts = [p for p in parts if p.n_samples > 0]
         self.starts = np.cumsum([0] + [p.n_samples for p in self.parts])
         l = int(self.starts[-1])
@@ -78,7 +82,9 @@ class BlockState:
         self.C = [np.ascontiguousarray(C[:, c]) for c in range(self.k)]
         self.bias = float(bias)
         self.n_features = int(n_features)
-        self.l2_loss = solver_type == 1
+        self.l2_loss = solver_type in (1, 12)
+        self.regression = solver_type in REGRESSION_SOLVERS
+        self.p = float(p)
         self.sq_norms = [squared_norms(p.indptr, p.data, self.bias) for p in self.parts]
         self.alpha = [np.zeros(l) for _ in range(self.k)]
         self.step = [np.zeros(l) for _ in range(self.k)]
@@ -95,9 +101,13 @@ class BlockState:
             if eta != 0.0:
                 a = self.alpha[c]
                 a += eta * self.step[c]
-                np.maximum(a, 0.0, out=a)
                 if not self.l2_loss:
                     np.minimum(a, self.C[c], out=a)
+                if self.regression:
+                    if not self.l2_loss:
+                        np.maximum(a, -self.C[c], out=a)
+                else:
+                    np.maximum(a, 0.0, out=a)
             self.step[c][:] = 0.0
 
     def round(self, W, classes, applied, sigma, n_passes):
@@ -110,11 +120,18 @@ class BlockState:
             w = np.ascontiguousarray(W[j])
             for part, sq, s, e in zip(self.parts, self.sq_norms, self.starts[:-1],
                                       self.starts[1:]):
-                block_round_svc(part.indptr, part.indices, part.data, self.n_features,
-                                self.bias, self.Y[c][s:e], self.C[c][s:e], sq,
-                                self.l2_loss, self.alpha[c][s:e], w, float(sigma),
-                                int(n_passes), self.rng[c], self.step[c][s:e], dW[j],
-                                stats[j])
+                if self.regression:
+                    block_round_svr(part.indptr, part.indices, part.data, self.n_features,
+                                    self.bias, self.Y[c][s:e], self.C[c][s:e], sq,
+                                    self.l2_loss, self.p, self.alpha[c][s:e], w,
+                                    float(sigma), int(n_passes), self.rng[c],
+                                    self.step[c][s:e], dW[j], stats[j])
+                else:
+                    block_round_svc(part.indptr, part.indices, part.data, self.n_features,
+                                    self.bias, self.Y[c][s:e], self.C[c][s:e], sq,
+                                    self.l2_loss, self.alpha[c][s:e], w, float(sigma),
+                                    int(n_passes), self.rng[c], self.step[c][s:e], dW[j],
+                                    stats[j])
         return dW, stats
 
     def w_of_alpha(self):
@@ -123,7 +140,9 @@ class BlockState:
         W = np.zeros((self.k, self.n_features + (1 if self.bias >= 0 else 0)))
         for c in range(self.k):
             for part, s, e in zip(self.parts, self.starts[:-1], self.starts[1:]):
-                coef = self.alpha[c][s:e] * self.Y[c][s:e]
+                coef = self.alpha[c][s:e]
+                if not self.regression:
+                    coef = coef * self.Y[c][s:e]
                 X = part.to_scipy()
                 W[c, :X.shape[1]] += X.T @ coef
                 if self.bias >= 0:
@@ -178,6 +197,8 @@ def fit_partitioned_dual_cd(blocks, n_problems, w_size, params, rule=DEFAULT_RUL
     applied = np.zeros(n_problems)
     active = np.ones(n_problems, dtype=bool)
     rounds = np.zeros(n_problems, dtype=np.int64)
+    regression = params.solver_type in REGRESSION_SOLVERS
+    first_violation = np.zeros(n_problems)
     dual = np.zeros(n_problems)
     gaps = np.full(n_problems, np.nan)
     for r in range(int(params.max_iter)):
@@ -200,11 +221,16 @@ def fit_partitioned_dual_cd(blocks, n_problems, w_size, params, rule=DEFAULT_RUL
             gaps[c] = (primal + dual[c]) / primal if primal > 0 else 0.0
             if on_round is not None:
                 on_round(r, int(c), primal, dual[c])
-            pg_max = st[PG_MAX] if np.isfinite(st[PG_MAX]) else 0.0
-            pg_min = st[PG_MIN] if np.isfinite(st[PG_MIN]) else 0.0
             # as LIBLINEAR, whose last sweep (the one whose gradients met eps) keeps its
             # updates, the converged class still takes this round's step
-            active[c] = not end_of_sweep(pg_max, pg_min, eps, 0, 0)[0]
+            if regression:       # LIBLINEAR's SVR test: relative to the first round's
+                if r == 0:
+                    first_violation[c] = st[VIOLATION]
+                active[c] = st[VIOLATION] > eps * first_violation[c]
+            else:
+                pg_max = st[PG_MAX] if np.isfinite(st[PG_MAX]) else 0.0
+                pg_min = st[PG_MIN] if np.isfinite(st[PG_MIN]) else 0.0
+                active[c] = not end_of_sweep(pg_max, pg_min, eps, 0, 0)[0]
             eta = step_size(rule, W[c], dW[j], st)
             W[c] += eta * dW[j]
             applied[c] = eta
