@@ -102,9 +102,9 @@ def _check_cd_options(params: Params) -> None:
     if params.partition_rule not in ("cocoa", "linesearch"):
         raise DlinearError(f"--partition-rule must be cocoa or linesearch, got "
                            f"{params.partition_rule!r}")
-    if params.partition and (sid not in (1, 3, 12, 13) or params.cd_block != 1
+    if params.partition and (sid not in (1, 3, 7, 12, 13) or params.cd_block != 1
                              or params.online):
-        raise DlinearError("--partition (partitioned dual CD) is for -s 1, 3, 12 and 13 "
+        raise DlinearError("--partition (partitioned dual CD) is for -s 1, 3, 7, 12 and 13 "
                            "(one-variable, not --online) only")
     if params.newton not in ("linesearch", "tron"):
         raise DlinearError(f"--newton must be linesearch or tron, got {params.newton!r}")

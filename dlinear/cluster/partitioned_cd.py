@@ -59,6 +59,8 @@ class PartitionedCDActor:
             for c in range(k):
                 if saved is not None:
                     self.state.alpha[c][s:e] = saved[c]
+                    if self.state.logistic:
+                        self.state.rest[c][s:e] = self.state.C[c][s:e] - saved[c]
             registry[(run_id, key)] = [self.state.alpha[c][s:e] for c in range(k)]
         self._registry = registry
         self.children = []
@@ -151,13 +153,19 @@ class PartitionedBlocks(TreeLossTerm):
     def rows(self) -> int:
         return int(self._round("rows")[0])
 
-    def round(self, W, classes, applied, sigma, n_passes):
+    def w_of_alpha(self):
+        return self._round("w_of_alpha")
+
+    def round(self, W, classes, applied, sigma, n_passes, inner_eps=None):
         W = np.ascontiguousarray(W, dtype=np.float64)
+        inner_eps = np.zeros(len(applied)) if inner_eps is None else np.asarray(inner_eps,
+                                                                                 dtype=float)
         applied = np.array(applied, dtype=np.float64)
         classes = np.asarray(classes, dtype=np.int64)
         self._round_args = (W, classes, applied)
         try:
-            return self._round("round", W, classes, applied, float(sigma), int(n_passes))
+            return self._round("round", W, classes, applied, float(sigma), int(n_passes),
+                               inner_eps)
         finally:
             self._round_args = None
 

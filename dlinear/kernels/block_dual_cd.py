@@ -1,7 +1,9 @@
 """One round of the block-diagonal (CoCoA+ / BDA) dual CD on one block of rows, for the
 L1-/L2-loss SVC dual (LIBLINEAR -s 3 / -s 1; the dual is written in dual_cd_svc.py) and
 the L1-/L2-loss SVR dual (-s 13 / -s 12; dual_cd_svr.py: y_i and alpha_i y_i become the
-target and beta_i, the subproblem gains p |beta_i + d_i|).
+target and beta_i, the subproblem gains p |beta_i + d_i|), and the logistic regression
+dual (-s 7; dual_cd_lr.py: the subproblem's one-variable Newton solve, with alpha_i and
+C_i - alpha_i kept apart for precision).
 
 The rows of a data set are split into K blocks. With w = sum_i alpha_i y_i x_i over all
 rows, block k's subproblem in its own step d (Lee & Chang 2019; Ma et al. 2015) is
@@ -17,10 +19,13 @@ with the gradient at w + sigma dw (dw = sum d_i y_i x_i so far) and Q_ii = sigma
 also yields the exact projected gradient of the *global* dual at alpha (LIBLINEAR's
 stopping quantity) and the primal loss at w, at no extra pass over the data.
 """
+import math
+
 import numpy as np
 from numba import njit
 
 from .dual_cd_svc import one_variable_step
+from .dual_cd_lr import one_variable_newton
 from .dual_cd_svr import one_variable_step as svr_step
 from .dual_cd_svr import violation as svr_violation
 from .rng import shuffle_prefix
@@ -30,9 +35,11 @@ INF = np.inf
 
 # The round's statistics of one block and class, reduced over blocks by
 # solvers.partitioned_dual_cd.combine_stats: PG_MAX is a max, PG_MIN a min, the rest sums.
-# VIOLATION is SVR's stopping measure (the 1-norm of the minimum-norm sub-gradient).
-PG_MAX, PG_MIN, DUAL_PART, PRIMAL_LOSS, STEP_LINEAR, STEP_QUADRATIC, VIOLATION = range(7)
-N_STATS = 7
+# VIOLATION is SVR's stopping measure (the 1-norm of the minimum-norm sub-gradient);
+# for -s 7, PG_MAX is the largest |gradient| and INNER_STEPS counts Newton steps.
+(PG_MAX, PG_MIN, DUAL_PART, PRIMAL_LOSS, STEP_LINEAR, STEP_QUADRATIC, VIOLATION,
+ INNER_STEPS) = range(8)
+N_STATS = 8
 
 
 @njit(cache=True, nogil=True)
@@ -164,3 +171,63 @@ def block_round_svr(indptr, indices, data, n_features, bias, y, C, sq_norm, l2_l
             b0 = beta[i]
             stats[STEP_LINEAR] += (lam * b0 - y[i]) * d + p * (abs(b0 + d) - abs(b0))
             stats[STEP_QUADRATIC] += lam * d * d
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _entropy(a1, a2):
+    return a1 * math.log(a1) + a2 * math.log(a2)
+
+
+@njit(cache=True, nogil=True)
+def block_round_lr(indptr, indices, data, n_features, bias, y, C, sq_norm, a1, a2, w, sigma,
+                   n_passes, innereps, state, step, dw, stats):
+    """block_round_svc for the logistic regression dual: alpha_i = a1[i] and C_i - alpha_i
+    = a2[i] (read only), the step d on alpha_i. Statistics: PG_MAX = max |y_i x_i.w +
+    log(alpha_i / (C_i - alpha_i))| (the dual's gradient at the round's start: LIBLINEAR's
+    Gmax), DUAL_PART = sum of the entropy terms less C_i log C_i, PRIMAL_LOSS = sum C_i
+    log(1 + exp(-y_i x_i.w)), STEP_LINEAR = the entropy's change over the full step (its
+    chord bounds it along the step), INNER_STEPS."""
+    l = len(indptr) - 1
+    index = np.empty(l, dtype=np.int64)
+    n = 0
+    for i in range(l):
+        step[i] = 0.0
+        if C[i] > 0.0:
+            index[n] = i
+            n += 1
+    margin = np.empty(l)
+    for ps in range(n_passes):
+        shuffle_prefix(state, index, n)
+        for s in range(n):
+            i = index[s]
+            yi = y[i]
+            Ci = C[i]
+            if ps == 0:
+                m = yi * row_dot(w, indptr, indices, data, i, n_features, bias)
+                margin[i] = m
+                g = abs(m + math.log(a1[i] / a2[i]))
+                if g > stats[PG_MAX]:
+                    stats[PG_MAX] = g
+                stats[DUAL_PART] += _entropy(a1[i], a2[i]) - Ci * math.log(Ci)
+                # C log(1 + exp(-m)), stable for either sign of m
+                stats[PRIMAL_LOSS] += Ci * (max(-m, 0.0) + math.log1p(math.exp(-abs(m))))
+            z1 = a1[i] + step[i]
+            z2 = a2[i] - step[i]
+            b = margin[i] + sigma * yi * row_dot(dw, indptr, indices, data, i, n_features,
+                                                 bias)
+            _, z, sign, inner = one_variable_newton(sigma * sq_norm[i], b, z1, z2, Ci,
+                                                    innereps)
+            stats[INNER_STEPS] += inner
+            if inner > 0:
+                new1 = z if sign > 0.0 else Ci - z
+                # keep the side that was solved for exact; the step is on alpha_i
+                if sign > 0.0:
+                    step[i] = z - a1[i]
+                else:
+                    step[i] = a2[i] - z
+                row_axpy((new1 - z1) * yi, indptr, indices, data, i, dw, n_features, bias)
+    for s in range(n):
+        i = index[s]
+        d = step[i]
+        if d != 0.0:
+            stats[STEP_LINEAR] += _entropy(a1[i] + d, a2[i] - d) - _entropy(a1[i], a2[i])

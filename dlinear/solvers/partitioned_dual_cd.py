@@ -1,4 +1,5 @@
-"""Dual CD on rows split into blocks that never meet (-s 1, 3, 12, 13): the round driver.
+"""Dual CD on rows split into blocks that never meet (-s 1, 3, 7, 12, 13): the round
+driver.
 
 Each block keeps the dual variables of its own rows for every class and, per round, runs
 a bounded number of local CD passes on its block-diagonal subproblem
@@ -21,7 +22,10 @@ chosen over the duality gap because it is LIBLINEAR's quantity: the same -e stop
 same accuracy with or without partitioning.
 The same pass yields the primal loss at w, hence the duality gap, which is logged. SVR
 (-s 12, 13) stops by LIBLINEAR's SVR rule: the 1-norm of the minimum-norm sub-gradient
-(summed over blocks) at most eps times its value in the first round.
+(summed over blocks) at most eps times its value in the first round. -s 7 stops when the
+largest |gradient| of the dual is below eps, and tightens its inner Newton tolerance as
+LIBLINEAR does (tenfold after a round of at most l/10 Newton steps); its line search
+bounds the entropy term by its chord along the step.
 
 The driver is backend-free: `blocks.round(W, classes, applied, sigma, n_passes)` returns
 the summed steps and reduced statistics, from K blocks in this process (SimulatedBlocks)
@@ -33,8 +37,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..kernels.block_dual_cd import (DUAL_PART, N_STATS, PG_MAX, PG_MIN, PRIMAL_LOSS,
-                                     STEP_LINEAR, STEP_QUADRATIC, VIOLATION,
-                                     block_round_svc, block_round_svr, squared_norms)
+                                     STEP_LINEAR, STEP_QUADRATIC, VIOLATION, INNER_STEPS,
+                                     block_round_lr, block_round_svc, block_round_svr,
+                                     squared_norms)
+from ..kernels.dual_cd_lr import INNER_EPS_FLOOR, INNER_EPS_START
 from ..kernels.dual_cd_svc import end_of_sweep
 from ..kernels.rng import seed_state
 from . import FitResult
@@ -42,7 +48,7 @@ from . import FitResult
 RULES = ("linesearch", "cocoa")
 DEFAULT_RULE = "cocoa"     # fewer rounds here: see BENCHMARKS.md
 DEFAULT_LOCAL_PASSES = 1
-PARTITIONED_SOLVERS = (1, 3, 12, 13)
+PARTITIONED_SOLVERS = (1, 3, 7, 12, 13)
 REGRESSION_SOLVERS = (12, 13)
 
 
@@ -83,10 +89,16 @@ class BlockState:
         self.bias = float(bias)
         self.n_features = int(n_features)
         self.l2_loss = solver_type in (1, 12)
+        self.logistic = solver_type == 7
         self.regression = solver_type in REGRESSION_SOLVERS
         self.p = float(p)
         self.sq_norms = [squared_norms(p.indptr, p.data, self.bias) for p in self.parts]
         self.alpha = [np.zeros(l) for _ in range(self.k)]
+        if self.logistic:   # LIBLINEAR's start strictly inside (0, C); C - alpha kept apart
+            for c in range(self.k):
+                self.alpha[c][:] = np.where(self.C[c] > 0, np.minimum(0.001 * self.C[c], 1e-8),
+                                            0.0)
+            self.rest = [self.C[c] - self.alpha[c] for c in range(self.k)]
         self.step = [np.zeros(l) for _ in range(self.k)]
         self.rng = [seed_state(int(s)) for s in seeds]
 
@@ -101,7 +113,9 @@ class BlockState:
             if eta != 0.0:
                 a = self.alpha[c]
                 a += eta * self.step[c]
-                if not self.l2_loss:
+                if self.logistic:
+                    self.rest[c] -= eta * self.step[c]
+                elif not self.l2_loss:
                     np.minimum(a, self.C[c], out=a)
                 if self.regression:
                     if not self.l2_loss:
@@ -110,9 +124,9 @@ class BlockState:
                     np.maximum(a, 0.0, out=a)
             self.step[c][:] = 0.0
 
-    def round(self, W, classes, applied, sigma, n_passes):
+    def round(self, W, classes, applied, sigma, n_passes, inner_eps=None):
         """(dW, stats) of this block: W is (len(classes), w_size), the current w of each
-        class in `classes`."""
+        class in `classes`; inner_eps (per class) the -s 7 Newton tolerance."""
         self.apply(applied)
         dW = np.zeros_like(W)
         stats = empty_stats(len(classes))
@@ -120,7 +134,13 @@ class BlockState:
             w = np.ascontiguousarray(W[j])
             for part, sq, s, e in zip(self.parts, self.sq_norms, self.starts[:-1],
                                       self.starts[1:]):
-                if self.regression:
+                if self.logistic:
+                    block_round_lr(part.indptr, part.indices, part.data, self.n_features,
+                                   self.bias, self.Y[c][s:e], self.C[c][s:e], sq,
+                                   self.alpha[c][s:e], self.rest[c][s:e], w, float(sigma),
+                                   int(n_passes), float(inner_eps[c]), self.rng[c],
+                                   self.step[c][s:e], dW[j], stats[j])
+                elif self.regression:
                     block_round_svr(part.indptr, part.indices, part.data, self.n_features,
                                     self.bias, self.Y[c][s:e], self.C[c][s:e], sq,
                                     self.l2_loss, self.p, self.alpha[c][s:e], w,
@@ -158,12 +178,18 @@ class SimulatedBlocks:
         self.blocks = list(blocks)
         self.n_blocks = len(self.blocks)
 
-    def round(self, W, classes, applied, sigma, n_passes):
+    def round(self, W, classes, applied, sigma, n_passes, inner_eps=None):
         total = None
         for b in self.blocks:
-            r = b.round(W, classes, applied, sigma, n_passes)
+            r = b.round(W, classes, applied, sigma, n_passes, inner_eps)
             total = r if total is None else combine_rounds(total, r)
         return total
+
+    def w_of_alpha(self):
+        return sum(b.w_of_alpha() for b in self.blocks)
+
+    def rows(self) -> int:
+        return sum(b.n_rows for b in self.blocks)
 
     def close(self):
         pass
@@ -199,6 +225,11 @@ def fit_partitioned_dual_cd(blocks, n_problems, w_size, params, rule=DEFAULT_RUL
     rounds = np.zeros(n_problems, dtype=np.int64)
     regression = params.solver_type in REGRESSION_SOLVERS
     first_violation = np.zeros(n_problems)
+    logistic = params.solver_type == 7
+    inner_eps = np.full(n_problems, INNER_EPS_START)
+    if logistic:     # the dual starts inside the box, away from w = 0
+        W[:] = blocks.w_of_alpha()
+        few_inner_steps = blocks.rows() // 10
     dual = np.zeros(n_problems)
     gaps = np.full(n_problems, np.nan)
     for r in range(int(params.max_iter)):
@@ -206,7 +237,7 @@ def fit_partitioned_dual_cd(blocks, n_problems, w_size, params, rule=DEFAULT_RUL
         if len(classes) == 0:
             break
         sigma = float(blocks.n_blocks) if rule == "cocoa" else 1.0
-        dW, stats = blocks.round(W[classes], classes, applied, sigma, n_passes)
+        dW, stats = blocks.round(W[classes], classes, applied, sigma, n_passes, inner_eps)
         applied[:] = 0.0
         restarted = getattr(blocks, "restarted_w", None)
         if restarted is not None:        # a block was lost: w(alpha) of the new start
@@ -227,6 +258,10 @@ def fit_partitioned_dual_cd(blocks, n_problems, w_size, params, rule=DEFAULT_RUL
                 if r == 0:
                     first_violation[c] = st[VIOLATION]
                 active[c] = st[VIOLATION] > eps * first_violation[c]
+            elif logistic:       # LIBLINEAR's -s 7 test and inner tolerance schedule
+                active[c] = st[PG_MAX] >= eps
+                if st[INNER_STEPS] <= few_inner_steps:
+                    inner_eps[c] = max(min(INNER_EPS_FLOOR, eps), 0.1 * inner_eps[c])
             else:
                 pg_max = st[PG_MAX] if np.isfinite(st[PG_MAX]) else 0.0
                 pg_min = st[PG_MIN] if np.isfinite(st[PG_MIN]) else 0.0
