@@ -256,9 +256,10 @@ def test_mode_is_chosen_from_worker_memory(cluster, binary_split, monkeypatch):
     assert "copy of the data per worker" in text
 
 
-@pytest.mark.xfail(reason="passed at commit c2466f9; since the -s 12/13 and -s 7 commits the "
-                   "run after the kill reaches the 3000-round cap (ConvergenceWarning); "
-                   "not yet diagnosed", strict=False)
+@pytest.mark.xfail(reason="passed once (11:06 UTC, commit c2466f9), then failed 3 times, also "
+                   "at c2466f9: after the kill the rounds reach the 3000-round cap "
+                   "(ConvergenceWarning) - the recovery does not always restore a state "
+                   "from which the rounds converge; not yet diagnosed", strict=False)
 def test_worker_killed_mid_rounds_still_reaches_the_optimum(tmp_path, monkeypatch):
     """A real worker process dies during the rounds: its rows restart from alpha = 0 on
     the others, w is rebuilt from all dual variables, and the optimum is reached."""
