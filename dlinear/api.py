@@ -7,11 +7,13 @@ below know nothing of the backends above them.
 """
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Callable, Optional
 
 import numpy as np
 
 from .data import Problem
+from .errors import DlinearError
 from .model import Model
 from .model_selection import checked_search_params, find_parameters_in_process
 from .params import Params, check_parameter
@@ -23,12 +25,24 @@ def _in_process(data, client) -> bool:
 
 
 def train(data, params: Params, log: Optional[Callable[[str], None]] = None,
-          n_threads: Optional[int] = None, client=None) -> Model:
+          n_threads: Optional[int] = None, client=None,
+          partition: Optional[bool] = None) -> Model:
     """Trains a LIBLINEAR model on a Problem (in this process, one-vs-rest classes on
     n_threads threads, default one per core) or on a cluster Dataset or with a `client`
-    (a distributed.Client: on the Dask cluster). The model is the same either way. `log`
-    receives LIBLINEAR-style progress lines."""
+    (a distributed.Client: on the Dask cluster). `log` receives LIBLINEAR-style progress
+    lines.
+
+    On a cluster, -s 1 and -s 3 train partitioned (each worker runs dual CD on the rows it
+    holds; no worker needs the whole data set) when `partition` is True, or by default
+    (None, or params.partition) when a copy of the data would not fit one worker's memory;
+    partition=False keeps a copy per worker. The optimum is the same; the models agree to
+    the solvers' tolerance."""
+    if partition is not None:
+        params = replace(params, partition=bool(partition))
     if _in_process(data, client):
+        if params.partition:
+            raise DlinearError("partition=True trains on a Dask cluster: pass a "
+                               "dlinear.cluster.Dataset or a client")
         return train_in_process(data, params, log=log, n_threads=n_threads)
     check_parameter(params)
     from .cluster import train_on_cluster

@@ -74,6 +74,11 @@ TRAIN_USAGE = (
     "--newton {linesearch,tron} : -s 0, 2, 11 by line-search (default) or trust-region Newton\n"
     "--multinomial : -s 0: multinomial (softmax) logistic regression instead of one-vs-rest;\n"
     "\tthe model file says L2R_LR_MULTINOMIAL, which LIBLINEAR's predict refuses\n"
+    "--partition : on a cluster, -s 1, 3, 7, 12, 13 by partitioned dual CD: each worker\n"
+    "\tsolves its own rows, no copy of the data per worker (default: when the data does not fit one\n"
+    "\tworker's memory); --no-partition: a copy per worker, classes in parallel\n"
+    "--partition-rule {cocoa,linesearch} : how --partition combines the workers' steps:\n"
+    "\tCoCoA+ adding (default) or block-diagonal approximation with a line search\n"
     "--version : print dlinear's version\n"
     "-h, --help : show this help\n"
     "Solvers available in this version: "
@@ -159,6 +164,14 @@ def parse_train_args(argv: list[str]):
                 opts["find_C"] = True
             i += 1
             continue
+        if arg == "--partition":
+            params.partition = True
+            i += 1
+            continue
+        if arg == "--no-partition":
+            params.partition = False
+            i += 1
+            continue
         if arg in ("--primal-cd", "--online", "--multinomial"):
             setattr(params, arg[2:].replace("-", "_"), True)
             i += 1
@@ -208,6 +221,11 @@ def parse_train_args(argv: list[str]):
             if value not in ("linesearch", "tron"):
                 raise UsageError(f"option --newton needs linesearch or tron, got {value!r}")
             params.newton = value
+        elif arg == "--partition-rule":
+            if value not in ("cocoa", "linesearch"):
+                raise UsageError(f"option --partition-rule needs cocoa or linesearch, "
+                                 f"got {value!r}")
+            params.partition_rule = value
         elif arg == "--max-updates":
             params.max_updates = _number(arg, value, int)
         else:
@@ -297,6 +315,10 @@ def train_main(argv=None) -> int:
                 from .cluster.dataset import with_sample_weight
                 data = with_sample_weight(data, check_weight_count(
                     weights, data.n_samples, opts["weight_file"], train_file))
+            from .cluster.engine import training_mode
+            params, mode = training_mode(data, params)
+            if not opts["quiet"]:
+                sys.stderr.write(f"dlinear: {mode}\n")
             return _train_and_save(data, params, opts, model_file, say)
     except _HelpRequested:
         return _print_usage(TRAIN_USAGE, 0)

@@ -255,7 +255,8 @@ class _LiblinearEstimator(BaseEstimator):
                       p=float(getattr(self, "epsilon", 0.1)),
                       nu=float(getattr(self, "nu", 0.5)),
                       bias=float(self.intercept_scaling) if fit_intercept else -1.0,
-                      max_iter=int(getattr(self, "max_iter", 300)), seed=self._seed())
+                      max_iter=int(getattr(self, "max_iter", 300)), seed=self._seed(),
+                      partition=getattr(self, "partition", None))
 
     # -- fitting
     def _train(self, data, params):
@@ -439,12 +440,15 @@ class LinearSVC(_LiblinearClassifier):
     True/False/"auto" choose the solver as in scikit-learn; multi_class="crammer_singer"
     is -s 4; an explicit `solver` (a -s number) overrides the mapping. intercept_scaling
     is LIBLINEAR's -B value (used when fit_intercept), tol its -e (None: the solver's
-    default), max_iter the dual solvers' iteration cap, random_state the seed.
+    default), max_iter the dual solvers' iteration cap, random_state the seed. partition
+    (dask input only): True trains -s 1, 3 partitioned (each worker solves its own rows),
+    False on a copy per worker, None (default) partitioned when a copy would not fit one
+    worker's memory.
     """
 
     def __init__(self, C=1.0, loss="squared_hinge", penalty="l2", dual=True, tol=None,
                  fit_intercept=True, intercept_scaling=1.0, class_weight=None, max_iter=300,
-                 random_state=None, multi_class="ovr", solver=None):
+                 random_state=None, multi_class="ovr", solver=None, partition=None):
         self.C = C
         self.loss = loss
         self.penalty = penalty
@@ -457,6 +461,7 @@ class LinearSVC(_LiblinearClassifier):
         self.random_state = random_state
         self.multi_class = multi_class
         self.solver = solver
+        self.partition = partition
 
     def _solver_type(self, n_samples, n_features):
         explicit = self._explicit_solver()

@@ -47,6 +47,11 @@ class Params:
     kcolumn: Optional[bool] = None
     # -s 0 only: multinomial (softmax) logistic regression instead of one-vs-rest
     multinomial: bool = False
+    # on a cluster, -s 1/-s 3 by partitioned dual CD (each worker solves its own rows):
+    # True, False (a copy of the data per worker), or None: partitioned when the data does
+    # not fit one worker's memory (dlinear.cluster.engine.choose_partitioned)
+    partition: Optional[bool] = None
+    partition_rule: str = "cocoa"     # "cocoa" (CoCoA+, sigma' = K) or "linesearch" (BDA)
     # warm start of -s 0, 2, 11 (LIBLINEAR's init_sol): weights shaped like Model.w,
     # (w_size, 1) or (w_size,) for a binary or regression model, (w_size, k) for k classes
     init_sol: Optional[np.ndarray] = None
@@ -137,5 +142,12 @@ def _check_cd_options(params: Params) -> None:
         raise DlinearError("max_updates < 0")
     if params.max_updates > 0 and not params.online:
         raise DlinearError("--max-updates needs --online")
+    if params.partition_rule not in ("cocoa", "linesearch"):
+        raise DlinearError(f"--partition-rule must be cocoa or linesearch, got "
+                           f"{params.partition_rule!r}")
+    if params.partition and (sid not in (1, 3, 7, 12, 13) or params.cd_block != 1
+                             or params.online):
+        raise DlinearError("--partition (partitioned dual CD) is for -s 1, 3, 7, 12 and 13 "
+                           "(one-variable, not --online) only")
     if params.newton not in ("linesearch", "tron"):
         raise DlinearError(f"--newton must be linesearch or tron, got {params.newton!r}")

@@ -189,16 +189,23 @@ def train_one(task: SubProblem, params: Params) -> FitResult:
     """LIBLINEAR's train_one: run the solver; at the dual iteration cap, warn and, where
     LIBLINEAR does, continue from the dual's w with the primal solver at a tighter
     tolerance."""
-    spec = SOLVERS[params.solver_type]
     result = fit_task(task, params)
+    return after_dual_cap(result, params, lambda primal, w0: fit_task(replace(task, w0=w0),
+                                                                      primal))
+
+
+def after_dual_cap(result: FitResult, params: Params, fit_primal: Callable) -> FitResult:
+    """LIBLINEAR's handling of a dual CD solver that reached its iteration cap: the warning
+    and, where LIBLINEAR switches, `fit_primal(primal_params, w0)` from the dual's w at the
+    tighter tolerance (the fallback solver's params). Local and partitioned runs share it."""
+    spec = SOLVERS[params.solver_type]
     if spec.dual_cd and result.hit_max_iter:
         lines = ["WARNING: reaching max number of iterations"]
         if spec.fallback is not None and SOLVERS[spec.fallback].available:
             lines.append(f"Switching to use -s {spec.fallback}")
             primal = replace(params, solver_type=spec.fallback,
                              eps=params.eps * spec.fallback_tol_scale)
-            warm = replace(task, w0=result.w)
-            second = fit_task(warm, primal)
+            second = fit_primal(primal, result.w)
             # alpha stays the dual's (where it stopped): the -C search warm-starts the
             # dual of the next C from it, as it does when the dual converged
             result = replace(second, log=result.log + lines + second.log,
@@ -355,3 +362,73 @@ def cross_validation_in_process(problem: Problem, params: Params, nr_fold: int,
     for held, predicted in folds:
         target[held] = predicted
     return target
+
+
+def block_seeds(seed: int, block: int, n_problems: int) -> list:
+    """Seeds of one block's permutations, one per binary problem: independent of where
+    the block runs and of the other blocks."""
+    return [int(np.random.SeedSequence([seed, k, block]).generate_state(1, dtype=np.uint64)[0]
+                & np.uint64(0x7FFFFFFFFFFFFFFF)) for k in range(n_problems)]
+
+
+def n_partitioned_problems(label) -> int:
+    """Binary problems of `label`, or 1 for regression (label None)."""
+    return 1 if label is None else n_binary_problems(len(label))
+
+
+def partition_targets(y, sample_weight, label, weighted_C, params: Params):
+    """(Y, C), each (rows, #binary problems): targets and per-instance C of every binary
+    problem on some rows (a block's)."""
+    pairs = [task_targets(y, sample_weight, label, k, weighted_C, params)
+             for k in range(n_partitioned_problems(label))]
+    return np.column_stack([t for t, _ in pairs]), np.column_stack([c for _, c in pairs])
+
+
+def check_partitioned(params: Params):
+    from .solvers.partitioned_dual_cd import PARTITIONED_SOLVERS
+    if params.solver_type not in PARTITIONED_SOLVERS:
+        raise DlinearError(f"-s {params.solver_type} does not train partitioned (only -s "
+                           + ", ".join(str(s) for s in PARTITIONED_SOLVERS) + ")")
+
+
+def train_partitioned_in_process(problem: Problem, params: Params, n_blocks: int,
+                                 rule: Optional[str] = None, n_passes: Optional[int] = None,
+                                 log: Optional[Callable[[str], None]] = None,
+                                 on_round: Optional[Callable] = None) -> Model:
+    """The partitioned dual CD (solvers.partitioned_dual_cd) with the rows split into
+    `n_blocks` contiguous blocks held in this process: the same rounds, steps and model as
+    n_blocks workers would make, without the cores. For tests and rounds-vs-K studies."""
+    from .solvers import partitioned_dual_cd as P
+    check_parameter(params)
+    params = params.resolved()
+    check_partitioned(params)
+    emit = log or (lambda line: None)
+    if params.spec.kind == "regression":
+        label = weighted_C = None
+    else:
+        label = order_labels(first_appearance(problem.y))
+        weighted_C = weighted_class_C(label, params, emit)
+    k = n_partitioned_problems(label)
+    bounds = [i * problem.n_samples // n_blocks for i in range(n_blocks + 1)]
+    blocks = []
+    for b in range(n_blocks):
+        part = problem.subset(np.arange(bounds[b], bounds[b + 1]))
+        Y, C = partition_targets(part.y, part.sample_weight, label, weighted_C, params)
+        blocks.append(P.BlockState([part], Y, C, params.bias, problem.n_features,
+                                   params.solver_type, block_seeds(params.seed, b, k),
+                                   params.p))
+    w_size = problem.n_features + (1 if params.bias >= 0 else 0)
+    results = P.fit_partitioned_dual_cd(P.SimulatedBlocks(blocks), k, w_size, params,
+                                        rule or P.DEFAULT_RULE,
+                                        n_passes or P.DEFAULT_LOCAL_PASSES, on_round)
+
+    def primal_fitter(c):
+        task = (single_task(problem, params) if label is None
+                else binary_task(problem, label, c, weighted_C, params))
+        return lambda primal, w0: fit_task(replace(task, w0=w0), primal)
+
+    results = [after_dual_cap(r, params, primal_fitter(c)) for c, r in enumerate(results)]
+    for r in results:
+        for line in r.log:
+            emit(line)
+    return assemble_model(params, problem.n_features, label, results)

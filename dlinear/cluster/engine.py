@@ -76,6 +76,9 @@ def train_on_cluster(data, params: Params, client=None, log=None) -> Model:
     if is_map_reduce(params):
         return _train_newton(dataset, params, emit)
 
+    if choose_partitioned(dataset, params):
+        return _train_partitioned(dataset, params, emit)
+
     if spec.kind != "classification" or spec.all_classes:
         options, worker = place(0)
         model, lines = client.submit(_train_whole, dataset.local_copy(worker), params,
@@ -97,6 +100,105 @@ def train_on_cluster(data, params: Params, client=None, log=None) -> Model:
         for line in r.log:
             emit(line)
     return assemble_model(params, dataset.n_features, label, results)
+
+
+# A worker trains on a copy only if the copy takes at most this share of its memory limit
+# (the rest: Dask's own, the parts it already holds, the solver's state).
+COPY_MEMORY_SHARE = 0.5
+
+
+def dataset_bytes(dataset: Dataset) -> int:
+    """The CSR size of all parts: 12 bytes a non-zero (value, column), 16 a row (row
+    pointer, label)."""
+    return int(12 * dataset.nnz + 16 * dataset.n_samples)
+
+
+def smallest_worker_memory(client) -> int:
+    """The smallest memory limit of the workers (0: none of them has one)."""
+    limits = [info.get("memory_limit") or 0
+              for info in client.scheduler_info(n_workers=-1)["workers"].values()]
+    limits = [m for m in limits if m > 0]
+    return min(limits) if limits else 0
+
+
+def choose_partitioned(dataset: Dataset, params: Params) -> bool:
+    """Whether the CD solvers train partitioned (each worker solves its own rows; -s 1,
+    3, 12, 13): when asked (params.partition True), or, by default (None), when a copy of the
+    data would take more than COPY_MEMORY_SHARE of the smallest worker memory limit."""
+    from ..train import check_partitioned
+    if params.partition is not None:
+        if params.partition:
+            check_partitioned(params)
+        return bool(params.partition)
+    from ..solvers.partitioned_dual_cd import PARTITIONED_SOLVERS
+    if (params.solver_type not in PARTITIONED_SOLVERS or params.cd_block != 1
+            or params.online):
+        return False
+    limit = smallest_worker_memory(dataset.client)
+    return limit > 0 and dataset_bytes(dataset) > COPY_MEMORY_SHARE * limit
+
+
+def training_mode(data, params: Params):
+    """(params with `partition` decided, one line saying how the cluster will train)."""
+    from dataclasses import replace
+    dataset = as_dataset(data, None)
+    params = params.resolved()
+    n = len(_workers(dataset.client))
+    if is_map_reduce(params):
+        return params, (f"-s {params.solver_type} map-reduced over the parts on "
+                        f"{n} worker(s)")
+    partitioned = choose_partitioned(dataset, params)
+    params = replace(params, partition=partitioned)
+    if partitioned:
+        return params, (f"-s {params.solver_type} partitioned: dual CD on each worker's own "
+                        f"rows ({n} worker(s), rule {params.partition_rule})")
+    return params, (f"-s {params.solver_type} on a copy of the data per worker "
+                    f"({n} worker(s))")
+
+
+def _train_partitioned(dataset: Dataset, params: Params, emit) -> Model:
+    """-s 1, 3, 12, 13 by partitioned dual CD (dlinear.cluster.partitioned_cd): all
+    classes in each round; at the round cap, LIBLINEAR's warning and switch (-s 1 to the
+    distributed -s 2, -s 12 to -s 11)."""
+    from dataclasses import replace
+    from types import SimpleNamespace
+
+    from ..solvers.newton import fit_newton
+    from ..train import after_dual_cap
+    from .objective import Placement, distributed_objective
+    from .partitioned_cd import train_partitioned
+
+    if params.spec.kind == "regression":
+        label = weighted_C = None
+    else:
+        label = order_labels(dataset.class_labels_by_first_appearance())
+        weighted_C = weighted_class_C(label, params, emit)
+    results = train_partitioned(dataset, params, label, weighted_C, params.partition_rule,
+                                PARTITION_LOCAL_PASSES)
+    placement = []
+
+    def primal_fitter(k):
+        def fit(primal, w0):
+            if not placement:
+                placement.append(Placement(dataset))
+            objective, counts = distributed_objective(dataset, label, k, weighted_C, primal,
+                                                      placement[0])
+            task = SimpleNamespace(w0=w0, w_size=objective.n_variables, y=None)
+            try:
+                return fit_newton(task, replace(primal, init_sol=None), objective=objective,
+                                  counts=counts)
+            finally:
+                objective.loss_term.close()
+        return fit
+
+    results = [after_dual_cap(r, params, primal_fitter(k)) for k, r in enumerate(results)]
+    for r in results:
+        for line in r.log:
+            emit(line)
+    return assemble_model(params, dataset.n_features, label, results)
+
+
+PARTITION_LOCAL_PASSES = 1
 
 
 def is_map_reduce(params: Params) -> bool:

@@ -33,6 +33,38 @@ ETA = 0.1                 # step-back factor when a Newton step leaves (0, C)
 A1, A2, XTX, YC = 0, 1, 2, 3
 
 
+@njit(cache=True, nogil=True, inline="always")
+def one_variable_newton(a, b, a1, a2, Ci, innereps):
+    """The one-variable sub-problem at alpha_i = a1 (C_i - alpha_i = a2), a = its Q_ii,
+    b = its linear coefficient y_i x_i.w: minimised over alpha_i (sign +1) or over
+    C_i - alpha_i (sign -1), whichever is the smaller side, by the safeguarded Newton
+    method. Returns (g'(z) at the start, the new value of that side, sign, Newton steps)."""
+    sign = 1.0
+    z_old = a1
+    if 0.5 * a * (a2 - a1) + b < 0.0:
+        sign = -1.0
+        z_old = a2
+    # g(z) = z log z + (C-z) log(C-z) + a/2 (z - z_old)^2 + sign b (z - z_old)
+    z = z_old
+    if Ci - z < 0.5 * Ci:
+        z = 0.1 * z
+    gp = a * (z - z_old) + sign * b + math.log(z / (Ci - z))
+    first_gp = gp
+    inner = 0
+    while inner <= MAX_INNER_ITER:
+        if abs(gp) < innereps:
+            break
+        gpp = a + Ci / (Ci - z) / z
+        tmpz = z - gp / gpp
+        if tmpz <= 0.0:
+            z *= ETA
+        else:
+            z = tmpz
+        gp = a * (z - z_old) + sign * b + math.log(z / (Ci - z))
+        inner += 1
+    return first_gp, z, sign, inner
+
+
 @njit(cache=True, nogil=True)
 def dual_cd_lr(indptr, indices, data, n_features, bias, y, C, eps, max_iter, seed,
                alpha, w):
@@ -74,36 +106,14 @@ def dual_cd_lr(indptr, indices, data, n_features, bias, y, C, eps, max_iter, see
             Ci = abs(yc)
             a = inst[i, XTX]
             b = yi * row_dot(w, indptr, indices, data, i, n_features, bias)
-            # minimise over alpha_i (sign +1) or over C_i - alpha_i (sign -1)
-            ind1 = A1
-            ind2 = A2
-            sign = 1.0
-            if 0.5 * a * (inst[i, A2] - inst[i, A1]) + b < 0.0:
-                ind1 = A2
-                ind2 = A1
-                sign = -1.0
-            # g(z) = z log z + (C-z) log(C-z) + a/2 (z - z_old)^2 + sign b (z - z_old)
-            z_old = inst[i, ind1]
-            z = z_old
-            if Ci - z < 0.5 * Ci:
-                z = 0.1 * z
-            gp = a * (z - z_old) + sign * b + math.log(z / (Ci - z))
-            if abs(gp) > Gmax:
-                Gmax = abs(gp)
-            inner = 0
-            while inner <= MAX_INNER_ITER:
-                if abs(gp) < innereps:
-                    break
-                gpp = a + Ci / (Ci - z) / z
-                tmpz = z - gp / gpp
-                if tmpz <= 0.0:
-                    z *= ETA
-                else:
-                    z = tmpz
-                gp = a * (z - z_old) + sign * b + math.log(z / (Ci - z))
-                newton_iter += 1
-                inner += 1
+            first_gp, z, sign, inner = one_variable_newton(a, b, inst[i, A1], inst[i, A2],
+                                                           Ci, innereps)
+            if abs(first_gp) > Gmax:
+                Gmax = abs(first_gp)
+            newton_iter += inner
             if inner > 0:
+                ind1, ind2 = (A1, A2) if sign > 0.0 else (A2, A1)
+                z_old = inst[i, ind1]
                 inst[i, ind1] = z
                 inst[i, ind2] = Ci - z
                 row_axpy(sign * (z - z_old) * yi, indptr, indices, data, i, w,

@@ -26,6 +26,53 @@ INF = np.inf
 BETA, H, BOUND, Y = 0, 1, 2, 3   # H = ||x_i||^2 + lambda_i; BOUND: lambda_i (L2), U_i (L1)
 
 
+@njit(cache=True, nogil=True, inline="always")
+def one_variable_step(bi, Gp, Gn, Hi, Ui):
+    """The new beta_i: the Newton direction of the piece of the one-variable sub-problem
+    (G +- p the gradients right and left of zero, Hi its curvature) the minimum lies on,
+    clipped to [-Ui, Ui]; beta_i itself when the move is below 1e-12."""
+    if Hi > 0.0:
+        if Gp < Hi * bi:
+            d = -Gp / Hi
+        elif Gn > Hi * bi:
+            d = -Gn / Hi
+        else:
+            d = -bi
+    else:
+        # empty row with L1 loss: the sub-problem is linear, go to the bound
+        # it decreases towards (0 when neither side decreases it)
+        if Gp < 0.0:
+            d = Ui - bi
+        elif Gn > 0.0:
+            d = -Ui - bi
+        else:
+            d = -bi
+    if abs(d) < 1.0e-12:
+        return bi
+    nb = bi + d
+    if nb > Ui:
+        nb = Ui
+    if nb < -Ui:
+        nb = -Ui
+    return nb
+
+
+@njit(cache=True, nogil=True, inline="always")
+def violation(bi, Gp, Gn, Ui):
+    """|minimum-norm sub-gradient| of the dual at beta_i (LIBLINEAR's stopping measure)."""
+    if bi == 0.0:
+        if Gp < 0.0:
+            return -Gp
+        if Gn > 0.0:
+            return Gn
+        return 0.0
+    if bi >= Ui:
+        return Gp if Gp > 0.0 else 0.0
+    if bi <= -Ui:
+        return -Gn if Gn < 0.0 else 0.0
+    return abs(Gp) if bi > 0.0 else abs(Gn)
+
+
 @njit(cache=True, nogil=True)
 def dual_cd_svr(indptr, indices, data, n_features, bias, y, C, p, l2_loss, eps, max_iter,
                 seed, beta, w):
@@ -107,31 +154,10 @@ def dual_cd_svr(indptr, indices, data, n_features, bias, y, C, p, l2_loss, eps, 
                 Gmax_new = violation
             Gnorm1_new += violation
 
-            # Newton direction of the piece of the sub-problem the minimum lies on
-            if Hi > 0.0:
-                if Gp < Hi * bi:
-                    d = -Gp / Hi
-                elif Gn > Hi * bi:
-                    d = -Gn / Hi
-                else:
-                    d = -bi
-            else:
-                # empty row with L1 loss: the sub-problem is linear, go to the bound
-                # it decreases towards (0 when neither side decreases it)
-                if Gp < 0.0:
-                    d = Ui - bi
-                elif Gn > 0.0:
-                    d = -Ui - bi
-                else:
-                    d = -bi
-            if abs(d) < 1.0e-12:
+            nb = one_variable_step(bi, Gp, Gn, Hi, Ui)
+            if nb == bi:
                 s += 1
                 continue
-            nb = bi + d
-            if nb > Ui:
-                nb = Ui
-            if nb < -Ui:
-                nb = -Ui
             inst[i, BETA] = nb
             d = nb - bi
             if d != 0.0:

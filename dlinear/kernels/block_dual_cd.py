@@ -1,0 +1,233 @@
+"""One round of the block-diagonal (CoCoA+ / BDA) dual CD on one block of rows, for the
+L1-/L2-loss SVC dual (LIBLINEAR -s 3 / -s 1; the dual is written in dual_cd_svc.py) and
+the L1-/L2-loss SVR dual (-s 13 / -s 12; dual_cd_svr.py: y_i and alpha_i y_i become the
+target and beta_i, the subproblem gains p |beta_i + d_i|), and the logistic regression
+dual (-s 7; dual_cd_lr.py: the subproblem's one-variable Newton solve, with alpha_i and
+C_i - alpha_i kept apart for precision).
+
+The rows of a data set are split into K blocks. With w = sum_i alpha_i y_i x_i over all
+rows, block k's subproblem in its own step d (Lee & Chang 2019; Ma et al. 2015) is
+
+    min_d  sum_{i in k} [(y_i x_i.w - 1 + D_ii alpha_i) d_i + D_ii d_i^2 / 2]
+           + sigma / 2 ||sum_{i in k} d_i y_i x_i||^2,    0 <= alpha_i + d_i <= U_i,
+
+the dual with Q's off-block-diagonal part dropped and its block part scaled by sigma
+(sigma = K: CoCoA+'s safe adding; sigma = 1: the block-diagonal approximation, whose
+combined step then takes a line search). One-variable CD on it is the local solver's step
+with the gradient at w + sigma dw (dw = sum d_i y_i x_i so far) and Q_ii = sigma ||x_i||^2
++ D_ii. In the first pass every row is visited once before its d_i moves, so that pass
+also yields the exact projected gradient of the *global* dual at alpha (LIBLINEAR's
+stopping quantity) and the primal loss at w, at no extra pass over the data.
+"""
+import math
+
+import numpy as np
+from numba import njit
+
+from .dual_cd_svc import one_variable_step
+from .dual_cd_lr import one_variable_newton
+from .dual_cd_svr import one_variable_step as svr_step
+from .dual_cd_svr import violation as svr_violation
+from .rng import shuffle_prefix
+from .sparse_ops import row_axpy, row_dot, row_sq_norm
+
+INF = np.inf
+
+# The round's statistics of one block and class, reduced over blocks by
+# solvers.partitioned_dual_cd.combine_stats: PG_MAX is a max, PG_MIN a min, the rest sums.
+# VIOLATION is SVR's stopping measure (the 1-norm of the minimum-norm sub-gradient);
+# for -s 7, PG_MAX is the largest |gradient| and INNER_STEPS counts Newton steps.
+(PG_MAX, PG_MIN, DUAL_PART, PRIMAL_LOSS, STEP_LINEAR, STEP_QUADRATIC, VIOLATION,
+ INNER_STEPS) = range(8)
+N_STATS = 8
+
+
+@njit(cache=True, nogil=True)
+def squared_norms(indptr, data, bias):
+    """||x_i||^2 of every row (with the bias column): the local passes' Q_ii without D_ii."""
+    l = len(indptr) - 1
+    out = np.empty(l)
+    for i in range(l):
+        out[i] = row_sq_norm(indptr, data, i, bias)
+    return out
+
+
+@njit(cache=True, nogil=True)
+def block_round_svc(indptr, indices, data, n_features, bias, y, C, sq_norm, l2_loss,
+                    alpha, w, sigma, n_passes, state, step, dw, stats):
+    """`n_passes` random-order passes of one-variable CD on the block subproblem at the
+    current global `w` (read only) and this block's `alpha` (read only). Writes the step
+    into `step` (d, zeroed first), adds sum_i d_i y_i x_i into `dw` (which may already hold
+    other parts' steps of the same block: the block is one subproblem), and fills or
+    combines `stats` (see PG_MAX...): PG bounds, sum (D_ii alpha_i^2 / 2 - alpha_i), the
+    primal loss sum C_i xi(y_i x_i.w) at the round's start, and the line search's scalars
+    sum (D_ii alpha_i - 1) d_i and sum D_ii d_i^2. Rows with C_i <= 0 take no part."""
+    l = len(indptr) - 1
+    index = np.empty(l, dtype=np.int64)
+    n = 0
+    for i in range(l):
+        step[i] = 0.0
+        if C[i] > 0.0:
+            index[n] = i
+            n += 1
+    margin = np.empty(l)          # y_i x_i.w, fixed during the round
+    for p in range(n_passes):
+        shuffle_prefix(state, index, n)
+        for s in range(n):
+            i = index[s]
+            yi = y[i]
+            if l2_loss:
+                Di = 0.5 / C[i]
+                Ui = INF
+            else:
+                Di = 0.0
+                Ui = C[i]
+            a0 = alpha[i]
+            if p == 0:
+                m = yi * row_dot(w, indptr, indices, data, i, n_features, bias)
+                margin[i] = m
+                G0 = m - 1.0 + Di * a0
+                PG = G0
+                if a0 == 0.0:
+                    PG = min(G0, 0.0)
+                elif a0 >= Ui:
+                    PG = max(G0, 0.0)
+                if PG > stats[PG_MAX]:
+                    stats[PG_MAX] = PG
+                if PG < stats[PG_MIN]:
+                    stats[PG_MIN] = PG
+                stats[DUAL_PART] += a0 * (0.5 * Di * a0 - 1.0)
+                hinge = 1.0 - m
+                if hinge > 0.0:
+                    stats[PRIMAL_LOSS] += C[i] * (hinge * hinge if l2_loss else hinge)
+            a = a0 + step[i]
+            G = (margin[i] + sigma * yi * row_dot(dw, indptr, indices, data, i, n_features,
+                                                  bias) - 1.0 + Di * a)
+            if (a == 0.0 and G >= 0.0) or (a >= Ui and G <= 0.0) or abs(G) <= 1.0e-12:
+                continue
+            new = one_variable_step(a, G, sigma * sq_norm[i] + Di, Ui)
+            if new != a:
+                step[i] = new - a0
+                row_axpy((new - a) * yi, indptr, indices, data, i, dw, n_features, bias)
+    for s in range(n):
+        i = index[s]
+        d = step[i]
+        if d != 0.0:
+            Di = 0.5 / C[i] if l2_loss else 0.0
+            stats[STEP_LINEAR] += (Di * alpha[i] - 1.0) * d
+            stats[STEP_QUADRATIC] += Di * d * d
+
+
+@njit(cache=True, nogil=True)
+def block_round_svr(indptr, indices, data, n_features, bias, y, C, sq_norm, l2_loss, p,
+                    beta, w, sigma, n_passes, state, step, dw, stats):
+    """block_round_svc for the SVR dual (w = sum beta_i x_i). The statistics: VIOLATION,
+    DUAL_PART = sum (lambda_i beta_i^2 / 2 - y_i beta_i + p |beta_i|), PRIMAL_LOSS, and for
+    the line search STEP_LINEAR = sum ((lambda_i beta_i - y_i) d_i + p (|beta_i + d_i| -
+    |beta_i|)) and STEP_QUADRATIC = sum lambda_i d_i^2: p |.| is convex, so along the step
+    it lies below the chord, and the quadratic through these bounds the dual from above
+    (minimising it still descends)."""
+    l = len(indptr) - 1
+    index = np.empty(l, dtype=np.int64)
+    n = 0
+    for i in range(l):
+        step[i] = 0.0
+        if C[i] > 0.0:
+            index[n] = i
+            n += 1
+    value = np.empty(l)          # x_i.w, fixed during the round
+    for ps in range(n_passes):
+        shuffle_prefix(state, index, n)
+        for s in range(n):
+            i = index[s]
+            if l2_loss:
+                lam = 0.5 / C[i]
+                Ui = INF
+            else:
+                lam = 0.0
+                Ui = C[i]
+            b0 = beta[i]
+            if ps == 0:
+                v = row_dot(w, indptr, indices, data, i, n_features, bias)
+                value[i] = v
+                G0 = v - y[i] + lam * b0
+                stats[VIOLATION] += svr_violation(b0, G0 + p, G0 - p, Ui)
+                stats[DUAL_PART] += b0 * (0.5 * lam * b0 - y[i]) + p * abs(b0)
+                excess = abs(v - y[i]) - p
+                if excess > 0.0:
+                    stats[PRIMAL_LOSS] += C[i] * (excess * excess if l2_loss else excess)
+            b = b0 + step[i]
+            G = (value[i] + sigma * row_dot(dw, indptr, indices, data, i, n_features, bias)
+                 - y[i] + lam * b)
+            nb = svr_step(b, G + p, G - p, sigma * sq_norm[i] + lam, Ui)
+            if nb != b:
+                step[i] = nb - b0
+                row_axpy(nb - b, indptr, indices, data, i, dw, n_features, bias)
+    for s in range(n):
+        i = index[s]
+        d = step[i]
+        if d != 0.0:
+            lam = 0.5 / C[i] if l2_loss else 0.0
+            b0 = beta[i]
+            stats[STEP_LINEAR] += (lam * b0 - y[i]) * d + p * (abs(b0 + d) - abs(b0))
+            stats[STEP_QUADRATIC] += lam * d * d
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _entropy(a1, a2):
+    return a1 * math.log(a1) + a2 * math.log(a2)
+
+
+@njit(cache=True, nogil=True)
+def block_round_lr(indptr, indices, data, n_features, bias, y, C, sq_norm, a1, a2, w, sigma,
+                   n_passes, innereps, state, step, dw, stats):
+    """block_round_svc for the logistic regression dual: alpha_i = a1[i] and C_i - alpha_i
+    = a2[i] (read only), the step d on alpha_i. Statistics: PG_MAX = max |y_i x_i.w +
+    log(alpha_i / (C_i - alpha_i))| (the dual's gradient at the round's start: LIBLINEAR's
+    Gmax), DUAL_PART = sum of the entropy terms less C_i log C_i, PRIMAL_LOSS = sum C_i
+    log(1 + exp(-y_i x_i.w)), STEP_LINEAR = the entropy's change over the full step (its
+    chord bounds it along the step), INNER_STEPS."""
+    l = len(indptr) - 1
+    index = np.empty(l, dtype=np.int64)
+    n = 0
+    for i in range(l):
+        step[i] = 0.0
+        if C[i] > 0.0:
+            index[n] = i
+            n += 1
+    margin = np.empty(l)
+    for ps in range(n_passes):
+        shuffle_prefix(state, index, n)
+        for s in range(n):
+            i = index[s]
+            yi = y[i]
+            Ci = C[i]
+            if ps == 0:
+                m = yi * row_dot(w, indptr, indices, data, i, n_features, bias)
+                margin[i] = m
+                g = abs(m + math.log(a1[i] / a2[i]))
+                if g > stats[PG_MAX]:
+                    stats[PG_MAX] = g
+                stats[DUAL_PART] += _entropy(a1[i], a2[i]) - Ci * math.log(Ci)
+                # C log(1 + exp(-m)), stable for either sign of m
+                stats[PRIMAL_LOSS] += Ci * (max(-m, 0.0) + math.log1p(math.exp(-abs(m))))
+            z1 = a1[i] + step[i]
+            z2 = a2[i] - step[i]
+            b = margin[i] + sigma * yi * row_dot(dw, indptr, indices, data, i, n_features,
+                                                 bias)
+            _, z, sign, inner = one_variable_newton(sigma * sq_norm[i], b, z1, z2, Ci,
+                                                    innereps)
+            stats[INNER_STEPS] += inner
+            if inner > 0:
+                new1 = z if sign > 0.0 else Ci - z
+                # keep the side that was solved for exact; the step is on alpha_i
+                if sign > 0.0:
+                    step[i] = z - a1[i]
+                else:
+                    step[i] = a2[i] - z
+                row_axpy((new1 - z1) * yi, indptr, indices, data, i, dw, n_features, bias)
+    for s in range(n):
+        i = index[s]
+        d = step[i]
+        if d != 0.0:
+            stats[STEP_LINEAR] += _entropy(a1[i] + d, a2[i] - d) - _entropy(a1[i], a2[i])

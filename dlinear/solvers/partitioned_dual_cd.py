@@ -1,0 +1,281 @@
+"""Dual CD on rows split into blocks that never meet (-s 1, 3, 7, 12, 13): the round
+driver.
+
+Each block keeps the dual variables of its own rows for every class and, per round, runs
+a bounded number of local CD passes on its block-diagonal subproblem
+(kernels/block_dual_cd.py) from the broadcast w; only its change of w (an n-vector per
+class) and six scalars per class go back. The driver combines them:
+
+- "cocoa": CoCoA+ (Ma et al. 2015), adding the blocks' steps with the safe subproblem
+  scaling sigma' = K (number of blocks);
+- "linesearch": the block-diagonal approximation of Lee & Chang (2019), sigma' = 1, then
+  the exact minimiser eta in (0, 1] of the dual along the combined step. The SVC dual is
+  quadratic, so eta needs only w.dw, dw.dw (on the driver) and two reduced sums; the SVR
+  dual's p |beta| is bounded by its chord along the step, and eta minimises that bound.
+
+Stopping rule: LIBLINEAR's own. The first local pass visits each row once before moving
+it, so it gives every row's projected gradient of the *global* dual at the round's alpha;
+the driver reduces their max and min and stops a class when PGmax - PGmin <= eps with both
+within eps (dual_cd_svc.end_of_sweep), so eps means what it means for the local -s 1/-s 3
+(whose last sweep keeps its updates: so does the last round). The projected gradient was
+chosen over the duality gap because it is LIBLINEAR's quantity: the same -e stops at the
+same accuracy with or without partitioning.
+The same pass yields the primal loss at w, hence the duality gap, which is logged. SVR
+(-s 12, 13) stops by LIBLINEAR's SVR rule: the 1-norm of the minimum-norm sub-gradient
+(summed over blocks) at most eps times its value in the first round. -s 7 stops when the
+largest |gradient| of the dual is below eps, and tightens its inner Newton tolerance as
+LIBLINEAR does (tenfold after a round of at most l/10 Newton steps); its line search
+bounds the entropy term by its chord along the step.
+
+The driver is backend-free: `blocks.round(W, classes, applied, sigma, n_passes)` returns
+the summed steps and reduced statistics, from K blocks in this process (SimulatedBlocks)
+or from one Dask actor per worker (dlinear.cluster.partitioned_cd). Classes of
+one-vs-rest advance together: one round moves every class not yet converged.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..kernels.block_dual_cd import (DUAL_PART, N_STATS, PG_MAX, PG_MIN, PRIMAL_LOSS,
+                                     STEP_LINEAR, STEP_QUADRATIC, VIOLATION, INNER_STEPS,
+                                     block_round_lr, block_round_svc, block_round_svr,
+                                     squared_norms)
+from ..kernels.dual_cd_lr import INNER_EPS_FLOOR, INNER_EPS_START
+from ..kernels.dual_cd_svc import end_of_sweep
+from ..kernels.rng import seed_state
+from . import FitResult
+
+RULES = ("linesearch", "cocoa")
+DEFAULT_RULE = "cocoa"     # fewer rounds here: see BENCHMARKS.md
+DEFAULT_LOCAL_PASSES = 1
+PARTITIONED_SOLVERS = (1, 3, 7, 12, 13)
+REGRESSION_SOLVERS = (12, 13)
+
+
+def empty_stats(m: int) -> np.ndarray:
+    stats = np.zeros((m, N_STATS))
+    stats[:, PG_MAX] = -np.inf
+    stats[:, PG_MIN] = np.inf
+    return stats
+
+
+def combine_stats(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Two blocks' statistics as one: bounds by max/min, the rest summed."""
+    out = a + b
+    out[:, PG_MAX] = np.maximum(a[:, PG_MAX], b[:, PG_MAX])
+    out[:, PG_MIN] = np.minimum(a[:, PG_MIN], b[:, PG_MIN])
+    return out
+
+
+def combine_rounds(a, b):
+    """Two subtrees' round results (steps of w, statistics) as one."""
+    return a[0] + b[0], combine_stats(a[1], b[1])
+
+
+class BlockState:
+    """One block's rows (one or more CSR parts, used as they are) with its dual variables
+    and pending steps for each of k classes. Y and C are (rows, k): the targets and
+    per-instance C of each binary problem on these rows."""
+
+    def __init__(self, parts, Y, C, bias, n_features, solver_type, seeds, p=0.0):
+        self.parts = [p for p in parts if p.n_samples > 0]
+        self.starts = np.cumsum([0] + [p.n_samples for p in self.parts])
+        l = int(self.starts[-1])
+        Y = np.asarray(Y, dtype=np.float64).reshape(l, -1)
+        C = np.asarray(C, dtype=np.float64).reshape(l, -1)
+        self.k = Y.shape[1]
+        self.Y = [np.ascontiguousarray(Y[:, c]) for c in range(self.k)]
+        self.C = [np.ascontiguousarray(C[:, c]) for c in range(self.k)]
+        self.bias = float(bias)
+        self.n_features = int(n_features)
+        self.l2_loss = solver_type in (1, 12)
+        self.logistic = solver_type == 7
+        self.regression = solver_type in REGRESSION_SOLVERS
+        self.p = float(p)
+        self.sq_norms = [squared_norms(p.indptr, p.data, self.bias) for p in self.parts]
+        self.alpha = [np.zeros(l) for _ in range(self.k)]
+        if self.logistic:   # LIBLINEAR's start strictly inside (0, C); C - alpha kept apart
+            for c in range(self.k):
+                self.alpha[c][:] = np.where(self.C[c] > 0, np.minimum(0.001 * self.C[c], 1e-8),
+                                            0.0)
+            self.rest = [self.C[c] - self.alpha[c] for c in range(self.k)]
+        self.step = [np.zeros(l) for _ in range(self.k)]
+        self.rng = [seed_state(int(s)) for s in seeds]
+
+    @property
+    def n_rows(self) -> int:
+        return int(self.starts[-1])
+
+    def apply(self, applied):
+        """alpha += eta * (last round's step) for each class, eta = applied[c] (0: drop)."""
+        for c in range(self.k):
+            eta = float(applied[c])
+            if eta != 0.0:
+                a = self.alpha[c]
+                a += eta * self.step[c]
+                if self.logistic:
+                    self.rest[c] -= eta * self.step[c]
+                elif not self.l2_loss:
+                    np.minimum(a, self.C[c], out=a)
+                if self.regression:
+                    if not self.l2_loss:
+                        np.maximum(a, -self.C[c], out=a)
+                else:
+                    np.maximum(a, 0.0, out=a)
+            self.step[c][:] = 0.0
+
+    def round(self, W, classes, applied, sigma, n_passes, inner_eps=None):
+        """(dW, stats) of this block: W is (len(classes), w_size), the current w of each
+        class in `classes`; inner_eps (per class) the -s 7 Newton tolerance."""
+        self.apply(applied)
+        dW = np.zeros_like(W)
+        stats = empty_stats(len(classes))
+        for j, c in enumerate(classes):
+            w = np.ascontiguousarray(W[j])
+            for part, sq, s, e in zip(self.parts, self.sq_norms, self.starts[:-1],
+                                      self.starts[1:]):
+                if self.logistic:
+                    block_round_lr(part.indptr, part.indices, part.data, self.n_features,
+                                   self.bias, self.Y[c][s:e], self.C[c][s:e], sq,
+                                   self.alpha[c][s:e], self.rest[c][s:e], w, float(sigma),
+                                   int(n_passes), float(inner_eps[c]), self.rng[c],
+                                   self.step[c][s:e], dW[j], stats[j])
+                elif self.regression:
+                    block_round_svr(part.indptr, part.indices, part.data, self.n_features,
+                                    self.bias, self.Y[c][s:e], self.C[c][s:e], sq,
+                                    self.l2_loss, self.p, self.alpha[c][s:e], w,
+                                    float(sigma), int(n_passes), self.rng[c],
+                                    self.step[c][s:e], dW[j], stats[j])
+                else:
+                    block_round_svc(part.indptr, part.indices, part.data, self.n_features,
+                                    self.bias, self.Y[c][s:e], self.C[c][s:e], sq,
+                                    self.l2_loss, self.alpha[c][s:e], w, float(sigma),
+                                    int(n_passes), self.rng[c], self.step[c][s:e], dW[j],
+                                    stats[j])
+        return dW, stats
+
+    def w_of_alpha(self):
+        """sum_i alpha_i y_i x_i of this block, per class: (k, w_size); after a lost
+        block, the driver's w is rebuilt from these by one reduction."""
+        W = np.zeros((self.k, self.n_features + (1 if self.bias >= 0 else 0)))
+        for c in range(self.k):
+            for part, s, e in zip(self.parts, self.starts[:-1], self.starts[1:]):
+                coef = self.alpha[c][s:e]
+                if not self.regression:
+                    coef = coef * self.Y[c][s:e]
+                X = part.to_scipy()
+                W[c, :X.shape[1]] += X.T @ coef
+                if self.bias >= 0:
+                    W[c, -1] += self.bias * coef.sum()
+        return W
+
+
+class SimulatedBlocks:
+    """K blocks in this process, called in turn: the rounds of a K-worker run without the
+    cores (rounds do not depend on where blocks run)."""
+
+    def __init__(self, blocks):
+        self.blocks = list(blocks)
+        self.n_blocks = len(self.blocks)
+
+    def round(self, W, classes, applied, sigma, n_passes, inner_eps=None):
+        total = None
+        for b in self.blocks:
+            r = b.round(W, classes, applied, sigma, n_passes, inner_eps)
+            total = r if total is None else combine_rounds(total, r)
+        return total
+
+    def w_of_alpha(self):
+        return sum(b.w_of_alpha() for b in self.blocks)
+
+    def rows(self) -> int:
+        return sum(b.n_rows for b in self.blocks)
+
+    def close(self):
+        pass
+
+
+def step_size(rule, w, dw, stats_row) -> float:
+    """eta of the combined step: 1 for CoCoA+; for the line-search rule the minimiser in
+    (0, 1] of the quadratic dual along the step, or 0 when it does not descend."""
+    if rule == "cocoa":
+        return 1.0
+    slope = float(w @ dw) + stats_row[STEP_LINEAR]
+    curvature = float(dw @ dw) + stats_row[STEP_QUADRATIC]
+    if slope >= 0.0:
+        return 0.0
+    if curvature <= 0.0:
+        return 1.0
+    return min(1.0, -slope / curvature)
+
+
+def fit_partitioned_dual_cd(blocks, n_problems, w_size, params, rule=DEFAULT_RULE,
+                            n_passes=DEFAULT_LOCAL_PASSES, on_round=None):
+    """Runs the rounds for `n_problems` binary problems at once on `blocks`; returns one
+    FitResult per problem (w, rounds as n_iter, hit_max_iter at params.max_iter rounds).
+    `on_round(round, c, primal, dual)` sees each class's primal objective P(w) and
+    dual objective f(alpha) (LIBLINEAR's, minimised) at the start of each round:
+    (P + f) / P is the relative duality gap."""
+    if rule not in RULES:
+        raise ValueError(f"unknown combination rule {rule!r} (one of {', '.join(RULES)})")
+    eps = float(params.eps)
+    W = np.zeros((n_problems, w_size))
+    applied = np.zeros(n_problems)
+    active = np.ones(n_problems, dtype=bool)
+    rounds = np.zeros(n_problems, dtype=np.int64)
+    regression = params.solver_type in REGRESSION_SOLVERS
+    first_violation = np.zeros(n_problems)
+    logistic = params.solver_type == 7
+    inner_eps = np.full(n_problems, INNER_EPS_START)
+    if logistic:     # the dual starts inside the box, away from w = 0
+        W[:] = blocks.w_of_alpha()
+        few_inner_steps = blocks.rows() // 10
+    dual = np.zeros(n_problems)
+    gaps = np.full(n_problems, np.nan)
+    for r in range(int(params.max_iter)):
+        classes = np.flatnonzero(active)
+        if len(classes) == 0:
+            break
+        sigma = float(blocks.n_blocks) if rule == "cocoa" else 1.0
+        dW, stats = blocks.round(W[classes], classes, applied, sigma, n_passes, inner_eps)
+        applied[:] = 0.0
+        restarted = getattr(blocks, "restarted_w", None)
+        if restarted is not None:        # a block was lost: w(alpha) of the new start
+            W[:] = restarted
+            blocks.restarted_w = None
+            active[:] = True
+        for j, c in enumerate(classes):
+            st = stats[j]
+            half_ww = 0.5 * float(W[c] @ W[c])
+            dual[c] = half_ww + st[DUAL_PART]
+            primal = half_ww + st[PRIMAL_LOSS]
+            gaps[c] = (primal + dual[c]) / primal if primal > 0 else 0.0
+            if on_round is not None:
+                on_round(r, int(c), primal, dual[c])
+            # as LIBLINEAR, whose last sweep (the one whose gradients met eps) keeps its
+            # updates, the converged class still takes this round's step
+            if regression:       # LIBLINEAR's SVR test: relative to the first round's
+                if r == 0:
+                    first_violation[c] = st[VIOLATION]
+                active[c] = st[VIOLATION] > eps * first_violation[c]
+            elif logistic:       # LIBLINEAR's -s 7 test and inner tolerance schedule
+                active[c] = st[PG_MAX] >= eps
+                if st[INNER_STEPS] <= few_inner_steps:
+                    inner_eps[c] = max(min(INNER_EPS_FLOOR, eps), 0.1 * inner_eps[c])
+            else:
+                pg_max = st[PG_MAX] if np.isfinite(st[PG_MAX]) else 0.0
+                pg_min = st[PG_MIN] if np.isfinite(st[PG_MIN]) else 0.0
+                active[c] = not end_of_sweep(pg_max, pg_min, eps, 0, 0)[0]
+            eta = step_size(rule, W[c], dW[j], st)
+            W[c] += eta * dW[j]
+            applied[c] = eta
+            rounds[c] += 1
+    results = []
+    for c in range(n_problems):
+        log = [f"optimization finished, #iter = {rounds[c]} rounds of {blocks.n_blocks} "
+               f"blocks ({rule})",
+               f"Objective value = {dual[c]:f}",
+               f"relative duality gap = {gaps[c]:.3g}"]
+        results.append(FitResult(w=W[c].copy(), n_iter=int(rounds[c]), log=log,
+                                 hit_max_iter=bool(active[c])))
+    return results
