@@ -92,8 +92,13 @@ def check_parameter(params: Params) -> None:
         if params.bias != 1.0:
             raise DlinearError("To not regularize bias, must specify -B 1 along with -R")
         if not spec.regularize_bias_optional:
-            raise DlinearError("-R option supported only for solver L2R_LR, L2R_L2LOSS_SVC, "
+            raise DlinearError("-R option supported only for solver L2R_LR, "
+                               "L2R_L2LOSS_SVC_DUAL, L2R_L2LOSS_SVC, L2R_L1LOSS_SVC_DUAL, "
                                "L1R_L2LOSS_SVC, L1R_LR, and L2R_L2LOSS_SVR")
+        if params.solver_type in (1, 3) and (params.cd_block == 2 or params.online):
+            raise DlinearError("-R with -s 1 or -s 3 solves the dual with the bias "
+                               "constraint by its own two-variable CD; it cannot be combined "
+                               "with --cd-block 2 or --online")
     if params.init_sol is not None and not spec.init_sol:
         raise DlinearError("Initial-solution specification supported only for solvers "
                            "L2R_LR, L2R_L2LOSS_SVC, and L2R_L2LOSS_SVR")

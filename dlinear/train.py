@@ -26,7 +26,7 @@ from .params import Params, check_parameter, class_C
 from .predict import predict
 from .progress import progress_bar
 from .solver_table import SOLVERS
-from .solvers import FitResult, SubProblem, fit_all_classes, fit_task
+from .solvers import FitResult, SharedColumns, SubProblem, fit_all_classes, fit_task
 
 
 def first_appearance(y: np.ndarray) -> np.ndarray:
@@ -91,13 +91,13 @@ def task_targets(y, sample_weight, label, k, weighted_C, params: Params):
 
 
 def binary_task(problem: Problem, label: np.ndarray, k: int, weighted_C: np.ndarray,
-                params: Params) -> SubProblem:
+                params: Params, shared_columns: Optional[SharedColumns] = None) -> SubProblem:
     """The k-th binary problem: class label[k] against the rest (for two classes, label[0]
     against label[1] with both weighted C's; one class is trained as all-positive, as
     LIBLINEAR does). Also used on Dask workers, on their local copy of the data."""
     y_sign, C = task_targets(problem.y, problem.sample_weight, label, k, weighted_C, params)
     return SubProblem(problem, y_sign, C, float(params.bias), task_seed(params.seed, k),
-                      w0=initial_w(params, k))
+                      w0=initial_w(params, k), shared_columns=shared_columns)
 
 
 def initial_w(params: Params, k: int):
@@ -118,8 +118,9 @@ def single_task(problem: Problem, params: Params) -> SubProblem:
 
 
 def fit_class(problem: Problem, label: np.ndarray, k: int, weighted_C: np.ndarray,
-              params: Params) -> FitResult:
-    return train_one(binary_task(problem, label, k, weighted_C, params), params)
+              params: Params, shared_columns: Optional[SharedColumns] = None) -> FitResult:
+    return train_one(binary_task(problem, label, k, weighted_C, params, shared_columns),
+                     params)
 
 
 # The solver log lines that become a ConvergenceWarning: (start of the line, warning),
@@ -248,7 +249,8 @@ def train_in_process(problem: Problem, params: Params,
     else:
         label = order_labels(first_appearance(problem.y))
         weighted_C = weighted_class_C(label, params, emit)
-        results = _run_all(lambda k: fit_class(problem, label, k, weighted_C, params),
+        columns = SharedColumns()     # transposed at most once for all classes
+        results = _run_all(lambda k: fit_class(problem, label, k, weighted_C, params, columns),
                            list(range(n_binary_problems(len(label)))), n_threads, "classes")
     for r in results:
         for line in r.log:

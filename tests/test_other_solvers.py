@@ -123,6 +123,48 @@ def test_l1_solvers_match_liblinear(solver, bias, regularize_bias, split, reques
     assert sum(int(a) for a, _ in counts) == np.count_nonzero(ours.w)
 
 
+@pytest.mark.parametrize("bias", [-1.0, 0.0, 1.0, 2.5])
+def test_columns_are_scipys_transpose_with_the_bias_column(bias, multiclass):
+    import scipy.sparse as sp
+    from dlinear.solvers import columns_of
+    train_set, _ = multiclass
+    X = train_set.to_scipy()
+    if bias >= 0:     # an explicit entry in every row, even of value 0 (as LIBLINEAR's -B 0)
+        rows = np.arange(train_set.n_samples)
+        column = sp.csr_matrix((np.full(len(rows), bias), (rows, np.zeros_like(rows))))
+        X = sp.hstack([X, column], format="csr")
+    expected = X.tocsc()
+    expected.sort_indices()
+    col_ptr, row_ind, vals = columns_of(train_set, bias)
+    assert (col_ptr.dtype, row_ind.dtype, vals.dtype) == (np.int64, np.int32, np.float64)
+    np.testing.assert_array_equal(col_ptr, expected.indptr)
+    np.testing.assert_array_equal(row_ind, expected.indices)
+    np.testing.assert_array_equal(vals, expected.data)
+
+
+@pytest.mark.parametrize("solver,extra", [(5, {}), (6, {}), (2, {"primal_cd": True})])
+def test_one_vs_rest_transposes_once(solver, extra, multiclass, monkeypatch):
+    """The classes share one CSC copy of X, and each class's model is the one it gets
+    alone (its own transposition)."""
+    import dlinear.solvers.task as solvers
+    from dlinear.train import binary_task, train_one, order_labels, first_appearance
+    from dlinear.train import weighted_class_C
+    train_set, _ = multiclass
+    params = Params(solver_type=solver, bias=1.0, **extra)
+    calls = []
+    real = solvers.columns_of
+    monkeypatch.setattr(solvers, "columns_of", lambda *a: calls.append(a) or real(*a))
+    model = train(train_set, params, n_threads=2)
+    assert len(calls) == 1 and model.nr_w == 4
+    label = order_labels(first_appearance(train_set.y))
+    weighted_C = weighted_class_C(label, params.resolved(), lambda line: None)
+    for k in range(model.nr_w):
+        alone = train_one(binary_task(train_set, label, k, weighted_C, params.resolved()),
+                           params.resolved())
+        np.testing.assert_array_equal(alone.w, model.w[:, k])
+    assert len(calls) == 1 + model.nr_w
+
+
 @pytest.mark.parametrize("solver", [5, 6])
 def test_unregularized_bias_is_free(solver, binary):
     """-R: the bias weight is not penalised, so the -R model has the lower objective

@@ -22,7 +22,10 @@ def starting_alpha(task, params) -> np.ndarray:
 
 def fit_dual_cd_svc(task, params):
     """-s 1 (L2-loss) or -s 3 (L1-loss) on one binary task, warm-started from
-    task.alpha0 when given (also with --cd-block 2 and --online)."""
+    task.alpha0 when given (also with --cd-block 2 and --online); with -B 1 -R, the dual
+    with a true bias."""
+    if not params.regularize_bias and task.bias >= 0:
+        return fit_bias_dual_cd_svc(task, params)
     if getattr(params, "cd_block", 1) == 2:
         return fit_block_cd_svc(task, params)
     if getattr(params, "online", False):
@@ -60,6 +63,28 @@ def fit_block_cd_svc(task, params):
         f"nSV = {int(np.count_nonzero(alpha))}",
         f"two-variable blocks updated = {pairs}",
         f"active set at the end = {active}/{X.n_samples}, shrinking restarts = {restarts}",
+    ]
+    return FitResult(w=w, n_iter=int(n_iter), log=log, hit_max_iter=n_iter >= params.max_iter,
+                     alpha=alpha)
+
+
+def fit_bias_dual_cd_svc(task, params):
+    """-s 1 / -s 3 with -B 1 -R: the dual with a true bias b (the multiplier of
+    y^T alpha = 0), by two-variable CD (kernels/bias_cd_svc.py). The model stores b as
+    the weight of the bias feature, b / bias, as LIBLINEAR's -R models do, so any
+    LIBLINEAR predict reads it."""
+    from ..kernels.bias_cd_svc import bias_dual_cd_svc
+    X = task.problem
+    w = np.zeros(task.w_size)
+    n_iter, steps, b, obj, alpha, restarts = bias_dual_cd_svc(
+        X.indptr, X.indices, X.data, X.n_features, task.y, task.C, params.solver_type == 1,
+        float(params.eps), int(params.max_iter), w)
+    w[X.n_features] = b / task.bias
+    log = [
+        f"optimization finished, #iter = {n_iter}",
+        f"Objective value = {obj:f}",
+        f"nSV = {int(np.count_nonzero(alpha))}",
+        f"two-variable steps = {steps}, bias b = {b:g}, shrinking restarts = {restarts}",
     ]
     return FitResult(w=w, n_iter=int(n_iter), log=log, hit_max_iter=n_iter >= params.max_iter,
                      alpha=alpha)

@@ -2,19 +2,9 @@
 batch or --online)."""
 import math
 
-import numpy as np
-
 from .dual_cd import online_update_budget
 from .newton import primal_solver_tol
 from .task import FitResult, starting_w
-
-
-def column_arrays(problem):
-    """X as CSC arrays (colptr int64, row ids int32, values float64): one copy of X."""
-    csc = problem.to_scipy().tocsc()
-    return (np.ascontiguousarray(csc.indptr, dtype=np.int64),
-            np.ascontiguousarray(csc.indices, dtype=np.int32),
-            np.ascontiguousarray(csc.data, dtype=np.float64))
 
 
 def fit_primal_cd_l2svc(task, params):
@@ -24,7 +14,7 @@ def fit_primal_cd_l2svc(task, params):
     --max-updates updates). Warm-starts from task.w0 when given."""
     from ..kernels.primal_cd_svc import primal_cd_l2svc
     X = task.problem
-    colptr, rows, vals = column_arrays(X)
+    colptr, rows, vals = task.columns(with_bias=False)   # the kernel adds the bias
     w = starting_w(task.w0, task.w_size)
     online = bool(getattr(params, "online", False))
     budget = online_update_budget(params, task.w_size) if online else 0

@@ -1,6 +1,7 @@
 """What a fit function takes (a SubProblem and the Params) and returns (a FitResult)."""
 from __future__ import annotations
 
+import threading
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -8,6 +9,32 @@ import numpy as np
 
 from ..data import Problem
 from ..errors import DlinearError
+
+
+class SharedColumns:
+    """X by columns (LIBLINEAR's transpose), made once per problem and bias and shared by
+    the one-vs-rest tasks of the solvers that walk features (-s 5, -s 6, --primal-cd),
+    which would otherwise each transpose X again. Thread-safe: classes run on threads."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._arrays = {}
+
+    def get(self, problem: Problem, bias: float):
+        """(col_ptr int64, row_ind int32, vals float64), with a last column of `bias` when
+        bias >= 0."""
+        key = float(bias) if bias >= 0 else -1.0
+        with self._lock:
+            if key not in self._arrays:
+                self._arrays[key] = columns_of(problem, bias)
+            return self._arrays[key]
+
+
+def columns_of(problem: Problem, bias: float):
+    """X by columns (see SharedColumns.get), without sharing."""
+    from ..kernels.sparse_ops import csr_to_csc
+    return csr_to_csc(problem.indptr, problem.indices, problem.data,
+                      int(problem.n_features), float(bias) if bias >= 0 else -1.0)
 
 
 @dataclass
@@ -23,6 +50,14 @@ class SubProblem:
     seed: int
     w0: Optional[np.ndarray] = None
     alpha0: Optional[np.ndarray] = None   # warm start of the dual CD solvers (-s 1, 3)
+    shared_columns: Optional[SharedColumns] = None   # X by columns, shared across classes
+
+    def columns(self, with_bias: bool = True):
+        """X by columns (with the bias column when with_bias and bias >= 0)."""
+        bias = self.bias if with_bias else -1.0
+        if self.shared_columns is not None:
+            return self.shared_columns.get(self.problem, bias)
+        return columns_of(self.problem, bias)
 
     @property
     def w_size(self) -> int:
