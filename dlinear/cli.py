@@ -62,6 +62,9 @@ TRAIN_USAGE = (
     "--scheduler address : train on the Dask cluster at address (tcp://host:8786, tls://...;\n"
     "\tdefault $DLINEAR_SCHEDULER); the data file must be readable by its workers\n"
     "--tls-ca-file f, --tls-cert f, --tls-key f : certificates for a tls:// scheduler\n"
+    "--storage-option key=value : an fsspec option for an s3://, gs://, hdfs://, https://...\n"
+    "\ttraining file, e.g. endpoint_url=http://minio:9000 (repeatable; a value is read as JSON\n"
+    "\twhen it parses, else as text)\n"
     "--seed n : seed of the random permutations and CV folds (default 1)\n"
     "--max-iter n : outer-iteration cap of the dual solvers (default 300, as LIBLINEAR)\n"
     "--cd-block k : -s 1, 3: dual CD on k = 1 (default) or 2 variables at a time\n"
@@ -69,6 +72,7 @@ TRAIN_USAGE = (
     "--online : -s 1, 3 and -s 2 --primal-cd: random coordinates with replacement, no shrinking\n"
     "--max-updates n : update budget of --online (default max-iter x #variables)\n"
     "--newton {linesearch,tron} : -s 0, 2, 11 by line-search (default) or trust-region Newton\n"
+    "--version : print dlinear's version\n"
     "-h, --help : show this help\n"
     "Solvers available in this version: "
     + ", ".join(f"-s {s.id}" for s in SOLVERS.values() if s.available) + "\n"
@@ -80,6 +84,7 @@ PREDICT_USAGE = (
     "-b probability_estimates: whether to output probability estimates, 0 or 1 (default 0); "
     "currently for logistic regression only\n"
     "-q : quiet mode (no outputs)\n"
+    "--version : print dlinear's version\n"
 )
 
 
@@ -89,6 +94,33 @@ class UsageError(DlinearError):
 
 class _HelpRequested(Exception):
     pass
+
+
+class _VersionRequested(Exception):
+    pass
+
+
+def version_line(program: str) -> str:
+    from . import __version__
+    return f"{program} (dlinear) {__version__}"
+
+
+def _print_version(program: str) -> int:
+    print(version_line(program))
+    return 0
+
+
+def parse_storage_option(text: str, options: dict) -> None:
+    """--storage-option key=value into options; the value as JSON when it parses
+    (numbers, true/false, objects), else as text."""
+    import json
+    key, sep, value = text.partition("=")
+    if not sep or not key:
+        raise UsageError(f"option --storage-option needs key=value, got {text!r}")
+    try:
+        options[key] = json.loads(value)
+    except ValueError:
+        options[key] = value
 
 
 def _number(option: str, text: str, kind=float):
@@ -107,12 +139,15 @@ def parse_train_args(argv: list[str]):
     params = Params()
     opts = {"quiet": False, "nr_fold": 0, "find_C": False, "workers": None, "weight_file": None,
             "scheduler": None, "tls-ca-file": None, "tls-cert": None, "tls-key": None,
+            "storage_options": {},
             "given": set()}     # which of -s, -c, -p were given (for -C)
     i = 0
     while i < len(argv) and argv[i].startswith("-") and argv[i] != "-":
         arg = argv[i]
         if arg in ("-h", "--help"):
             raise _HelpRequested
+        if arg == "--version":
+            raise _VersionRequested
         if arg in ("-q", "-R", "-C"):
             if arg == "-q":
                 opts["quiet"] = True
@@ -159,6 +194,8 @@ def parse_train_args(argv: list[str]):
                 raise UsageError("--workers needs a number >= 0")
         elif arg in ("--scheduler", "--tls-ca-file", "--tls-cert", "--tls-key"):
             opts[arg[2:]] = value
+        elif arg == "--storage-option":
+            parse_storage_option(value, opts["storage_options"])
         elif arg == "--seed":
             params.seed = _number(arg, value, int)
         elif arg == "--max-iter":
@@ -194,9 +231,18 @@ def _fail(message: str, usage: bool = False) -> int:
 
 
 def _say(quiet: bool):
+    """What LIBLINEAR's train prints: stdout, nothing with -q."""
     if quiet:
         return lambda line: None
     return lambda line: print(line, flush=True)
+
+
+def _note(quiet: bool):
+    """dlinear's own lines (where it trains, the cluster): stderr, so that stdout stays
+    what LIBLINEAR's train prints; nothing with -q."""
+    if quiet:
+        return lambda line: None
+    return lambda line: print(line, file=sys.stderr, flush=True)
 
 
 # Below this size a training file is read and trained in this process: starting worker
@@ -211,8 +257,9 @@ def _use_cluster(opts, train_file) -> bool:
     if opts["workers"] is not None:
         return opts["workers"] > 0
     try:
-        return os.path.getsize(train_file) >= IN_PROCESS_BYTES
-    except OSError:
+        from .data import file_stamp
+        return file_stamp(train_file, opts["storage_options"])[0] >= IN_PROCESS_BYTES
+    except DlinearError:
         return False     # read_libsvm says it cannot open the file
 
 
@@ -225,24 +272,25 @@ def train_main(argv=None) -> int:
         if opts["find_C"]:
             _prepare_search(params, opts)
         check_parameter(params)
-        say = _say(opts["quiet"])
+        say, note = _say(opts["quiet"]), _note(opts["quiet"])
+        storage_options = opts["storage_options"] or None
         if not _use_cluster(opts, train_file):
             from .data import read_libsvm
-            if opts["workers"] is None and not opts["quiet"]:
-                print(f"dlinear: training in this process (training file under "
-                      f"{IN_PROCESS_BYTES >> 20} MB; --workers n starts a local cluster)")
             weights = read_weight_file(opts["weight_file"]) if opts["weight_file"] else None
-            problem = read_libsvm(train_file)
+            problem = read_libsvm(train_file, storage_options=storage_options)
             if weights is not None:
                 problem.sample_weight = check_weight_count(weights, problem.n_samples,
                                                            opts["weight_file"], train_file)
+            if opts["workers"] is None:     # said once the input is good: errors stay one line
+                note(f"dlinear: training in this process (training file under "
+                     f"{IN_PROCESS_BYTES >> 20} MB; --workers n starts a local cluster)")
             return _train_and_save(problem, params, opts, model_file, say)
 
         from .cluster import Dataset, cluster_client, make_security
         security = make_security(opts["tls-ca-file"], opts["tls-cert"], opts["tls-key"])
-        with cluster_client(opts["scheduler"], opts["workers"], security, log=say) as client:
+        with cluster_client(opts["scheduler"], opts["workers"], security, log=note) as client:
             weights = read_weight_file(opts["weight_file"]) if opts["weight_file"] else None
-            data = Dataset.from_libsvm(train_file, client)
+            data = Dataset.from_libsvm(train_file, client, storage_options=storage_options)
             if weights is not None:
                 from .cluster.dataset import with_sample_weight
                 data = with_sample_weight(data, check_weight_count(
@@ -250,6 +298,8 @@ def train_main(argv=None) -> int:
             return _train_and_save(data, params, opts, model_file, say)
     except _HelpRequested:
         return _print_usage(TRAIN_USAGE, 0)
+    except _VersionRequested:
+        return _print_version("dlinear-train")
     except UsageError as e:
         return _fail(str(e), usage=True)
     except DlinearError as e:
@@ -365,6 +415,8 @@ def predict_main(argv=None) -> int:
         while i < len(argv) and argv[i].startswith("-") and argv[i] != "-":
             if argv[i] in ("-h", "--help"):
                 return _print_usage(PREDICT_USAGE, 0)
+            if argv[i] == "--version":
+                return _print_version("dlinear-predict")
             if argv[i] == "-q":
                 quiet, i = True, i + 1
             elif argv[i] == "-b" and i + 1 < len(argv):

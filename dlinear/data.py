@@ -199,63 +199,275 @@ def parse_libsvm_bytes(buf, name: str, first_line: int = 1, *, n_features: int |
     )
 
 
+# LIBSVM text is read and parsed this many bytes at a time (more for a longer line), so
+# a reader holds one chunk of text besides the CSR arrays, never the whole file.
+READ_CHUNK_BYTES = 16 << 20
+# When the arrays sized from the first chunk are too small, they grow by at least this
+# fraction (in place where the allocator can: numpy's resize reallocates).
+_GROWTH = 0.125
+
+
 def read_libsvm(path, n_features: int | None = None, start: int = 0, end: int | None = None,
-                first_line: int = 1, *, allow_empty: bool = False) -> Problem:
+                first_line: int = 1, *, allow_empty: bool = False,
+                chunk_bytes: int = READ_CHUNK_BYTES, storage_options: dict | None = None
+                ) -> Problem:
     """Read a LIBSVM/svmlight file, or its byte range [start, end), into a Problem.
 
+    `path` is a local path or an fsspec URL (s3://, gs://, hdfs://, http(s)://...;
+    storage_options go to fsspec); files ending in a compression suffix (.gz, .bz2, .xz,
+    .zst...) are decompressed while reading, and only as a whole (no byte range).
     The range must start at a line start and end at a line end or EOF; `first_line` is
     the 1-based number of its first line, used in error messages. See
-    parse_libsvm_bytes for n_features and allow_empty.
+    parse_libsvm_bytes for n_features and allow_empty. The text is read and parsed
+    chunk_bytes at a time into arrays that grow as needed, so memory beyond the result
+    stays about one chunk.
     """
     name = os.fspath(path)
-    try:
-        with open(name, "rb") as f:
-            size = os.fstat(f.fileno()).st_size
+    if n_features is not None and int(n_features) < 0:
+        raise DlinearError(f"{name}: n_features must not be negative, got {n_features}")
+    max_index = MAX_FEATURE_INDEX if n_features is None else min(int(n_features), MAX_FEATURE_INDEX)
+    with open_input(name, storage_options) as (f, size):
+        if size is None:          # compressed: no random access
+            if start != 0 or end is not None:
+                raise DlinearError(f"{name}: a compressed file can only be read whole, "
+                                   "not by byte range")
+            remaining = None
+        else:
             stop = size if end is None else end
             if not 0 <= start <= stop <= size:
                 raise DlinearError(f"{name}: byte range [{start}, {stop}) is not inside the "
                                    f"file of {size} bytes")
-            # Read one byte before the range to check that it starts a line.
-            read_from = start - 1 if start > 0 else 0
-            f.seek(read_from)
-            buf = np.fromfile(f, dtype=np.uint8, count=stop - read_from)
-    except OSError:
-        raise DlinearError(f"can't open input file {name}") from None
-    if len(buf) != stop - read_from:
-        raise DlinearError(f"{name}: file changed while reading")
-    if start > 0:
-        if buf[0] != 10:
-            raise DlinearError(f"{name}: byte range [{start}, {stop}) does not start at a line start")
-        buf = buf[1:]
-    if stop < size and stop > start and buf[-1] != 10:
-        raise DlinearError(f"{name}: byte range [{start}, {stop}) does not end at a line end")
-    return parse_libsvm_bytes(buf, name, first_line, n_features=n_features, allow_empty=allow_empty)
+            remaining = stop - start
+            # The byte before the range must end a line, and the range's last byte too.
+            if start > 0:
+                f.seek(start - 1)
+                if f.read(1) != b"\n":
+                    raise DlinearError(f"{name}: byte range [{start}, {stop}) does not start "
+                                       "at a line start")
+            if stop < size and stop > start:
+                f.seek(stop - 1)
+                if f.read(1) != b"\n":
+                    raise DlinearError(f"{name}: byte range [{start}, {stop}) does not end "
+                                       "at a line end")
+            f.seek(start)
+        parser = _ChunkedParser(name, first_line, max_index, remaining if remaining is not None
+                                else 4 * _size_hint(f), int(chunk_bytes))
+        parser.run(f, remaining)
+    problem = parser.result(n_features)
+    if problem.n_samples == 0 and not allow_empty:
+        raise DlinearError(f"{name}: line {first_line}: file has no data")
+    return problem
+
+
+def is_url(path) -> bool:
+    """Whether path names a file through an fsspec protocol (s3://, http://, ...)."""
+    return isinstance(path, str) and "://" in path and not path.startswith("file://")
+
+
+def _compression(name: str):
+    from fsspec.utils import infer_compression
+    return infer_compression(name)
+
+
+class open_input:
+    """`with open_input(path, storage_options) as (f, size)`: a binary file object of a
+    local path or fsspec URL, and its size in bytes (None for a compressed file, read
+    through its codec). Every failure to open is "can't open input file"."""
+
+    def __init__(self, name: str, storage_options: dict | None = None):
+        self.name = name
+        self.storage_options = storage_options or {}
+        self._file = None
+        self._raw = None
+
+    def __enter__(self):
+        name = self.name
+        try:
+            if is_url(name) or _compression(name) or self.storage_options:
+                import fsspec
+                from fsspec.core import url_to_fs
+                fs, fs_path = url_to_fs(name, **self.storage_options)
+                codec = _compression(name)
+                self._raw = fs.open(fs_path, "rb", block_size=READ_CHUNK_BYTES)
+                if codec:
+                    from fsspec.compression import compr
+                    self._file = compr[codec](self._raw, mode="rb")
+                    return self._file, None
+                self._file = self._raw
+                size = self._raw.size if hasattr(self._raw, "size") else fs.size(fs_path)
+                return self._file, int(size)
+            self._file = open(name, "rb")
+            return self._file, os.fstat(self._file.fileno()).st_size
+        except DlinearError:
+            raise
+        except Exception as e:        # OSError, and the object stores' own errors
+            self.__exit__(None, None, None)
+            if isinstance(e, ImportError):
+                raise DlinearError(f"can't open input file {name}: {e}") from None
+            detail = "" if isinstance(e, FileNotFoundError) or not is_url(name) else f": {e}"
+            raise DlinearError(f"can't open input file {name}{detail}") from None
+
+    def __exit__(self, *exc):
+        for f in (self._file, self._raw):
+            if f is not None:
+                try:
+                    f.close()
+                except Exception:
+                    pass
+        self._file = self._raw = None
+        return False
+
+
+def _size_hint(f) -> int:
+    """Compressed input: the compressed size, to size the arrays from (they grow anyway)."""
+    raw = getattr(f, "fileobj", None) or getattr(f, "_fp", None)
+    return int(getattr(raw, "size", 0) or 0) or READ_CHUNK_BYTES
+
+
+def _read_into(f, view: np.ndarray) -> int:
+    """Fill view (a uint8 array) from f; returns the bytes read (fewer only at EOF)."""
+    got = 0
+    n = len(view)
+    while got < n:
+        readinto = getattr(f, "readinto", None)
+        if readinto is not None:
+            k = readinto(memoryview(view[got:]))
+        else:
+            data = f.read(n - got)
+            k = len(data)
+            view[got:got + k] = np.frombuffer(data, dtype=np.uint8)
+        if not k:
+            break
+        got += k
+    return got
+
+
+class _ChunkedParser:
+    """Parses text a chunk at a time into CSR arrays that grow as needed."""
+
+    def __init__(self, name, first_line, max_index, expected_bytes, chunk_bytes):
+        self.name = name
+        self.line = first_line          # 1-based file line of the next chunk's first line
+        self.max_index = max_index
+        self.expected_bytes = max(int(expected_bytes), 1)
+        self.chunk_bytes = max(chunk_bytes, 1)
+        self.n_rows = 0
+        self.largest_index = 0
+        self.indptr = self.y = self.indices = self.data = None
+        self.slow = np.empty((64, 4), dtype=np.int64)
+
+    def run(self, f, remaining):
+        buf = np.empty(self.chunk_bytes, dtype=np.uint8)
+        carry = 0               # bytes of a line not yet complete, at the start of buf
+        while True:
+            want = len(buf) - carry if remaining is None else min(len(buf) - carry, remaining)
+            try:
+                got = _read_into(f, buf[carry:carry + want])
+            except OSError as e:
+                raise DlinearError(f"{self.name}: read error: {e}") from None
+            if remaining is not None:
+                if got != want:
+                    raise DlinearError(f"{self.name}: file changed while reading")
+                remaining -= got
+                at_end = remaining == 0
+            else:
+                at_end = got < want
+            filled = carry + got
+            cut = filled if at_end else _libsvm.end_of_last_line(buf, filled)
+            if cut == 0 and not at_end:    # a line longer than the buffer: read more of it
+                buf = np.concatenate([buf, np.empty(len(buf), dtype=np.uint8)])
+                carry = filled
+                continue
+            self._parse(_readonly_bytes(buf[:cut]))
+            if at_end:
+                return
+            carry = filled - cut
+            buf[:carry] = buf[cut:filled]
+
+    def _ensure_room(self, rows, nnz, text_bytes):
+        """Room for rows more rows and nnz more nonzeros; the first chunk sizes the arrays
+        for the whole input by its density (never-touched room costs no memory)."""
+        if self.indptr is None:
+            scale = max(self.expected_bytes / max(text_bytes, 1), 1.0)
+            row_cap = int(rows * scale * 1.05) + 16
+            nnz_cap = int(nnz * scale * 1.05) + 16
+            self.indptr = np.empty(row_cap + 1, dtype=np.int64)
+            self.indptr[0] = 0
+            self.y = np.empty(row_cap, dtype=np.float64)
+            self.indices = np.empty(nnz_cap, dtype=np.int32)
+            self.data = np.empty(nnz_cap, dtype=np.float64)
+            return
+        need_rows = self.n_rows + rows
+        if need_rows > len(self.y):
+            cap = max(need_rows, int(len(self.y) * (1 + _GROWTH)))
+            self.y.resize(cap, refcheck=False)
+            self.indptr.resize(cap + 1, refcheck=False)
+        need_nnz = int(self.indptr[self.n_rows]) + nnz
+        if need_nnz > len(self.data):
+            cap = max(need_nnz, int(len(self.data) * (1 + _GROWTH)))
+            self.indices.resize(cap, refcheck=False)
+            self.data.resize(cap, refcheck=False)
+
+    def _parse(self, text):
+        n_newlines, n_colons = _libsvm.count_newlines_and_colons(text)
+        self._ensure_room(n_newlines + 1, n_colons, len(text))
+        (error, line, error_start, error_end, error_aux, n_rows, nnz, largest_index,
+         self.slow, n_slow) = _libsvm.parse_libsvm_into(
+            text, self.max_index, self.indptr, self.indices, self.data, self.y,
+            self.n_rows, self.slow)
+        if n_slow:
+            _resolve_slow_tokens(text, self.slow[:n_slow], self.indices, self.data, self.y,
+                                 self.name, self.line)
+        if error != _libsvm.OK:
+            token = _token_text(text, error_start, error_end)
+            n_features = None if self.max_index == MAX_FEATURE_INDEX else self.max_index
+            problem = _describe_parse_error(error, token, error_aux, n_features)
+            raise DlinearError(f"{self.name}: line {self.line + line}: {problem}")
+        self.n_rows = n_rows
+        self.largest_index = max(self.largest_index, int(largest_index))
+        self.line += line
+
+    def result(self, n_features) -> Problem:
+        if self.indptr is None:       # no text at all
+            self._ensure_room(0, 0, 1)
+        n_rows, nnz = self.n_rows, int(self.indptr[self.n_rows])
+        # Give back the room never used (in place: numpy's resize reallocates).
+        self.indptr.resize(n_rows + 1, refcheck=False)
+        self.y.resize(n_rows, refcheck=False)
+        self.indices.resize(nnz, refcheck=False)
+        self.data.resize(nnz, refcheck=False)
+        return Problem(indptr=self.indptr, indices=self.indices, data=self.data, y=self.y,
+                       n_features=int(self.largest_index if n_features is None else n_features))
 
 
 # Bytes read at a time when looking for line starts: memory stays bounded on huge files.
 _ALIGN_CHUNK_BYTES = 64 << 20
 
 
-def line_aligned_ranges(path, n_parts: int) -> list[tuple[int, int, int]]:
+def line_aligned_ranges(path, n_parts: int, storage_options: dict | None = None
+                        ) -> list[tuple[int, int, int]]:
     """Split a file into at most n_parts non-empty byte ranges of about equal size, each
     starting at a line start: [(start, end, first_line), ...] covering the whole file,
     with first_line the 1-based line number of the range's first line (for
-    read_libsvm(path, start=start, end=end, first_line=first_line)).
+    read_libsvm(path, start=start, end=end, first_line=first_line)). `path` may be an
+    fsspec URL (see read_libsvm); a compressed file has no byte ranges and gives one
+    range (0, None, 1): read it whole.
 
     The file is read in chunks, counting newlines with NumPy (no memory map: a mapped
     buffer still referenced elsewhere cannot be closed)."""
     name = os.fspath(path)
     if int(n_parts) < 1:
         raise DlinearError(f"the number of parts must be at least 1, got {n_parts}")
-    try:
-        size = os.path.getsize(name)
+    with open_input(name, storage_options) as (f, size):
+        if size is None:
+            return [(0, None, 1)]
         if size == 0:
             return [(0, 0, 1)]
         targets = (np.arange(1, int(n_parts), dtype=np.int64) * size // int(n_parts)).tolist()
         starts, firsts = [], []
         newlines_before = 0      # newlines in the bytes before the current chunk
         chunk_start = 0
-        with open(name, "rb") as f:
+        try:
             while targets:
                 raw = f.read(_ALIGN_CHUNK_BYTES)
                 if not raw:
@@ -272,14 +484,35 @@ def line_aligned_ranges(path, n_parts: int) -> list[tuple[int, int, int]]:
                     targets.pop(0)
                 newlines_before += len(newline_at)
                 chunk_start += len(raw)
-    except OSError:
-        raise DlinearError(f"can't open input file {name}") from None
+        except OSError as e:
+            raise DlinearError(f"{name}: read error: {e}") from None
     starts += [size] * len(targets)            # no line starts after these targets
     firsts += [newlines_before + 1] * len(targets)
     bounds = [0] + starts + [size]
     firsts = [1] + firsts
     return [(bounds[i], bounds[i + 1], firsts[i])
             for i in range(len(firsts)) if bounds[i] < bounds[i + 1]]
+
+
+def file_stamp(path, storage_options: dict | None = None):
+    """What identifies a version of a file: (size, modification time or ETag)."""
+    name = os.fspath(path)
+    if not (is_url(name) or storage_options):
+        try:
+            st = os.stat(name)
+        except OSError:
+            raise DlinearError(f"can't open input file {name}") from None
+        return st.st_size, st.st_mtime_ns
+    try:
+        from fsspec.core import url_to_fs
+        fs, fs_path = url_to_fs(name, **(storage_options or {}))
+        info = fs.info(fs_path)
+    except Exception as e:
+        detail = "" if isinstance(e, FileNotFoundError) else f": {e}"
+        raise DlinearError(f"can't open input file {name}{detail}") from None
+    version = next((str(info[k]) for k in ("ETag", "etag", "mtime", "LastModified",
+                                           "last_modified", "modified") if info.get(k)), "")
+    return int(info.get("size") or 0), version
 
 
 def _fallback_text(values: np.ndarray, decimals: np.ndarray) -> np.ndarray:

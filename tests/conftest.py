@@ -93,3 +93,57 @@ def binary_split():
 def multiclass_split():
     return make_rcv1_like_split(3000, 1500, n_features=2000, n_classes=4, nnz_per_row=30,
                                 seed=12)
+
+
+@contextlib.contextmanager
+def dask_processes(directory, n_workers=2, extra_env=None):
+    """The address of a `dask scheduler` and n_workers `dask worker --nthreads 1` processes
+    on 127.0.0.1, each its own process (extra_env: variables only they see), logs in
+    directory."""
+    import json
+    import os
+    import subprocess
+    import sys
+    import time
+    from pathlib import Path
+
+    directory = Path(directory)
+    env = dict(os.environ, **(extra_env or {}))
+    env.pop("DLINEAR_SCHEDULER", None)
+    scheduler_file = directory / "scheduler.json"
+    processes = []
+
+    def start(args, log_name):
+        with open(directory / log_name, "w") as log:
+            processes.append(subprocess.Popen([sys.executable, "-m", "dask", *args], stdout=log,
+                                              stderr=subprocess.STDOUT, env=env, cwd=directory))
+
+    try:
+        start(["scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
+               "--scheduler-file", str(scheduler_file)], "scheduler.log")
+        deadline = time.monotonic() + 40
+        while not scheduler_file.exists() or not scheduler_file.read_text().strip():
+            assert processes[0].poll() is None, (directory / "scheduler.log").read_text()
+            assert time.monotonic() < deadline, "the scheduler did not start"
+            time.sleep(0.1)
+        time.sleep(0.1)      # the file is written in one go, but be sure it is complete
+        address = json.loads(scheduler_file.read_text())["address"]
+        for i in range(n_workers):
+            start(["worker", "--scheduler-file", str(scheduler_file), "--nthreads", "1",
+                   "--no-nanny", "--host", "127.0.0.1", "--no-dashboard",
+                   "--local-directory", str(directory)], f"worker{i}.log")
+        from distributed import Client
+        with Client(address, timeout="30s") as client:
+            client.wait_for_workers(n_workers, timeout=40)
+        yield address
+    finally:
+        for group in (processes[1:], processes[:1]):      # workers first
+            for p in group:
+                if p.poll() is None:
+                    p.terminate()
+            for p in group:
+                try:
+                    p.wait(timeout=15)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+                    p.wait()

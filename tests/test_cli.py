@@ -30,6 +30,9 @@ def test_train_then_predict(files, tmp_path):
     r = run("train", "-c", "0.5", "-B", "1", files / "data.train", tmp_path / "m.model")
     assert r.returncode == 0, r.stderr
     assert "optimization finished, #iter =" in r.stdout
+    # stdout is what LIBLINEAR's train prints; dlinear's own line goes to stderr
+    assert "dlinear" not in r.stdout
+    assert r.stderr.startswith("dlinear: training in this process") and r.stderr.count("\n") == 1
     # the CLI's model is the API's model, to the last digit
     train_set = read_libsvm(files / "data.train")
     api_model = train(train_set, Params(C=0.5, bias=1))
@@ -102,6 +105,14 @@ def test_missing_files(tmp_path):
     assert r.returncode == 1 and "can't open input file" in r.stderr
     r = run("predict", tmp_path / "nope.svm", tmp_path / "nope.model", tmp_path / "out")
     assert r.returncode == 1 and not (tmp_path / "out").exists()
+
+
+def test_version():
+    import dlinear
+    for command in ("train", "predict"):
+        r = run(command, "--version")
+        assert r.returncode == 0 and r.stderr == ""
+        assert r.stdout == f"dlinear-{command} (dlinear) {dlinear.__version__}\n"
 
 
 def test_usage_and_help():

@@ -439,3 +439,77 @@ def test_from_arrays_leaves_the_callers_matrix_alone():
     np.testing.assert_array_equal(problem.data, [2.0, 4.0])
     np.testing.assert_array_equal(X.data, before[0])
     np.testing.assert_array_equal(X.indices, before[1])
+
+
+# ------------------------------------------------------------------ chunked reading
+
+
+def chunk_test_text(n_lines=400, seed=3):
+    """Mixed lines, plus 17-digit values and labels (converted by float() after the
+    kernel), a line far longer than the small chunks, CRLF ends and a last line
+    without a newline."""
+    lines = mixed_file_text(n_lines, seed).splitlines()
+    lines[10] = "3.14159265358979323846 5:0.1000000000000000055511151231257827 9:-7.2057594037927933e16"
+    lines[200] = "1 " + " ".join(f"{c}:{c / 7!r}" for c in range(1, 400))
+    lines[300] = lines[300] + "\r"
+    return "\n".join(lines)
+
+
+@pytest.mark.parametrize("chunk_bytes", [1, 5, 64, 1000, 1 << 20])
+def test_chunked_read_equals_whole_buffer_parse(tmp_path, chunk_bytes):
+    text = chunk_test_text()
+    path = write_text(tmp_path, text)
+    whole = parse_libsvm_bytes(text.encode(), path)
+    assert_same_problem(read_libsvm(path, chunk_bytes=chunk_bytes), whole)
+    # byte ranges of the same file, read in chunks, make up the same arrays
+    ranges = line_aligned_ranges(path, 3)
+    parts = [read_libsvm(path, start=s, end=e, first_line=f, allow_empty=True,
+                         chunk_bytes=chunk_bytes) for s, e, f in ranges]
+    assert_same_problem(concatenate(parts), whole)
+
+
+@pytest.mark.parametrize("chunk_bytes", [3, 64, 1000])
+@pytest.mark.parametrize("bad_line, replacement, problem", [
+    (350, "1 4:1 2:1", "feature index 2 is not larger than the previous index 4"),
+    (377, "1 1:1e999", "value '1e999' of feature 1 is NaN or infinity"),
+    (398, "z 1:1", "label 'z' is not a number"),
+])
+def test_errors_across_chunks_name_file_and_line(tmp_path, chunk_bytes, bad_line, replacement,
+                                                 problem):
+    lines = chunk_test_text().split("\n")
+    lines[bad_line - 1] = replacement
+    path = write_text(tmp_path, "\n".join(lines) + "\n")
+    expected = f"{path}: line {bad_line}: {problem}"
+    with pytest.raises(DlinearError) as info:
+        read_libsvm(path, chunk_bytes=chunk_bytes)
+    assert str(info.value) == expected
+    start, end, first_line = line_aligned_ranges(path, 2)[1]
+    assert first_line < bad_line
+    with pytest.raises(DlinearError) as info:
+        read_libsvm(path, start=start, end=end, first_line=first_line, chunk_bytes=chunk_bytes)
+    assert str(info.value) == expected
+
+
+def test_reader_memory_is_the_arrays_plus_one_chunk(tmp_path):
+    """Peak of everything NumPy and Python allocate while reading (tracemalloc sees
+    NumPy's buffers): the result's arrays plus about one chunk, not the file's text."""
+    import tracemalloc
+
+    rng = np.random.default_rng(0)
+    X = sp.random(20_000, 3_000, density=0.02, format="csr", random_state=rng)
+    X.data = rng.uniform(0.01, 0.1, X.nnz)
+    path = str(tmp_path / "big.svm")
+    write_libsvm(path, X, np.where(rng.random(20_000) < 0.5, 1.0, -1.0))
+    chunk = 256 << 10
+    read_libsvm(path, chunk_bytes=chunk)          # compile outside the measurement
+    tracemalloc.start()
+    try:
+        p = read_libsvm(path, chunk_bytes=chunk)
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    result = p.indptr.nbytes + p.indices.nbytes + p.data.nbytes + p.y.nbytes
+    text = os.path.getsize(path)
+    assert text > result            # the text alone would break the bound below
+    assert p.nnz == X.nnz
+    assert peak < 1.1 * result + 2 * chunk + (1 << 20), (peak, result, text)

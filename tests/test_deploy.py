@@ -1,7 +1,7 @@
 """deploy/: the Docker, Kubernetes, Slurm and TLS recipes are checked without Docker,
 kubectl or Slurm: the files parse, say what they must (ports, commands, the shared /data
-volume, the image built from this repository), and every dlinear-train / submit.py /
-job_status.py / slurm_cluster.py command in their READMEs and comments takes options
+volume, the image built from this repository), and every dlinear-train / dlinear-submit /
+dlinear-status / slurm_cluster.py command in their READMEs and comments takes options
 they accept."""
 import fnmatch
 import importlib.util
@@ -112,8 +112,6 @@ def test_dockerfile_installs_this_repository():
     project_dir = posixpath.dirname(copied["pyproject.toml"])
     assert copied["dlinear"] == posixpath.join(project_dir, "dlinear")
     assert project_dir in pip_targets, (copied, pip_targets)
-    # the scripts for jobs that outlive the client come along
-    assert {"scripts/submit.py", "scripts/job_status.py"} <= set(copied)
     # it runs as an unprivileged user, the scheduler by default
     assert users and users[-1].split(":")[0] not in ("root", "0")
     cmd = dict(instructions)["CMD"]
@@ -125,7 +123,7 @@ def test_dockerignore_keeps_the_package_and_drops_the_rest():
     patterns = [line.strip() for line in (DOCKER / "Dockerfile.dockerignore").read_text()
                 .splitlines() if line.strip() and not line.startswith("#")]
     for path in ["pyproject.toml", "dlinear/__init__.py", "dlinear/kernels/dual_cd_svc.py",
-                 "scripts/submit.py", "scripts/job_status.py"]:
+                 "dlinear/cli_jobs.py"]:
         assert _dockerignore_includes(patterns, path), path
     for path in ["bench-data/parse.svm", ".git/HEAD", ".ci-venv/bin/python", "tests/x.py",
                  "dlinear/__pycache__/data.cpython-311.pyc", "scripts/bench.py"]:
@@ -224,6 +222,13 @@ def test_kubernetes_manifests():
     for deployment, container in ((scheduler, s_container), (worker, w_container)):
         claims = _mount_claims(deployment["spec"]["template"]["spec"], container)
         assert claims.get("/data") == claim["metadata"]["name"]
+
+    # s3:// training files: the workers get the object store's keys from the Secret
+    [secret] = [d for d in yaml.safe_load_all((K8S / "s3-secret.yaml").read_text()) if d]
+    assert secret["kind"] == "Secret"
+    assert {"AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"} <= set(secret["stringData"])
+    assert {"secretRef": {"name": secret["metadata"]["name"], "optional": True}} in \
+        w_container["envFrom"]
 
 
 def test_daskcluster_resource():
@@ -335,7 +340,7 @@ def test_slurm_script_trains_with_a_fake_sbatch(tmp_path):
 # --------------------------------------------------------------------------- READMEs
 
 # the first words of the commands quoted in comments (the rest of a comment is prose)
-COMMAND_WORDS = {"dlinear-train", "python", "python3", "docker", "kubectl", "helm", "dask",
+COMMAND_WORDS = {"dlinear-train", "dlinear-submit", "dlinear-status", "python", "python3", "docker", "kubectl", "helm", "dask",
                  "sbatch", "mkdir", "cp", "export", "openssl"}
 
 
@@ -394,13 +399,13 @@ DOC_FILES = sorted(DEPLOY.rglob("README.md")) + [ROOT / "scripts" / "README.md",
                                                  DOCKER / "docker-compose.yml",
                                                  DOCKER / "Dockerfile",
                                                  K8S / "dlinear-cluster.yaml",
+                                                 K8S / "s3-secret.yaml",
                                                  K8S / "daskcluster.yaml"]
 
 
 @pytest.mark.parametrize("path", DOC_FILES, ids=lambda p: str(p.relative_to(ROOT)))
 def test_documented_commands_take_valid_options(path):
-    submit = _load(ROOT / "scripts" / "submit.py", "dlinear_submit_script")
-    job_status = _load(ROOT / "scripts" / "job_status.py", "dlinear_job_status_script")
+    from dlinear import cli_jobs
     slurm = _load(SLURM / "slurm_cluster.py", "slurm_cluster")
     checked = 0
     for command in _shell_commands(path):
@@ -409,17 +414,17 @@ def test_documented_commands_take_valid_options(path):
             params, opts, train_file, model_file = parse_train_args(args)
             dlinear.params.check_parameter(params)
             checked += 1
-        args = _arguments_after(command, "submit.py")
+        args = _arguments_after(command, "dlinear-submit")
         if args is not None:
-            submit.parse_submit_args(args)
+            cli_jobs.parse_submit_args(args)
             checked += 1
-        args = _arguments_after(command, "job_status.py")
+        args = _arguments_after(command, "dlinear-status")
         if args is not None:
-            job_status.build_parser().parse_args(args)
+            cli_jobs.build_parser().parse_args(args)
             checked += 1
         args = _arguments_after(command, "slurm_cluster.py")
         if args is not None:
             slurm.parse_args(args)
             checked += 1
     if path.name == "README.md" or path.name == "docker-compose.yml":
-        assert checked, f"no dlinear-train, submit.py or slurm_cluster.py command in {path}"
+        assert checked, f"no dlinear-train, dlinear-submit or slurm_cluster.py command in {path}"

@@ -1,83 +1,41 @@
-"""scripts/submit.py and scripts/job_status.py against a real scheduler and two workers,
-each its own process (`dask scheduler`, `dask worker --nthreads 1 --no-nanny`)."""
-import json
+"""dlinear-submit and dlinear-status (the installed console scripts) against a real
+scheduler and two workers, each its own process (`dask scheduler`,
+`dask worker --nthreads 1 --no-nanny`)."""
 import os
+import shutil
 import subprocess
 import sys
-import time
-from pathlib import Path
 
 import pytest
 
 import dlinear
+from conftest import dask_processes
 from dlinear.cli import parse_train_args
 from dlinear.datasets import make_rcv1_like
-
-ROOT = Path(__file__).resolve().parents[1]
-SCRIPTS = ROOT / "scripts"
 
 
 def _env():
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     env.pop("DLINEAR_SCHEDULER", None)
     return env
-
-
-def _start(args, log_path):
-    log = open(log_path, "w")
-    try:
-        return subprocess.Popen([sys.executable, "-m", "dask", *args], stdout=log,
-                                stderr=subprocess.STDOUT, env=_env(), cwd=log_path.parent)
-    finally:
-        log.close()
-
-
-def _stop(processes):
-    for p in processes:
-        if p.poll() is None:
-            p.terminate()
-    for p in processes:
-        try:
-            p.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            p.kill()
-            p.wait()
 
 
 @pytest.fixture(scope="module")
 def scheduler(tmp_path_factory):
     """Address of a scheduler with two single-threaded workers on 127.0.0.1."""
-    d = tmp_path_factory.mktemp("cluster")
-    scheduler_file = d / "scheduler.json"
-    processes = []
-    try:
-        processes.append(_start(["scheduler", "--host", "127.0.0.1", "--port", "0",
-                                 "--no-dashboard", "--scheduler-file", str(scheduler_file)],
-                                d / "scheduler.log"))
-        deadline = time.monotonic() + 40
-        while not scheduler_file.exists() or not scheduler_file.read_text().strip():
-            assert processes[0].poll() is None, (d / "scheduler.log").read_text()
-            assert time.monotonic() < deadline, "the scheduler did not start"
-            time.sleep(0.1)
-        time.sleep(0.1)      # the file is written in one go, but be sure it is complete
-        address = json.loads(scheduler_file.read_text())["address"]
-        for i in range(2):
-            processes.append(_start(["worker", "--scheduler-file", str(scheduler_file),
-                                     "--nthreads", "1", "--no-nanny", "--host", "127.0.0.1",
-                                     "--no-dashboard", "--local-directory", str(d)],
-                                    d / f"worker{i}.log"))
-        from distributed import Client
-        with Client(address, timeout="30s") as client:
-            client.wait_for_workers(2, timeout=40)
+    with dask_processes(tmp_path_factory.mktemp("cluster"), 2) as address:
         yield address
-    finally:
-        _stop(processes[1:])
-        _stop(processes[:1])
+
+
+def _command(name):
+    """The console script installed next to this Python (pip install puts it there)."""
+    path = shutil.which(name, path=os.path.dirname(sys.executable)) or shutil.which(name)
+    assert path, f"{name} is not installed (pip install -e .)"
+    return path
 
 
 def _script(name, *args, timeout=90):
-    return subprocess.run([sys.executable, str(SCRIPTS / name), *map(str, args)],
+    return subprocess.run([_command(name), *map(str, args)],
                           capture_output=True, text=True, timeout=timeout, env=_env())
 
 
@@ -94,15 +52,15 @@ def test_submit_then_status(scheduler, tmp_path):
     dlinear.save_model(tmp_path / "reference.model",
                        dlinear.train(dlinear.read_libsvm(good), params))
 
-    r = _script("submit.py", "--scheduler", scheduler, "--name", "good", *options,
+    r = _script("dlinear-submit", "--scheduler", scheduler, "--name", "good", *options,
                 good, tmp_path / "good.model")
     assert r.returncode == 0, r.stderr
     assert "good" in r.stdout and r.stderr == ""
-    r = _script("submit.py", "--scheduler", scheduler, "--name", "bad", "-q", bad,
+    r = _script("dlinear-submit", "--scheduler", scheduler, "--name", "bad", "-q", bad,
                 tmp_path / "bad.model")
     assert r.returncode == 0 and r.stdout == "" and r.stderr == "", r.stderr
 
-    r = _script("job_status.py", "--scheduler", scheduler, "good", "--wait", 60)
+    r = _script("dlinear-status", "--scheduler", scheduler, "good", "--wait", 60)
     assert r.returncode == 0, (r.stdout, r.stderr)
     done = r.stdout.strip()
     assert done.startswith(f"done {tmp_path / 'good.model'} ")
@@ -110,7 +68,7 @@ def test_submit_then_status(scheduler, tmp_path):
     assert ((tmp_path / "good.model").read_bytes() ==
             (tmp_path / "reference.model").read_bytes())
 
-    r = _script("job_status.py", "--scheduler", scheduler, "bad", "--wait", 60)
+    r = _script("dlinear-status", "--scheduler", scheduler, "bad", "--wait", 60)
     assert r.returncode == 1, (r.stdout, r.stderr)
     state = r.stdout.strip()
     assert state.startswith("failed ") and "\n" not in state
@@ -120,7 +78,7 @@ def test_submit_then_status(scheduler, tmp_path):
         "bad.svm", "good.model", "reference.model", "train.svm"]
 
     # the states stay on the scheduler after the jobs end; without --wait too
-    r = _script("job_status.py", "--scheduler", scheduler, "good")
+    r = _script("dlinear-status", "--scheduler", scheduler, "good")
     assert r.returncode == 0 and r.stdout.strip() == done
 
 
@@ -129,12 +87,19 @@ def test_bad_options_fail_at_submit(scheduler, tmp_path):
     data.write_text("1 1:1\n-1 2:1\n")
     for options in (["-s", "99"], ["-c", "x"], ["-v", "3"], ["--workers", "2"],
                     ["-e", "-1"], ["--bogus"]):
-        r = _script("submit.py", "--scheduler", scheduler, "--name", "opts", *options,
+        r = _script("dlinear-submit", "--scheduler", scheduler, "--name", "opts", *options,
                     data, tmp_path / "m")
         assert r.returncode == 1, (options, r.stdout, r.stderr)
         assert r.stderr.startswith("ERROR: ") and r.stderr.count("\n") == 1, r.stderr
-    r = _script("submit.py", "--scheduler", scheduler, data, tmp_path / "m")   # no --name
+    r = _script("dlinear-submit", "--scheduler", scheduler, data, tmp_path / "m")   # no --name
     assert r.returncode == 1 and "--name" in r.stderr
     assert not (tmp_path / "m").exists()
-    r = _script("job_status.py", "--scheduler", scheduler, "opts")
+    r = _script("dlinear-status", "--scheduler", scheduler, "opts")
     assert r.returncode == 3 and "no job named opts" in r.stderr
+
+
+def test_versions():
+    for name in ("dlinear-submit", "dlinear-status"):
+        r = _script(name, "--version")
+        assert r.returncode == 0 and r.stderr == ""
+        assert r.stdout == f"{name} (dlinear) {dlinear.__version__}\n"

@@ -141,7 +141,8 @@ def test_cli_weight_file_on_a_local_cluster(files, data):
     r = run("--workers", 2, "-s", 1, "-B", 1, "-W", files / "w.txt", files / "multi.train",
             model_file)
     assert r.returncode == 0, r.stderr
-    assert "cluster" in r.stdout.lower() or "worker" in r.stdout.lower()
+    assert "local Dask cluster of 2 worker processes" in r.stderr   # said on stderr
+    assert "dlinear" not in r.stdout
     expected = train(weighted(data["multi"], data["weights"]), Params(solver_type=1, bias=1))
     np.testing.assert_array_equal(load_model(model_file).w, expected.w)
 

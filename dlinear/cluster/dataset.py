@@ -14,7 +14,7 @@ import os
 
 import numpy as np
 
-from ..data import Problem, line_aligned_ranges, read_libsvm
+from ..data import Problem, file_stamp, is_url, line_aligned_ranges, read_libsvm
 from ..errors import DlinearError
 from .session import worker_addresses
 
@@ -22,22 +22,21 @@ from .session import worker_addresses
 DEFAULT_BLOCK_BYTES = 32 << 20
 
 
-def _read_part(path, start, end, first_line):
-    return read_libsvm(path, start=start, end=end, first_line=first_line, allow_empty=True)
+def _read_part(path, start, end, first_line, storage_options=None):
+    return read_libsvm(path, start=start, end=end, first_line=first_line, allow_empty=True,
+                       storage_options=storage_options)
 
 
-def _plan_ranges(path, block_bytes, n_workers):
-    """(absolute path, (size, mtime), line-aligned byte ranges) of one file, computed where
-    the file is: one range per block_bytes, and for files over 1 MB a multiple of the
-    number of workers."""
-    try:
-        st = os.stat(path)
-    except OSError:
-        raise DlinearError(f"can't open input file {path}") from None
-    n_parts = max(1, math.ceil(st.st_size / block_bytes))
-    if st.st_size > (1 << 20):    # a multiple of the workers, so each reads as much
+def _plan_ranges(path, block_bytes, n_workers, storage_options=None):
+    """(path, (size, mtime or ETag), line-aligned byte ranges) of one file, computed
+    where the file is: one range per block_bytes, and for files over 1 MB a multiple of
+    the number of workers (a compressed file is one range, read whole)."""
+    stamp = file_stamp(path, storage_options)
+    size = stamp[0]
+    n_parts = max(1, math.ceil(size / block_bytes))
+    if size > (1 << 20):    # a multiple of the workers, so each reads as much
         n_parts = math.ceil(n_parts / n_workers) * n_workers
-    return path, (st.st_size, st.st_mtime_ns), line_aligned_ranges(path, n_parts)
+    return path, stamp, line_aligned_ranges(path, n_parts, storage_options)
 
 
 def _part_summary(part: Problem):
@@ -99,9 +98,14 @@ class Dataset:
     # ----------------------------------------------------------------- constructors
     @classmethod
     def from_libsvm(cls, paths, client, n_features: int | None = None,
-                    block_bytes: int = DEFAULT_BLOCK_BYTES) -> "Dataset":
-        """Reads one or more LIBSVM files on the workers, one task per byte range. The
-        paths must be readable by every worker (shared storage) at the same name."""
+                    block_bytes: int = DEFAULT_BLOCK_BYTES,
+                    storage_options: dict | None = None) -> "Dataset":
+        """Reads one or more LIBSVM files on the workers, one task per byte range. A path
+        is a file every worker can read at the same name (shared storage), or an fsspec
+        URL (s3://bucket/key, gs://, hdfs://, https://...) that the workers read their
+        ranges of directly, with storage_options (or the filesystem's own environment
+        variables, e.g. AWS_*, on the workers). The client never reads the data. A
+        compressed file (.gz, .bz2, .xz...) has no byte ranges: one worker reads it."""
         from dask.base import tokenize
 
         if isinstance(paths, (str, os.PathLike)):
@@ -109,14 +113,16 @@ class Dataset:
         n_workers = max(1, len(worker_addresses(client)))
         # The byte ranges are found on a worker: only the workers need to see the files.
         # (relative paths are the client's: made absolute here, then used as they are)
-        plans = client.gather([client.submit(_plan_ranges, os.path.abspath(os.fspath(p)),
-                                             block_bytes, n_workers, pure=False)
+        paths = [p if is_url(p) else os.path.abspath(os.fspath(p)) for p in paths]
+        plans = client.gather([client.submit(_plan_ranges, p, block_bytes, n_workers,
+                                             storage_options, pure=False)
                                for p in paths])
         parts = []
         for path, stamp, ranges in plans:
             for start, end, first_line in ranges:
-                key = f"dlinear-read-{tokenize(path, stamp, start, end)}"
-                parts.append(client.submit(_read_part, path, start, end, first_line, key=key))
+                key = f"dlinear-read-{tokenize(path, stamp, start, end, storage_options)}"
+                parts.append(client.submit(_read_part, path, start, end, first_line,
+                                           storage_options, key=key))
         dataset = cls._from_parts(client, parts, n_features, name=", ".join(map(str, paths)))
         if dataset.n_samples == 0:
             raise DlinearError(f"{paths[0]}: line 1: file has no data")

@@ -69,6 +69,15 @@ def count_newlines_and_colons(buf):
     return n_newlines, n_colons
 
 
+@njit(cache=True, nogil=True)
+def end_of_last_line(buf, n):
+    """The index just after the last newline in buf[:n], 0 if there is none."""
+    for i in range(n - 1, -1, -1):
+        if buf[i] == 10:
+            return i + 1
+    return 0
+
+
 @njit(cache=True, nogil=True, inline="always")
 def _token_end(buf, pos, n):
     while pos < n and _BYTE_CLASS[buf[pos]] == _TEXT:
@@ -251,27 +260,46 @@ def _unusual_index_token(buf, pos, n, first_in_row):
 
 @njit(cache=True, nogil=True)
 def parse_libsvm(buf, max_index):
-    """Parse a whole number of LIBSVM lines into CSR arrays.
+    """Parse a whole number of LIBSVM lines into new CSR arrays.
 
     Returns (error, line, error_start, error_end, error_aux, indptr, indices, data, y,
-    n_rows, nnz, largest_index, slow, n_slow). `line` is the 0-based line inside buf of
-    the error; error_start/end span the offending text; error_aux is the feature index
-    (or the previous index for ERR_INDEX_NOT_INCREASING). Arrays are over-allocated:
-    only indptr[:n_rows+1], indices/data[:nnz], y[:n_rows], slow[:n_slow] are valid.
-    `largest_index` is the largest 1-based feature index; indices above max_index fail.
+    n_rows, nnz, largest_index, slow, n_slow): see parse_libsvm_into. Arrays are sized by
+    counting newlines and colons first: only indptr[:n_rows+1], indices/data[:nnz],
+    y[:n_rows], slow[:n_slow] are valid.
     """
-    n = buf.shape[0]
     n_newlines, n_colons = count_newlines_and_colons(buf)
     indptr = np.empty(n_newlines + 2, dtype=np.int64)
+    indptr[0] = 0
     y = np.empty(n_newlines + 1, dtype=np.float64)
     indices = np.empty(n_colons, dtype=np.int32)
     data = np.empty(n_colons, dtype=np.float64)
     slow = np.empty((64, 4), dtype=np.int64)
-    n_slow = 0
+    (error, line, error_start, error_end, error_aux, n_rows, nnz, largest_index, slow,
+     n_slow) = parse_libsvm_into(buf, max_index, indptr, indices, data, y, 0, slow)
+    return (error, line, error_start, error_end, error_aux, indptr, indices, data, y,
+            n_rows, nnz, largest_index, slow, n_slow)
 
-    indptr[0] = 0
-    n_rows = 0
-    nnz = 0
+
+@njit(cache=True, nogil=True)
+def parse_libsvm_into(buf, max_index, indptr, indices, data, y, first_row, slow):
+    """Parse a whole number of LIBSVM lines, appending rows to CSR arrays from row
+    first_row on (indptr[first_row] holds the nonzeros before it), so that a file can be
+    parsed a chunk at a time into one set of arrays. The caller guarantees room: at
+    least newlines + 1 more rows and colons more nonzeros than buf holds.
+
+    Returns (error, line, error_start, error_end, error_aux, n_rows, nnz, largest_index,
+    slow, n_slow): n_rows and nnz are the totals including the rows before first_row.
+    `line` is the 0-based line inside buf of an error (the number of lines in buf when
+    there is none); error_start/end span the offending text in buf; error_aux is the
+    feature index (or the previous index for ERR_INDEX_NOT_INCREASING). `slow` (grown
+    when full, returned) lists the tokens left to Python's float(), with positions in
+    buf and targets in the arrays. `largest_index` is the largest 1-based feature index
+    in buf; indices above max_index fail.
+    """
+    n = buf.shape[0]
+    n_slow = 0
+    n_rows = first_row
+    nnz = indptr[first_row]
     line = 0
     largest_index = 0
     error = OK
@@ -376,8 +404,8 @@ def parse_libsvm(buf, max_index):
             largest_index = previous_index
         n_rows += 1
         indptr[n_rows] = nnz
-    return (error, line, error_start, error_end, error_aux, indptr, indices, data, y,
-            n_rows, nnz, largest_index, slow, n_slow)
+    return (error, line, error_start, error_end, error_aux, n_rows, nnz, largest_index,
+            slow, n_slow)
 
 
 @njit(cache=True, nogil=True)

@@ -1,0 +1,134 @@
+"""The cluster side of jobs that outlive the client (the dlinear-submit and
+dlinear-status commands are in dlinear.cli_jobs): the job's task, run on a worker, and
+its state on the scheduler.
+
+A job is ONE task, key `dlinear-job-JOB`, released with fire_and_forget: it runs on a
+worker, which reads the training file as a cluster Dataset (one task per byte range),
+trains on the cluster, and writes the model with dlinear.save_model (atomic: the model
+file appears whole or not at all). The task is pickled by reference: the workers import
+this module (they have dlinear installed anyway, to train).
+
+The job's state is kept on the scheduler in distributed.Variable("dlinear-job-JOB"):
+"queued" (set by submit), "running", "done <model path> <seconds>" or
+"failed <one-line message>". It lasts as long as the scheduler does.
+"""
+from __future__ import annotations
+
+import re
+import time
+
+STATE_PREFIX = "dlinear-job-"        # Variable name and task key: dlinear-job-JOB
+JOB_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
+EXIT = {"done": 0, "failed": 1, "queued": 2, "running": 2}     # dlinear-status's exit status
+LIVE_TASK_STATES = ("released", "waiting", "queued", "no-worker", "processing", "memory")
+
+
+def job_key(name: str) -> str:
+    return STATE_PREFIX + name
+
+
+def run_job(name: str, params, train_file: str, model_file: str,
+            storage_options: dict | None = None) -> str:
+    """The job's task, run on a worker. Returns (and records) its final state."""
+    import logging
+    import warnings
+
+    from distributed import Variable, worker_client
+
+    from ..errors import ConvergenceWarning, DlinearError
+    from ..model import save_model
+    from ..train import train
+    from .dataset import Dataset
+
+    log = logging.getLogger("distributed.worker.dlinear")
+    start = time.perf_counter()
+    # worker_client secedes from the worker's thread pool: the job's own tasks (reading
+    # the byte ranges, the classes) can run on this worker too while this one waits
+    with worker_client() as client:
+        state = Variable(job_key(name), client=client)
+        state.set("running")
+        try:
+            dataset = Dataset.from_libsvm(train_file, client, storage_options=storage_options)
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", ConvergenceWarning)   # it is in the log
+                model = train(dataset, params,
+                                      log=lambda line: log.info("dlinear job %s: %s", name, line))
+            save_model(model_file, model)
+            result = f"done {model_file} {time.perf_counter() - start:.3f}"
+        except DlinearError as e:
+            result = "failed " + _one_line(str(e))
+        except Exception as e:  # noqa: BLE001  (recorded for dlinear-status, logged in full)
+            log.exception("dlinear job %s failed", name)
+            result = "failed " + _one_line(f"{type(e).__name__}: {e}")
+        state.set(result)
+        log.info("dlinear job %s: %s", name, result)
+        return result
+
+
+def _one_line(text: str, limit: int = 500) -> str:
+    text = " ".join(text.split()) or "(no message)"
+    return text if len(text) <= limit else text[:limit - 3] + "..."
+
+
+def submit(client, name: str, params, train_file: str, model_file: str,
+           storage_options: dict | None = None) -> str:
+    """Records "queued", sends the job's task and lets it go. Returns the task key."""
+    from distributed import Variable, fire_and_forget
+
+    from ..errors import DlinearError
+
+    key = job_key(name)
+    state = Variable(key, client=client)
+    if task_state(client, key) is not None:      # (a Variable read of an unset name
+        previous = read_state(client, name)      # would log a timeout on the scheduler)
+        raise DlinearError(f"job {name} is still on this cluster ({previous or 'submitted'}); "
+                           "choose another --name or wait for it to end")
+    state.set("queued")
+    future = client.submit(run_job, name, params, train_file, model_file, storage_options,
+                           key=key, pure=False)
+    fire_and_forget(future)
+    # return once the scheduler holds the task, so the job outlives this client
+    deadline = time.monotonic() + 30
+    while task_state(client, key) is None:
+        problem = None
+        if future.status == "error":
+            problem = _one_line(f"the scheduler refused the job: {future.exception()}")
+        elif time.monotonic() > deadline:
+            problem = f"the scheduler did not register the task {key}"
+        if problem:
+            state.set("failed " + problem)
+            raise DlinearError(problem)
+        time.sleep(0.05)
+    return key
+
+
+def read_state(client, name: str, timeout: float = 0.5):
+    """The job's recorded state, or None if the scheduler has no job of that name."""
+    from distributed import Variable
+    from distributed.utils import TimeoutError as DaskTimeoutError
+    try:
+        return Variable(job_key(name), client=client).get(timeout=timeout)
+    except (TimeoutError, DaskTimeoutError):
+        return None
+
+
+def task_state(client, key: str):
+    """The scheduler's state of a task ("processing", "erred", ...), None if unknown."""
+    return client.sync(client.scheduler.get_task_status, keys=[key]).get(key)
+
+
+def current_state(client, name: str):
+    """The recorded state; a queued/running job whose task is gone counts as failed."""
+    state = read_state(client, name)
+    if state not in ("queued", "running"):
+        return state
+    if task_state(client, job_key(name)) in LIVE_TASK_STATES:
+        return state
+    # the task ends by recording its end, then leaves the scheduler: read again
+    state = read_state(client, name)
+    if state in ("queued", "running"):
+        return ("failed the job's task is gone from the scheduler without recording an end "
+                "(did its worker die?)")
+    return state
+
+
