@@ -72,6 +72,8 @@ TRAIN_USAGE = (
     "--online : -s 1, 3 and -s 2 --primal-cd: random coordinates with replacement, no shrinking\n"
     "--max-updates n : update budget of --online (default max-iter x #variables)\n"
     "--newton {linesearch,tron} : -s 0, 2, 11 by line-search (default) or trust-region Newton\n"
+    "--multinomial : -s 0: multinomial (softmax) logistic regression instead of one-vs-rest;\n"
+    "\tthe model file says L2R_LR_MULTINOMIAL, which LIBLINEAR's predict refuses\n"
     "--version : print dlinear's version\n"
     "-h, --help : show this help\n"
     "Solvers available in this version: "
@@ -157,7 +159,7 @@ def parse_train_args(argv: list[str]):
                 opts["find_C"] = True
             i += 1
             continue
-        if arg in ("--primal-cd", "--online"):
+        if arg in ("--primal-cd", "--online", "--multinomial"):
             setattr(params, arg[2:].replace("-", "_"), True)
             i += 1
             continue

@@ -472,13 +472,25 @@ class LinearSVC(_LiblinearClassifier):
         return solver_for(self.loss, self.penalty, self.dual, n_samples, n_features)
 
 
+def _softmax_from_scores(scores):
+    """Multinomial probabilities: the softmax of the class scores (two classes: one
+    score column, the sigmoid as for one-vs-rest)."""
+    if scores.shape[1] == 1:
+        return _proba_from_scores(scores)
+    e = np.exp(scores - scores.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+
+
 class LogisticRegression(_LiblinearClassifier):
     """L2- or L1-regularized logistic regression (LIBLINEAR -s 0, 7, 6), one-vs-rest for
-    more than two classes; predict_proba as LIBLINEAR's -b 1."""
+    more than two classes (predict_proba as LIBLINEAR's -b 1), or with
+    multi_class="multinomial" the softmax model of scikit-learn's lbfgs (L2, -s 0 only;
+    predict_proba the softmax). multi_class "auto" and "ovr" are one-vs-rest, LIBLINEAR's
+    way."""
 
     def __init__(self, penalty="l2", C=1.0, dual=False, tol=None, fit_intercept=True,
                  intercept_scaling=1.0, class_weight=None, max_iter=300, random_state=None,
-                 solver=None):
+                 solver=None, multi_class="auto"):
         self.penalty = penalty
         self.C = C
         self.dual = dual
@@ -489,9 +501,21 @@ class LogisticRegression(_LiblinearClassifier):
         self.max_iter = max_iter
         self.random_state = random_state
         self.solver = solver
+        self.multi_class = multi_class
+
+    def _multinomial(self) -> bool:
+        if self.multi_class not in ("auto", "ovr", "multinomial"):
+            raise ValueError("multi_class must be 'auto', 'ovr' or 'multinomial', got "
+                             f"{self.multi_class!r}")
+        return self.multi_class == "multinomial"
 
     def _solver_type(self, n_samples, n_features):
         explicit = self._explicit_solver()
+        if self._multinomial():
+            if self.penalty != "l2" or (explicit is not None and explicit != 0):
+                raise ValueError("multi_class='multinomial' is L2-regularized logistic "
+                                 "regression by Newton (-s 0) only")
+            return 0
         if explicit is not None:
             if not SOLVERS[explicit].probability:
                 raise ValueError(f"solver -s {explicit} is not logistic regression")
@@ -499,14 +523,21 @@ class LogisticRegression(_LiblinearClassifier):
         return solver_for("logistic_regression", self.penalty, self.dual, n_samples,
                           n_features)
 
+    def _params(self, solver_type: int) -> Params:
+        params = super()._params(solver_type)
+        params.multinomial = self._multinomial()
+        return params
+
     def predict_proba(self, X):
         """(n_samples, n_classes) probabilities in the order of classes_."""
         scores = self._scores(X)
+        to_proba = (_softmax_from_scores if getattr(self.model_, "multinomial", False)
+                    else _proba_from_scores)
         if _is_dask(scores):
             k = max(scores.shape[1], 2)
-            return scores.map_blocks(_proba_from_scores, chunks=(scores.chunks[0], (k,)),
+            return scores.map_blocks(to_proba, chunks=(scores.chunks[0], (k,)),
                                      dtype=np.float64)
-        return _proba_from_scores(scores)
+        return to_proba(scores)
 
     def predict_log_proba(self, X):
         proba = self.predict_proba(X)

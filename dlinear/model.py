@@ -25,6 +25,9 @@ class Model:
     w: np.ndarray
     rho: float = 0.0             # one-class SVM only
     n_iter: tuple = ()           # per binary problem; not saved in the file
+    # multinomial (softmax) logistic regression: w has one column per class (also for 2
+    # classes), probabilities are the softmax; the file names it MULTINOMIAL_SOLVER_NAME
+    multinomial: bool = False
 
     @property
     def spec(self):
@@ -44,11 +47,18 @@ class Model:
 
     @property
     def nr_w(self) -> int:
-        return nr_w_of(self.solver_type, self.nr_class)
+        return self.nr_class if self.multinomial else nr_w_of(self.solver_type, self.nr_class)
 
     @property
     def w_size(self) -> int:
         return self.nr_feature + (1 if self.bias >= 0 else 0)
+
+
+# The solver_type of a multinomial model's file. LIBLINEAR's load_model does not know the
+# name, so its `predict` refuses the file ("can't open model file") instead of reading
+# the K softmax columns as one-vs-rest ones (its argmax would agree, its -b 1
+# probabilities would not). Everything else is LIBLINEAR's format, K weight columns.
+MULTINOMIAL_SOLVER_NAME = "L2R_LR_MULTINOMIAL"
 
 
 def nr_w_of(solver_type: int, nr_class: int) -> int:
@@ -59,7 +69,8 @@ def save_model(path, model: Model) -> None:
     """Writes LIBLINEAR's text format (LIBLINEAR 2.50's save_model, %.17g numbers), atomically:
     a temporary file in the target directory renamed over the target, so a failure leaves
     no partial model."""
-    lines = [f"solver_type {model.spec.name}", f"nr_class {model.nr_class}"]
+    name = MULTINOMIAL_SOLVER_NAME if model.multinomial else model.spec.name
+    lines = [f"solver_type {name}", f"nr_class {model.nr_class}"]
     if model.label is not None:
         lines.append("label " + " ".join(str(int(v)) for v in model.label))
     lines.append(f"nr_feature {model.nr_feature}")
@@ -113,7 +124,10 @@ def load_model(path) -> Model:
             raise bad(f"'{key}' takes exactly one value")
         value = tokens[1]
         try:
-            if key == "solver_type":
+            if key == "solver_type" and value == MULTINOMIAL_SOLVER_NAME:
+                header[key] = 0
+                header["multinomial"] = True
+            elif key == "solver_type":
                 if value not in SOLVER_BY_NAME:
                     raise bad(f"unknown solver type {value}")
                 header[key] = SOLVER_BY_NAME[value].id
@@ -139,7 +153,8 @@ def load_model(path) -> Model:
     if label is None and SOLVERS[solver_type].kind == "classification":
         raise DlinearError(f"{path}: a classification model needs a 'label' line")
 
-    nr_w = nr_w_of(solver_type, nr_class)
+    multinomial = header.get("multinomial", False)
+    nr_w = nr_class if multinomial else nr_w_of(solver_type, nr_class)
     w_size = nr_feature + (1 if bias >= 0 else 0)
     body = "\n".join(lines[line_no:])
     try:
@@ -151,4 +166,4 @@ def load_model(path) -> Model:
                            f"({w_size} rows x {nr_w}), found {w.size}")
     return Model(solver_type=solver_type, nr_class=nr_class, label=label,
                  nr_feature=nr_feature, bias=bias, w=w.reshape(w_size, nr_w),
-                 rho=header.get("rho", 0.0))
+                 rho=header.get("rho", 0.0), multinomial=multinomial)

@@ -429,6 +429,8 @@ def checked_search_params(params: Params, nr_fold: int) -> Params:
     check_parameter(params)
     if params.solver_type not in SEARCH_SOLVERS:
         raise DlinearError(SEARCH_SOLVER_ERROR)
+    if params.multinomial:
+        raise DlinearError("-C (parameter search) does not support --multinomial yet")
     if nr_fold < 2:
         raise DlinearError("n-fold cross validation: n must >= 2")
     return params.resolved()

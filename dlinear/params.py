@@ -42,6 +42,11 @@ class Params:
     online: bool = False              # -s 1/-s 3, -s 2 with primal_cd: random CD w/ replacement
     max_updates: int = 0              # online update budget; 0: max_iter x #variables
     newton: str = "linesearch"        # -s 0/2/11 driver: "linesearch" (LIBLINEAR 2.40+) or "tron"
+    # -s 0/2 one-vs-rest: True = all classes share each pass (k-column Newton), False = one
+    # driver per class, None = per class in process, k-column on a cluster
+    kcolumn: Optional[bool] = None
+    # -s 0 only: multinomial (softmax) logistic regression instead of one-vs-rest
+    multinomial: bool = False
     # warm start of -s 0, 2, 11 (LIBLINEAR's init_sol): weights shaped like Model.w,
     # (w_size, 1) or (w_size,) for a binary or regression model, (w_size, k) for k classes
     init_sol: Optional[np.ndarray] = None
@@ -105,6 +110,8 @@ def check_parameter(params: Params) -> None:
     if params.max_iter < 1:
         raise DlinearError("max_iter < 1")
     _check_cd_options(params)
+    if params.multinomial and params.solver_type != 0:
+        raise DlinearError("--multinomial is only for -s 0 (logistic regression)")
     if not spec.available:
         raise DlinearError(f"solver -s {spec.id} ({spec.name}) is not available in this "
                            f"version of dlinear; available: "

@@ -37,6 +37,9 @@ def predict(model: Model, problem: Problem) -> np.ndarray:
 def probabilities_from_decision_values(model: Model, dec: np.ndarray) -> np.ndarray:
     if not model.is_probability:
         raise DlinearError("probability output is only supported for logistic regression")
+    if model.multinomial:
+        e = np.exp(dec - dec.max(axis=1, keepdims=True))
+        return e / e.sum(axis=1, keepdims=True)
     p = 1.0 / (1.0 + np.exp(-dec))
     if model.nr_class == 2:
         return np.column_stack([p[:, 0], 1.0 - p[:, 0]])

@@ -51,9 +51,13 @@ def order_labels(labels_in_first_appearance: np.ndarray) -> np.ndarray:
 def group_classes(y: np.ndarray):
     """(labels in LIBLINEAR's order, index of each row's class in that order)."""
     label = order_labels(first_appearance(y))
+    return label, group_rows(label, y)
+
+
+def group_rows(label: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Index in `label` of each row's class."""
     class_of_row = np.searchsorted(np.sort(label), y.astype(np.int64))
-    class_of_row = np.argsort(label)[class_of_row]
-    return label, class_of_row
+    return np.argsort(label)[class_of_row]
 
 
 def weighted_class_C(label: np.ndarray, params: Params, emit) -> np.ndarray:
@@ -171,7 +175,8 @@ def assemble_model(params: Params, n_features: int, label, results: list) -> Mod
     W = np.column_stack([r.w for r in results]).reshape(w_size, -1)
     rho = results[0].rho if params.spec.kind == "oneclass" else 0.0
     return Model(params.solver_type, nr_class, label, n_features, float(params.bias), W,
-                 rho=rho, n_iter=tuple(r.n_iter for r in results))
+                 rho=rho, n_iter=tuple(r.n_iter for r in results),
+                 multinomial=bool(getattr(params, "multinomial", False)))
 
 
 def task_seed(seed: int, index: int) -> int:
@@ -223,6 +228,52 @@ def _run_all(fn: Callable, items: list, n_threads: int, label: str = "tasks") ->
             return [f.result() for f in futures]
 
 
+def classes_together(params: Params, n_problems: int, nnz_per_row: float) -> bool:
+    """Whether the one-vs-rest problems of a Newton solver (-s 0, -s 2) share their passes
+    over the data (k-column Newton) rather than run one driver each, in this process.
+
+    Only when asked (Params(kcolumn=True)): measured on one core (BENCHMARKS.md,
+    "Multi-class Newton"), whole fits by k-column Newton took 0.4-1.15x the per-class
+    drivers' speed for k = 2..35 and 10..300 nonzeros per row, i.e. no crossover was
+    found in process; on a cluster it is the default (rounds, not passes, cost there).
+    `nnz_per_row` is kept for a rule by data shape once one is measured."""
+    if params.solver_type not in (0, 2) or params.primal_cd:
+        return False
+    return bool(params.kcolumn) and n_problems > 1
+
+
+def class_targets(y, sample_weight, label, weighted_C, params: Params):
+    """(Y, C), (l, K): task_targets of every one-vs-rest problem as columns."""
+    ks = range(n_binary_problems(len(label)))
+    pairs = [task_targets(y, sample_weight, label, k, weighted_C, params) for k in ks]
+    return (np.ascontiguousarray(np.column_stack([t for t, _ in pairs])),
+            np.ascontiguousarray(np.column_stack([c for _, c in pairs])))
+
+
+def fit_classes_together(problem: Problem, label, weighted_C, params: Params,
+                         n_threads: int = 1) -> list:
+    """The one-vs-rest problems of -s 0 / -s 2 by k-column Newton: the same models, logs
+    and counts as fit_class on each, with one pass over the rows for all classes (split
+    by class over n_threads threads)."""
+    from .solvers.kcolumn import fit_one_vs_rest_together
+    Y, C = class_targets(problem.y, problem.sample_weight, label, weighted_C, params)
+    w0s = [initial_w(params, k) for k in range(Y.shape[1])]
+    return fit_one_vs_rest_together(problem, Y, C, params, w0s, n_threads)
+
+
+def multinomial_C(class_of_row, sample_weight, weighted_C):
+    """Per-row C of the multinomial loss: the row's class's (weighted) C x its weight."""
+    C = np.asarray(weighted_C, dtype=np.float64)[class_of_row]
+    return C * sample_weight if sample_weight is not None else C
+
+
+def fit_multinomial_problem(problem: Problem, label, class_of_row, weighted_C,
+                            params: Params) -> FitResult:
+    from .solvers.multinomial import fit_multinomial
+    C = multinomial_C(class_of_row, problem.sample_weight, weighted_C)
+    return fit_multinomial(problem, class_of_row, C, len(label), params, params.init_sol)
+
+
 def train_in_process(problem: Problem, params: Params,
                      log: Optional[Callable[[str], None]] = None,
                      n_threads: Optional[int] = None) -> Model:
@@ -241,6 +292,10 @@ def train_in_process(problem: Problem, params: Params,
     if spec.kind in ("regression", "oneclass"):
         results = [train_one(single_task(problem, params), params)]
         label = None
+    elif params.multinomial:
+        label, class_of_row = group_classes(problem.y)
+        weighted_C = weighted_class_C(label, params, emit)
+        results = [fit_multinomial_problem(problem, label, class_of_row, weighted_C, params)]
     elif spec.all_classes:
         label, class_of_row = group_classes(problem.y)
         weighted_C = weighted_class_C(label, params, emit)
@@ -249,9 +304,14 @@ def train_in_process(problem: Problem, params: Params,
     else:
         label = order_labels(first_appearance(problem.y))
         weighted_C = weighted_class_C(label, params, emit)
-        columns = SharedColumns()     # transposed at most once for all classes
-        results = _run_all(lambda k: fit_class(problem, label, k, weighted_C, params, columns),
-                           list(range(n_binary_problems(len(label)))), n_threads, "classes")
+        n_problems = n_binary_problems(len(label))
+        if classes_together(params, n_problems, problem.nnz / problem.n_samples):
+            results = fit_classes_together(problem, label, weighted_C, params, n_threads)
+        else:
+            columns = SharedColumns()     # transposed at most once for all classes
+            results = _run_all(lambda k: fit_class(problem, label, k, weighted_C, params,
+                                                   columns),
+                               list(range(n_problems)), n_threads, "classes")
     for r in results:
         for line in r.log:
             emit(line)

@@ -13,6 +13,12 @@ with L2 losses each class has its own active rows and a k-column pass would also
 the rows inactive for some classes.
 
     python scripts/bench_kcolumn.py --rows 677000
+
+With --fit, whole one-vs-rest trainings instead: dlinear.train_in_process with one
+driver per class (Params(kcolumn=False)) against k-column Newton (kcolumn=True), both on
+one thread, interleaved, best of --repeat, for each k in --k and nnz per row in --nnz:
+
+    python scripts/bench_kcolumn.py --fit --rows 20000 --k 2,4,8,16,35 --nnz 10,70,300
 """
 import argparse
 import os
@@ -73,6 +79,34 @@ def best(fn, repeat):
     return min(times)
 
 
+def fit_crossover(args):
+    """Per-class drivers against k-column Newton, whole trainings on one thread."""
+    from dataclasses import replace
+
+    from dlinear import Params
+    from dlinear.train import train_in_process
+    print(f"{'solver':>6} {'k':>3} {'nnz/row':>7} {'per-class':>10} {'k-column':>9} "
+          f"{'ratio':>6}  models equal")
+    for nnz in [float(x) for x in args.nnz.split(",")]:
+        for k in [int(x) for x in args.k.split(",")]:
+            P = make_rcv1_like(args.rows, n_features=args.features, n_classes=k,
+                               nnz_per_row=nnz, seed=1)
+            for solver in [int(x) for x in args.solvers.split(",")]:
+                base = Params(solver_type=solver, C=args.C)
+                per, tog = replace(base, kcolumn=False), replace(base, kcolumn=True)
+                times = {False: [], True: []}
+                models = {}
+                for _ in range(args.repeat):
+                    for flag, prm in ((False, per), (True, tog)):
+                        t = time.perf_counter()
+                        models[flag] = train_in_process(P, prm, n_threads=1)
+                        times[flag].append(time.perf_counter() - t)
+                t1, tk = min(times[False]), min(times[True])
+                same = np.array_equal(models[False].w, models[True].w)
+                print(f"{solver:6d} {k:3d} {nnz:7.0f} {t1:9.3f}s {tk:8.3f}s {t1 / tk:6.2f}  "
+                      f"{same}", flush=True)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", type=int, default=200_000)
@@ -80,7 +114,13 @@ def main(argv=None):
     ap.add_argument("--nnz-per-row", type=float, default=70)
     ap.add_argument("--k", default="1,2,4,8,16,32")
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--fit", action="store_true", help="whole trainings (see above)")
+    ap.add_argument("--nnz", default="70", help="--fit: nnz per row values")
+    ap.add_argument("--solvers", default="0,2", help="--fit: -s values")
+    ap.add_argument("--C", type=float, default=1.0)
     args = ap.parse_args(argv)
+    if args.fit:
+        return fit_crossover(args)
 
     P = make_rcv1_like(args.rows, n_features=args.features, nnz_per_row=args.nnz_per_row,
                        seed=0)

@@ -228,14 +228,20 @@ def test_worker_killed_mid_training_still_gives_the_same_model(tmp_path):
         stop_cluster(procs)
 
 
-@pytest.mark.parametrize("victim", ["root", "leaf"])
-def test_worker_killed_mid_newton_still_reaches_the_optimum(tmp_path, monkeypatch, victim):
-    """The Newton actors of a dead worker are rebuilt on the others, their state replayed."""
+@pytest.mark.parametrize("victim,n_classes,multinomial", [("root", 2, False),
+                                                         ("leaf", 2, False),
+                                                         ("root", 4, False),
+                                                         ("leaf", 3, True)])
+def test_worker_killed_mid_newton_still_reaches_the_optimum(tmp_path, monkeypatch, victim,
+                                                           n_classes, multinomial):
+    """The Newton actors of a dead worker are rebuilt on the others, their state replayed
+    (for 4 classes: the k-column actors, every class's state; and the multinomial's)."""
     from dlinear.cluster import objective
     from dlinear.solvers.primal_objective_values import primal_objective
     path = tmp_path / "binary.train"
-    write_libsvm(path, make_rcv1_like(6000, n_features=2000, nnz_per_row=30, seed=8))
-    params = Params(solver_type=0, eps=1e-4)
+    write_libsvm(path, make_rcv1_like(6000, n_features=2000, n_classes=n_classes,
+                                      nnz_per_row=30, seed=8))
+    params = Params(solver_type=0, eps=1e-4, multinomial=multinomial)
     expected = train(read_libsvm(path), params)
     address, procs = start_cluster(tmp_path, n_workers=3)
     try:
@@ -243,7 +249,7 @@ def test_worker_killed_mid_newton_still_reaches_the_optimum(tmp_path, monkeypatc
             by_name = wait_for_workers(c, 3)
             dataset = Dataset.from_libsvm(path, c, block_bytes=64 << 10)
             real_round = objective.TreeLossTerm._round
-            killed = []
+            killed, killed_term = [], []
 
             def round_after_a_kill(self, method, *args):
                 if self.n_calls == 8 and not killed:      # in the first Newton iterations
@@ -253,15 +259,23 @@ def test_worker_killed_mid_newton_still_reaches_the_optimum(tmp_path, monkeypatc
                     os.killpg(procs[name].pid, signal.SIGKILL)
                     procs[name].wait()
                     killed.append(worker)
+                    killed_term.append(self)
                 return real_round(self, method, *args)
 
             monkeypatch.setattr(objective.TreeLossTerm, "_round", round_after_a_kill)
             model = train(dataset, params)
             assert killed and killed[0] not in c.nthreads()
+        if multinomial:     # the same iterations: the replayed state is exact
+            assert isinstance(killed_term[0], objective.TreeMultinomialTerm)
+            assert model.n_iter == expected.n_iter
+            np.testing.assert_allclose(model.w, expected.w, atol=1e-8)
+            return
         problem = read_libsvm(path)
         f, f_expected = primal_objective(problem, params, model), \
             primal_objective(problem, params, expected)
         assert abs(f - f_expected) <= 1e-8 * f_expected
+        if n_classes > 2:
+            assert isinstance(killed_term[0], objective.TreeColumnsTerm)
     finally:
         stop_cluster(procs)
 

@@ -118,3 +118,47 @@ def test_parts_are_a_multiple_of_the_workers(cluster, problems, monkeypatch):
     for part, workers in client.who_has(data.parts).items():
         per_worker[min(workers)] = per_worker.get(min(workers), 0) + 1
     assert sorted(per_worker.values()) == [3, 3, 3]
+
+
+@pytest.mark.parametrize("solver,driver", [(0, "linesearch"), (2, "tron")])
+def test_classes_share_each_round_and_equal_one_driver_per_class(cluster, problems, solver,
+                                                                  driver):
+    """k-column Newton on the cluster: the per-class drivers' models and logs
+    (bit-identical: the same sums in the same order), one actor round per lockstep round
+    for all classes, at most k n-vectors each way per round."""
+    from dataclasses import replace
+
+    from dlinear.cluster import engine
+    local_cluster, client = cluster
+    # 3 workers, as the test before: retiring a worker just before the module's cluster
+    # closes can trip distributed's LocalCluster.close (KeyError in its worker watcher)
+    scale_to(local_cluster, client, 3)
+    problem = problems["multi"]
+    data = Dataset.from_arrays(problem, None, client, n_parts=6)
+    params = Params(solver_type=solver, eps=1e-4, bias=1.0, newton=driver)
+    per_class_log, together_log = [], []
+    per_class = train(data, replace(params, kcolumn=False), log=per_class_log.append)
+    together = train(data, replace(params, kcolumn=True), log=together_log.append)
+    np.testing.assert_array_equal(together.w, per_class.w)
+    assert together_log == per_class_log
+    stats = engine.last_fit_stats
+    assert stats["workers"] == 3
+    assert stats["rounds"] == stats["lockstep_rounds"] + 1       # + the label counts
+    k, vector = 3, 8 * (problem.n_features + 1)
+    assert stats["bytes_to_workers"] <= stats["rounds"] * k * vector
+    assert stats["bytes_from_workers"] <= stats["rounds"] * 2 * k * vector   # g and M
+    # the rounds are those of the class needing most calls alone, not a sum over classes
+    from dlinear.solvers.kcolumn import KColumnLossTerm, fit_newton_together
+    from dlinear.solvers.primal_objectives import LOSS_OF_SOLVER
+    from dlinear.train import class_targets, order_labels, first_appearance, weighted_class_C
+    resolved = params.resolved()
+    label = order_labels(first_appearance(problem.y))
+    Y, C = class_targets(problem.y, None, label,
+                         weighted_class_C(label, resolved, lambda line: None), resolved)
+    alone = []
+    for c in range(k):
+        term = KColumnLossTerm(problem, Y[:, [c]], C[:, [c]], 1.0, LOSS_OF_SOLVER[solver])
+        _, lockstep = fit_newton_together(term.execute, term.n_variables, term.counts(),
+                                          resolved, [None])
+        alone.append(lockstep.n_rounds)
+    assert stats["lockstep_rounds"] == max(alone) < sum(alone)

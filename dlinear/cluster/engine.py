@@ -123,6 +123,18 @@ def _train_newton(dataset: Dataset, params: Params, emit) -> Model:
         ks = list(range(n_binary_problems(len(label))))
 
     placement = Placement(dataset)
+    if params.multinomial:
+        results = [_fit_multinomial(placement, label, weighted_C, params)]
+        for r in results:
+            for line in r.log:
+                emit(line)
+        return assemble_model(params, dataset.n_features, label, results)
+    if label is not None and classes_together_on_cluster(params, len(ks)):
+        results = _fit_classes_together(placement, label, weighted_C, params)
+        for r in results:
+            for line in r.log:
+                emit(line)
+        return assemble_model(params, dataset.n_features, label, results)
 
     def fit(k):
         objective, counts = distributed_objective(dataset, label, k, weighted_C, params,
@@ -139,6 +151,57 @@ def _train_newton(dataset: Dataset, params: Params, emit) -> Model:
         for line in r.log:
             emit(line)
     return assemble_model(params, dataset.n_features, label, results)
+
+
+def classes_together_on_cluster(params: Params, n_problems: int) -> bool:
+    """On a cluster the classes share every actor round (k-column Newton) unless
+    Params.kcolumn is False: rounds, not passes, are what costs there."""
+    return (params.solver_type in (0, 2) and n_problems > 1
+            and params.kcolumn is not False)
+
+
+# the last k-column fit's round statistics (benchmarks read them)
+last_fit_stats = {}
+
+
+def _fit_classes_together(placement, label, weighted_C, params) -> list:
+    """k-column Newton over the workers: one actor round serves every class's request."""
+    from ..solvers.kcolumn import fit_newton_together
+    from .objective import TreeColumnsTerm
+    params = params.resolved()
+    term = TreeColumnsTerm(placement, label, weighted_C, params)
+    try:
+        counts = term.counts()
+        w0s = [initial_w(params, k) for k in range(term.n_classes)]
+        results, lockstep = fit_newton_together(term.execute, term.n_variables, counts,
+                                                params, w0s)
+        last_fit_stats.clear()
+        last_fit_stats.update(rounds=term.n_calls, lockstep_rounds=lockstep.n_rounds,
+                              bytes_to_workers=term.bytes_to_workers,
+                              bytes_from_workers=term.bytes_from_workers,
+                              workers=len(term.workers))
+        return results
+    finally:
+        term.close()
+
+
+def _fit_multinomial(placement, label, weighted_C, params):
+    """Multinomial logistic regression map-reduced over the workers' rows."""
+    from ..solvers.multinomial import fit_multinomial_objective
+    from .objective import distributed_multinomial_objective
+    params = params.resolved()
+    objective, counts = distributed_multinomial_objective(placement.dataset, label,
+                                                          weighted_C, params, placement)
+    try:
+        result = fit_multinomial_objective(objective, counts, params, params.init_sol)
+        term = objective.loss_term
+        last_fit_stats.clear()
+        last_fit_stats.update(rounds=term.n_calls, bytes_to_workers=term.bytes_to_workers,
+                              bytes_from_workers=term.bytes_from_workers,
+                              workers=len(term.workers))
+        return result
+    finally:
+        objective.loss_term.close()
 
 
 def cross_validation_on_cluster(data, params: Params, nr_fold: int, client=None,

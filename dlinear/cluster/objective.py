@@ -30,6 +30,8 @@ import time
 
 import numpy as np
 
+from ..solvers.kcolumn import KColumnLossTerm
+from ..solvers.multinomial import MultinomialTerm, multinomial_objective
 from ..solvers.primal_objectives import LOSS_OF_SOLVER, LossTerm, RegularizedObjective
 from .dataset import concat_weights
 from .session import worker_addresses
@@ -44,13 +46,17 @@ class WorkerLost(Exception):
 
 
 def _add(a, b):
-    """Sum of two results of the same call: floats, arrays, or tuples of them."""
+    """Sum of two results of the same call: floats, arrays, or tuples or dicts of them."""
+    if isinstance(a, dict):
+        return {key: _add(a[key], b[key]) for key in a}
     if isinstance(a, tuple):
         return tuple(_add(x, y) for x, y in zip(a, b))
     return a + b
 
 
 def _nbytes(value) -> int:
+    if isinstance(value, dict):
+        return sum(_nbytes(v) for v in value.values())
     if isinstance(value, tuple):
         return sum(_nbytes(v) for v in value)
     return value.nbytes if isinstance(value, np.ndarray) else 0
@@ -159,14 +165,17 @@ class TreeLossTerm:
         self._stale = False
         self._make_actors(placement.by_worker, placement.generation)
 
-    def _make_actors(self, by_worker, generation):
+    def _submit_actor(self, worker, parts):
+        """The future of this problem's actor on `worker` over its `parts`."""
         label, k, weighted_C, params = self._problem
+        return self.client.submit(BlockActor, self._placement.dataset.n_features, label, k,
+                                  weighted_C, params, *parts, actor=True, workers=[worker],
+                                  pure=False)
+
+    def _make_actors(self, by_worker, generation):
         self._generation = generation
         self.workers = list(by_worker)
-        n_features = self._placement.dataset.n_features
-        futures = [self.client.submit(BlockActor, n_features, label, k, weighted_C, params,
-                                      *parts, actor=True, workers=[w], pure=False)
-                   for w, parts in by_worker.items()]
+        futures = [self._submit_actor(w, parts) for w, parts in by_worker.items()]
         self._actor_futures = futures
         self.actors = self.client.gather(futures)
         set_up = [actor.set_children([self.actors[j] for j in (2 * i + 1, 2 * i + 2)
@@ -283,3 +292,141 @@ def distributed_objective(dataset, label, k, weighted_C, params, placement=None)
     term = TreeLossTerm(placement, label, k, weighted_C, params)
     counts = term.counts()
     return RegularizedObjective(term, term.n_variables, params.regularize_bias), counts
+
+
+# ------------------------------------------------------------------ all classes at once
+class ColumnsActor(BlockActor):
+    """A BlockActor for all one-vs-rest problems together: the worker's parts as one
+    KColumnLossTerm (dlinear.solvers.kcolumn), whose `execute` serves one round of the
+    classes' requests; `pending_move` is then a dict {class: alpha}."""
+
+    def __init__(self, n_features, label, weighted_C, params, *parts):
+        from distributed import get_worker
+
+        from ..train import class_targets
+        parts = [p for p in parts if p.n_samples > 0]
+        Y, C = class_targets(np.concatenate([p.y for p in parts]), concat_weights(parts),
+                             label, weighted_C, params)
+        self.term = KColumnLossTerm(parts, Y, C, params.bias,
+                                    LOSS_OF_SOLVER[params.solver_type], params.p, n_features)
+        self.children = []
+        self.bytes_received = 0
+        self.bytes_sent = 0
+        self.busy = 0.0
+        self._executor = get_worker().executors["default"]
+
+    def _run(self, pending_move, method, args):
+        if method == "counts":
+            return self.term.counts()
+        return super()._run(pending_move, method, args)
+
+
+class TreeColumnsTerm(TreeLossTerm):
+    """KColumnLossTerm.execute summed over one ColumnsActor per worker: one actor round
+    per round of the lockstep, whatever the number of classes (k-column Newton on a
+    cluster). Recovery after a lost worker replays each class's point, line-search
+    direction and curvature, as TreeLossTerm does for one class."""
+
+    def __init__(self, placement: Placement, label, weighted_C, params):
+        from ..train import n_binary_problems
+        self.n_classes = n_binary_problems(len(label))
+        self._W = {}            # per class: the point the workers' z derive from
+        self._S = {}            # per class: the line-search direction (X s held)
+        self._curved = set()    # classes whose curvature (COEF) is current
+        super().__init__(placement, label, None, weighted_C, params)
+        self._W = {c: np.zeros(self.n_variables) for c in range(self.n_classes)}
+
+    def _submit_actor(self, worker, parts):
+        label, _, weighted_C, params = self._problem
+        return self.client.submit(ColumnsActor, self._placement.dataset.n_features, label,
+                                  weighted_C, params, *parts, actor=True, workers=[worker],
+                                  pure=False)
+
+    def _recover(self):
+        by_worker, generation = self._placement.rebuilt(self._generation)
+        self._make_actors(by_worker, generation)
+        self._pending_move = None
+        self._call(None, "execute", {}, {c: ("at", (w,)) for c, w in self._W.items()})
+        if self._S:
+            self._call(None, "execute", {},
+                       {c: ("along", (s, 0.0)) for c, s in self._S.items()})
+        if self._curved:
+            self._call(None, "execute", {}, {c: ("grad_precond", ()) for c in self._curved})
+        self._stale = False
+
+    def counts(self):
+        """(#positive rows, #rows) of each class, (K, 2)."""
+        return self._round("counts")
+
+    def execute(self, moves: dict, requests: dict) -> dict:
+        """One round: the accepted steps travel as the pending move, the requests as
+        the call (see Lockstep)."""
+        for c, alpha in moves.items():
+            self._W[c] = self._W[c] + alpha * self._S[c]
+            self._curved.discard(c)
+        for c, (method, args) in requests.items():
+            if method == "at":
+                self._W[c] = args[0].copy()
+                self._S.pop(c, None)
+                self._curved.discard(c)
+            elif method == "along":
+                self._S[c] = args[0].copy()
+            elif method == "grad_precond":
+                self._curved.add(c)
+        self._pending_move = dict(moves) if moves else None
+        return self._round("execute", {}, requests)
+
+
+# ------------------------------------------------------------------ multinomial
+class MultinomialActor(BlockActor):
+    """A BlockActor whose term is the worker's share of the softmax loss (a
+    MultinomialTerm, dlinear.solvers.multinomial); n-vectors are W flattened."""
+
+    def __init__(self, n_features, label, weighted_C, params, *parts):
+        from distributed import get_worker
+
+        from ..train import group_rows, multinomial_C
+        parts = [p for p in parts if p.n_samples > 0]
+        class_of_row = group_rows(label, np.concatenate([p.y for p in parts]))
+        C = multinomial_C(class_of_row, concat_weights(parts), weighted_C)
+        self.term = MultinomialTerm(parts, class_of_row, C, len(label), params.bias,
+                                    n_features)
+        self.children = []
+        self.bytes_received = 0
+        self.bytes_sent = 0
+        self.busy = 0.0
+        self._executor = get_worker().executors["default"]
+
+    def _run(self, pending_move, method, args):
+        if method == "counts":
+            return self.term.counts()
+        return super()._run(pending_move, method, args)
+
+
+class TreeMultinomialTerm(TreeLossTerm):
+    """MultinomialTerm's methods summed over one MultinomialActor per worker: the
+    distributed multinomial objective (same rounds and replay as a binary problem)."""
+
+    def __init__(self, placement: Placement, label, weighted_C, params):
+        super().__init__(placement, label, None, weighted_C, params)
+        self.n_classes = len(label)
+        self.n_variables *= self.n_classes
+        self._w = np.zeros(self.n_variables)
+
+    def _submit_actor(self, worker, parts):
+        label, _, weighted_C, params = self._problem
+        return self.client.submit(MultinomialActor, self._placement.dataset.n_features,
+                                  label, weighted_C, params, *parts, actor=True,
+                                  workers=[worker], pure=False)
+
+    def counts(self):
+        """Rows per class."""
+        return self._round("counts")
+
+
+def distributed_multinomial_objective(dataset, label, weighted_C, params, placement=None):
+    """(objective, rows per class) of multinomial logistic regression on the workers."""
+    placement = placement if placement is not None else Placement(dataset)
+    term = TreeMultinomialTerm(placement, label, weighted_C, params)
+    counts = term.counts()
+    return multinomial_objective(term, params.regularize_bias), counts

@@ -31,8 +31,9 @@ the rows with nonzero curvature and their Hessian weights are compacted into two
 Several columns at once (one-vs-rest or k-fold runs carrying k weight vectors through one
 pass of X) fit the same loops: v/s/g become (n, k) C-order arrays and z/zs/coef (l, k), so
 a row's k values and a feature's k weights are adjacent; the per-row loops below become a
-loop over k inside the nnz loop. scripts/bench_kcolumn.py measures prototypes of those
-kernels (BENCHMARKS.md); no driver uses them yet: the drivers use these 1-column kernels.
+loop over k inside the nnz loop. Those kernels are dlinear.kernels.kcolumn_ops (k-column
+Newton for one-vs-rest, and the multinomial loss), doing each column's arithmetic in the
+order of the kernels here.
 """
 import math
 

@@ -30,20 +30,24 @@ LINESEARCH_ETA = 0.01
 MAX_NUM_LINESEARCH = 20
 
 
-def regularized_dot(u, v, regularize_bias=True) -> float:
-    """u . v over the regularised weights: all of them, or all but the bias weight (-R)."""
+def regularized_dot(u, v, regularize_bias=True, n_bias=1) -> float:
+    """u . v over the regularised weights: all of them, or all but the last n_bias (the
+    bias weights, one per column of a multinomial model) for -R."""
     s = dot(u, v)
     if not regularize_bias:
-        s -= float(u[-1] * v[-1])
+        if n_bias == 1:
+            s -= float(u[-1] * v[-1])
+        else:
+            s -= dot(u[-n_bias:], v[-n_bias:])
     return s
 
 
-def add_regularizer(out, v, regularize_bias=True):
+def add_regularizer(out, v, regularize_bias=True, n_bias=1):
     """out += v on the regularised weights (the identity part of a gradient, Hessian or
     preconditioner)."""
     out += v
     if not regularize_bias:
-        out[-1] -= v[-1]
+        out[-n_bias:] -= v[-n_bias:]
     return out
 
 
@@ -142,15 +146,16 @@ class RegularizedObjective:
     protocol of dlinear.solvers.newton. The data term is a LossTerm here, or the sum of
     the workers' LossTerms on a cluster, so both backends share this code."""
 
-    def __init__(self, loss_term, n_variables, regularize_bias=True):
+    def __init__(self, loss_term, n_variables, regularize_bias=True, n_bias=1):
         self.loss_term = loss_term
         self.n_variables = int(n_variables)
         self.regularize_bias = bool(regularize_bias)
+        self.n_bias = int(n_bias)       # trailing bias weights that -R leaves out
         self._M = np.ones(self.n_variables)
         self._wTw = 0.0
 
     def _sq(self, u, v):
-        return regularized_dot(u, v, self.regularize_bias)
+        return regularized_dot(u, v, self.regularize_bias, self.n_bias)
 
     def fun(self, w):
         w = np.ascontiguousarray(w, dtype=np.float64)
@@ -160,12 +165,13 @@ class RegularizedObjective:
     def grad(self, w):
         w = np.ascontiguousarray(w, dtype=np.float64)
         g, M = self.loss_term.grad_precond()
-        self._M = add_regularizer(M, np.ones(self.n_variables), self.regularize_bias)
-        return add_regularizer(g, w, self.regularize_bias)
+        self._M = add_regularizer(M, np.ones(self.n_variables), self.regularize_bias,
+                                  self.n_bias)
+        return add_regularizer(g, w, self.regularize_bias, self.n_bias)
 
     def hv(self, s):
         s = np.ascontiguousarray(s, dtype=np.float64)
-        return add_regularizer(self.loss_term.hv(s), s, self.regularize_bias)
+        return add_regularizer(self.loss_term.hv(s), s, self.regularize_bias, self.n_bias)
 
     def diag_precond(self):
         return self._M.copy()

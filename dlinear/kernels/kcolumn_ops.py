@@ -1,0 +1,273 @@
+"""k-column kernels of the primal objectives: one pass over the rows for several binary
+problems (one-vs-rest classes) at once, and the softmax (multinomial) loss.
+
+Row state lives in (l, K') C-order arrays, so a row's values of all columns are adjacent;
+`cols` (int64) says which columns of the state a call works on, and the dense inputs and
+outputs of size n (V, S, G, M, out) are (n_variables, m) C-order with one column per entry
+of `cols`, so a feature's m weights are adjacent too. The bias is LIBLINEAR's virtual last
+column, as in sparse_ops.
+
+Every column is computed with exactly the arithmetic, in exactly the order, of the
+one-column kernels in primal_ops (x_i . v summed over the row's nonzeros then the bias,
+X^T accumulations row by row, the same expressions for the loss and its derivatives), so
+a one-vs-rest class driven through these kernels gets bit-identical values, and hence the
+same iterates, Newton and CG counts, as its own one-column driver.
+"""
+import math
+
+import numpy as np
+from numba import njit
+
+from .primal_ops import LR, L2SVC, _c_times_loss
+
+
+@njit(cache=True, nogil=True)
+def xv_k(indptr, indices, data, n_features, bias, V, R, cols):
+    """R[i, cols[c]] = x_i . V[:, c] for every row i and c < len(cols)."""
+    m = len(cols)
+    t = np.empty(m)
+    for i in range(np.uint64(len(indptr) - 1)):
+        for c in range(m):
+            t[c] = 0.0
+        for q in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
+            j = np.uint64(indices[q])
+            v = data[q]
+            for c in range(m):
+                t[c] += V[j, c] * v
+        if bias >= 0:
+            for c in range(m):
+                t[c] += V[n_features, c] * bias
+        for c in range(m):
+            R[i, cols[c]] = t[c]
+
+
+@njit(cache=True, nogil=True)
+def loss_k(loss, Y, C, R, ycols, zcols, zscols, alphas, p, out):
+    """out[c] = sum_i C_i loss(Y[i, ycols[c]], R[i, zcols[c]] + alphas[c] R[i, zscols[c]])
+    (the loss at w + alpha s; zscols = zcols and alpha 0 give the loss at w)."""
+    m = len(ycols)
+    for c in range(m):
+        out[c] = 0.0
+    for i in range(np.uint64(R.shape[0])):
+        for c in range(m):
+            yc = ycols[c]
+            out[c] += _c_times_loss(loss, Y[i, yc], C[i, yc],
+                                    R[i, zcols[c]] + alphas[c] * R[i, zscols[c]], p)
+
+
+@njit(cache=True, nogil=True)
+def move_k(R, zcols, zscols, alphas):
+    """R[:, zcols[c]] += alphas[c] R[:, zscols[c]]: accepted line-search steps."""
+    for i in range(np.uint64(R.shape[0])):
+        for c in range(len(zcols)):
+            R[i, zcols[c]] += alphas[c] * R[i, zscols[c]]
+
+
+@njit(cache=True, nogil=True)
+def grad_precond_k(loss, indptr, indices, data, n_features, bias, Y, C, R, cols, p, G, M,
+                   COEF):
+    """primal_ops.grad_precond for the columns `cols` (labels, C and z = R of column
+    cols[c]): G[:, c] += X^T dl, M[:, c] += diag(X^T H X), and COEF[i, cols[c]] = h_i
+    (zero on rows without curvature, which hess_vec_k then adds as exact zeros)."""
+    m = len(cols)
+    dl = np.empty(m)
+    h = np.empty(m)
+    act = np.empty(m, dtype=np.int64)
+    for i in range(np.uint64(len(indptr) - 1)):
+        for c in range(m):
+            col = cols[c]
+            yi = Y[i, col]
+            Ci = C[i, col]
+            zi = R[i, col]
+            d = 0.0
+            hh = 0.0
+            if loss == LR:
+                sig = 1.0 / (1.0 + math.exp(-yi * zi))
+                d = Ci * (sig - 1.0) * yi
+                hh = Ci * sig * (1.0 - sig)
+            elif loss == L2SVC:
+                mm = yi * zi
+                if mm < 1.0:
+                    d = 2.0 * Ci * yi * (mm - 1.0)
+                    hh = 2.0 * Ci
+            else:
+                e = zi - yi
+                if e < -p:
+                    d = 2.0 * Ci * (e + p)
+                    hh = 2.0 * Ci
+                elif e > p:
+                    d = 2.0 * Ci * (e - p)
+                    hh = 2.0 * Ci
+            dl[c] = d
+            h[c] = hh
+            COEF[i, col] = hh
+        # only the columns with a nonzero derivative at this row (L2 losses: the classes
+        # whose margin the row violates) do the row's scatter
+        n_act = 0
+        for c in range(m):
+            if dl[c] != 0.0 or h[c] != 0.0:
+                act[n_act] = c
+                n_act += 1
+        if n_act == 0:
+            continue
+        for q in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
+            j = np.uint64(indices[q])
+            v = data[q]
+            for a in range(n_act):
+                c = act[a]
+                G[j, c] += dl[c] * v
+                M[j, c] += h[c] * v * v
+        if bias >= 0:
+            for a in range(n_act):
+                c = act[a]
+                G[n_features, c] += dl[c] * bias
+                M[n_features, c] += h[c] * bias * bias
+
+
+@njit(cache=True, nogil=True)
+def hess_vec_k(indptr, indices, data, n_features, bias, COEF, cols, S, out):
+    """out[:, c] += sum_i COEF[i, cols[c]] x_i (x_i . S[:, c]); a row works only on the
+    columns where it has curvature (L2 losses: each class has its own rows)."""
+    m = len(cols)
+    t = np.empty(m)
+    act = np.empty(m, dtype=np.int64)
+    for i in range(np.uint64(len(indptr) - 1)):
+        n_act = 0
+        for c in range(m):
+            if COEF[i, cols[c]] != 0.0:
+                act[n_act] = c
+                n_act += 1
+        if n_act == 0:
+            continue
+        if n_act == m:                  # every column (logistic loss): no indirection
+            for c in range(m):
+                t[c] = 0.0
+            for q in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
+                j = np.uint64(indices[q])
+                v = data[q]
+                for c in range(m):
+                    t[c] += S[j, c] * v
+            if bias >= 0:
+                for c in range(m):
+                    t[c] += S[n_features, c] * bias
+            for c in range(m):
+                t[c] = COEF[i, cols[c]] * t[c]
+            for q in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
+                j = np.uint64(indices[q])
+                v = data[q]
+                for c in range(m):
+                    out[j, c] += t[c] * v
+            if bias >= 0:
+                for c in range(m):
+                    out[n_features, c] += t[c] * bias
+            continue
+        for a in range(n_act):
+            t[a] = 0.0
+        for q in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
+            j = np.uint64(indices[q])
+            v = data[q]
+            for a in range(n_act):
+                t[a] += S[j, act[a]] * v
+        if bias >= 0:
+            for a in range(n_act):
+                t[a] += S[n_features, act[a]] * bias
+        for a in range(n_act):
+            t[a] = COEF[i, cols[act[a]]] * t[a]
+        for q in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
+            j = np.uint64(indices[q])
+            v = data[q]
+            for a in range(n_act):
+                out[j, act[a]] += t[a] * v
+        if bias >= 0:
+            for a in range(n_act):
+                out[n_features, act[a]] += t[a] * bias
+
+
+# --------------------------------------------------------------- multinomial (softmax)
+# W is (n_variables, K); R (l, 2K) holds Z = X W in its first K columns and Z_s = X S
+# of the line search in the next K; y_class[i] is row i's class index, Ci its C.
+
+@njit(cache=True, nogil=True)
+def softmax_loss(R, y_class, Ci, alpha):
+    """sum_i C_i (logsumexp(z_i + alpha zs_i) - (z_i + alpha zs_i)[y_i])."""
+    K = R.shape[1] // 2
+    total = 0.0
+    for i in range(np.uint64(R.shape[0])):
+        top = -np.inf
+        for c in range(K):
+            v = R[i, c] + alpha * R[i, K + c]
+            if v > top:
+                top = v
+        s = 0.0
+        for c in range(K):
+            s += math.exp(R[i, c] + alpha * R[i, K + c] - top)
+        yc = y_class[i]
+        total += Ci[i] * (math.log(s) + top - (R[i, yc] + alpha * R[i, K + yc]))
+    return total
+
+
+@njit(cache=True, nogil=True)
+def softmax_grad_precond(indptr, indices, data, n_features, bias, R, y_class, Ci, G, M, P):
+    """At Z = R[:, :K]: P[i] = softmax(z_i); G += X^T (C (P - onehot(y))) and
+    M += diag of the Hessian's blocks, sum_i C_i p_ic (1 - p_ic) x_ij^2."""
+    K = P.shape[1]
+    dl = np.empty(K)
+    h = np.empty(K)
+    for i in range(np.uint64(len(indptr) - 1)):
+        top = -np.inf
+        for c in range(K):
+            if R[i, c] > top:
+                top = R[i, c]
+        s = 0.0
+        for c in range(K):
+            e = math.exp(R[i, c] - top)
+            P[i, c] = e
+            s += e
+        for c in range(K):
+            p = P[i, c] / s
+            P[i, c] = p
+            dl[c] = Ci[i] * p
+            h[c] = Ci[i] * p * (1.0 - p)
+        dl[y_class[i]] -= Ci[i]
+        for q in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
+            j = np.uint64(indices[q])
+            v = data[q]
+            for c in range(K):
+                G[j, c] += dl[c] * v
+                M[j, c] += h[c] * v * v
+        if bias >= 0:
+            for c in range(K):
+                G[n_features, c] += dl[c] * bias
+                M[n_features, c] += h[c] * bias * bias
+
+
+@njit(cache=True, nogil=True)
+def softmax_hess_vec(indptr, indices, data, n_features, bias, P, Ci, S, out):
+    """out += X^T U, U_ic = C_i p_ic (r_ic - p_i . r_i), r_i = S^T x_i: the exact
+    Hessian of the softmax loss at the P of the last softmax_grad_precond, times S."""
+    K = P.shape[1]
+    t = np.empty(K)
+    for i in range(np.uint64(len(indptr) - 1)):
+        for c in range(K):
+            t[c] = 0.0
+        for q in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
+            j = np.uint64(indices[q])
+            v = data[q]
+            for c in range(K):
+                t[c] += S[j, c] * v
+        if bias >= 0:
+            for c in range(K):
+                t[c] += S[n_features, c] * bias
+        pr = 0.0
+        for c in range(K):
+            pr += P[i, c] * t[c]
+        for c in range(K):
+            t[c] = Ci[i] * P[i, c] * (t[c] - pr)
+        for q in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
+            j = np.uint64(indices[q])
+            v = data[q]
+            for c in range(K):
+                out[j, c] += t[c] * v
+        if bias >= 0:
+            for c in range(K):
+                out[n_features, c] += t[c] * bias

@@ -1,0 +1,326 @@
+"""k-column Newton: the one-vs-rest classes of -s 0 / -s 2 driven together, sharing every
+pass over the data.
+
+Each class keeps its own driver (dlinear.solvers.newton: line-search Newton or TRON,
+unchanged: its own iterate, CG, line search and stopping test), run on its own thread
+against a RegularizedObjective whose data term (`ClassTerm`) does not compute anything
+itself: it posts the request (move to w, gradient, Hv, line-search direction, loss along
+it) to a `Lockstep` and waits. When every class still running has posted one, the
+Lockstep hands all of them to one executor call, which serves them with one pass over
+the rows per kind (one X.W for the points and directions, one gradient-and-preconditioner
+pass, one X^T (D o (X.S)) for the Hessian-vector products) and wakes the drivers with
+their results. A class that has converged leaves, so the passes carry only the active
+columns. The drivers never run while a batch is executed, so per-class state needs no
+locking.
+
+The executor is `KColumnLossTerm.execute` on one process's rows, or one map-reduce round
+over the workers' KColumnLossTerms on a cluster (dlinear.cluster.objective): either way a
+round costs one pass (one actor round) for all classes, so the number of rounds does not
+depend on k.
+
+The kernels (dlinear.kernels.kcolumn_ops) do each column's arithmetic in the order of the
+one-column kernels, so every class gets bit-identical values, iterates, logs and Newton /
+CG counts as when it runs alone.
+"""
+from __future__ import annotations
+
+import threading
+from types import SimpleNamespace
+
+import numpy as np
+
+from ..kernels import kcolumn_ops as KK
+from .primal_objectives import LOSS_OF_SOLVER, RegularizedObjective
+
+
+COLUMN_BLOCK = None     # columns per pass (None: all); see KColumnLossTerm
+
+
+def _as_vector(v):
+    return np.ascontiguousarray(v, dtype=np.float64)
+
+
+class KColumnLossTerm:
+    """The data terms of K binary problems on the rows of one or more CSR blocks (taken as
+    their rows in order): labels Y and per-instance C are (l, K). Row state: R (l, 2K), its
+    first K columns z = X w of each problem, the next K X s of its line search; COEF
+    (l, K) the curvature weights of the last gradient. `execute` serves one round of
+    requests (see the module text); only n-vectors and scalars go in or out."""
+
+    def __init__(self, blocks, Y, C, bias, loss, p=0.0, n_features=None, n_threads=1,
+                 column_block=None):
+        blocks = list(blocks) if isinstance(blocks, (list, tuple)) else [blocks]
+        self.blocks = [b for b in blocks if b.n_samples > 0]
+        self.n_features = int(n_features if n_features is not None
+                              else max(b.n_features for b in blocks))
+        self.bias = float(bias)
+        self.loss = int(loss)
+        self.p = float(p)
+        self.n_variables = self.n_features + (1 if self.bias >= 0 else 0)
+        self.Y = np.ascontiguousarray(Y, dtype=np.float64)
+        self.C = np.ascontiguousarray(C, dtype=np.float64)
+        l, self.n_columns = self.Y.shape
+        self._starts = np.cumsum([0] + [b.n_samples for b in self.blocks])
+        if int(self._starts[-1]) != l or self.C.shape != self.Y.shape:
+            raise ValueError(f"Y and C must be ({int(self._starts[-1])}, K)")
+        self.R = np.zeros((l, 2 * self.n_columns))
+        self.COEF = np.zeros((l, self.n_columns))
+        self.n_passes = 0               # kernel passes over the rows, for benchmarks
+        # more than one thread: the classes of a round are split into n_threads groups
+        # served at once (each column's arithmetic is unchanged, so are the results)
+        self.n_threads = max(1, int(n_threads))
+        # at most this many columns per pass: the (n, m) vectors a pass gathers from and
+        # scatters into should stay in cache (BENCHMARKS.md, "k-column Newton")
+        self.column_block = max(1, int(column_block or self.n_columns))
+        self._pool = None
+
+    def counts(self):
+        """(#positive rows, #rows) of each problem, (K, 2)."""
+        pos = np.count_nonzero(self.Y > 0, axis=0)
+        return np.column_stack([pos, np.full(self.n_columns, len(self.Y))]).astype(np.int64)
+
+    def _pieces(self):
+        for b, start, stop in zip(self.blocks, self._starts[:-1], self._starts[1:]):
+            yield b, slice(int(start), int(stop))
+
+    def _stack(self, vectors):
+        V = np.empty((self.n_variables, len(vectors)))
+        for c, v in enumerate(vectors):
+            V[:, c] = v
+        return V
+
+    def move(self, moves: dict):
+        """Accepts line-search steps {class: alpha}: z += alpha X s of each."""
+        if moves:
+            cs = np.array(sorted(moves), dtype=np.int64)
+            KK.move_k(self.R, cs, cs + self.n_columns,
+                      np.array([moves[c] for c in cs], dtype=np.float64))
+
+    def execute(self, moves: dict, requests: dict) -> dict:
+        """Applies the accepted steps `moves` {class: alpha}, then serves `requests`
+        {class: (method, args)} with LossTerm's methods' meaning (at, along, loss_along,
+        grad_precond, hv); returns {class: result}."""
+        classes = sorted(set(requests) | set(moves))
+        n_groups = min(max(self.n_threads, -(-len(classes) // self.column_block)),
+                       len(classes))
+        if n_groups <= 1:
+            return self._execute(moves, requests)
+        groups = [set(g) for g in np.array_split(np.array(classes), n_groups)]
+        parts = [({c: a for c, a in moves.items() if c in g},
+                  {c: r for c, r in requests.items() if c in g}) for g in groups]
+        results = {}
+        if self.n_threads <= 1:
+            for group_moves, group_requests in parts:
+                results.update(self._execute(group_moves, group_requests))
+            return results
+        if self._pool is None:
+            from concurrent.futures import ThreadPoolExecutor
+            self._pool = ThreadPoolExecutor(self.n_threads, thread_name_prefix="dlinear-kcol")
+        for f in [self._pool.submit(self._execute, *part) for part in parts]:
+            results.update(f.result())
+        return results
+
+    def close(self):
+        if self._pool is not None:
+            self._pool.shutdown()
+            self._pool = None
+
+    def _execute(self, moves: dict, requests: dict) -> dict:
+        K = self.n_columns
+        results = {}
+        self.move(moves)
+        by_method = {}
+        for c in sorted(requests):
+            method, args = requests[c]
+            by_method.setdefault(method, []).append((c, args))
+
+        # one X.V pass for the new points (at) and line-search directions (along)
+        xv_cols, xv_vecs, zero_cols = [], [], []
+        for c, (w,) in by_method.get("at", []):
+            if w.any():
+                xv_cols.append(c)
+                xv_vecs.append(w)
+            else:
+                zero_cols.append(c)     # w = 0 (the start): X w needs no pass
+        for c, (s, _) in by_method.get("along", []):
+            xv_cols.append(K + c)
+            xv_vecs.append(s)
+        if zero_cols:
+            self.R[:, zero_cols] = 0.0
+        if xv_cols:
+            V = self._stack(xv_vecs)
+            cols = np.array(xv_cols, dtype=np.int64)
+            for b, rows in self._pieces():
+                KK.xv_k(b.indptr, b.indices, b.data, self.n_features, self.bias, V,
+                        self.R[rows], cols)
+            self.n_passes += 1
+
+        # the losses (no pass over X)
+        loss_of = [(c, c, 0.0) for c, _ in by_method.get("at", [])]
+        loss_of += [(c, K + c, float(a)) for c, (_, a) in by_method.get("along", [])]
+        loss_of += [(c, K + c, float(a)) for c, (a,) in by_method.get("loss_along", [])]
+        if loss_of:
+            cs = np.array([c for c, _, _ in loss_of], dtype=np.int64)
+            zs = np.array([z for _, z, _ in loss_of], dtype=np.int64)
+            alphas = np.array([a for _, _, a in loss_of], dtype=np.float64)
+            out = np.empty(len(cs))
+            KK.loss_k(self.loss, self.Y, self.C, self.R, cs, cs, zs, alphas, self.p, out)
+            for c, value in zip(cs, out):
+                results[int(c)] = float(value)
+
+        grads = by_method.get("grad_precond", [])
+        if grads:
+            cols = np.array([c for c, _ in grads], dtype=np.int64)
+            G = np.zeros((self.n_variables, len(cols)))
+            M = np.zeros((self.n_variables, len(cols)))
+            for b, rows in self._pieces():
+                KK.grad_precond_k(self.loss, b.indptr, b.indices, b.data, self.n_features,
+                                  self.bias, self.Y[rows], self.C[rows], self.R[rows], cols,
+                                  self.p, G, M, self.COEF[rows])
+            self.n_passes += 1
+            for q, c in enumerate(cols):
+                results[int(c)] = (G[:, q].copy(), M[:, q].copy())
+
+        hvs = by_method.get("hv", [])
+        if hvs:
+            cols = np.array([c for c, _ in hvs], dtype=np.int64)
+            S = self._stack([s for _, (s,) in hvs])
+            out = np.zeros((self.n_variables, len(cols)))
+            for b, rows in self._pieces():
+                KK.hess_vec_k(b.indptr, b.indices, b.data, self.n_features, self.bias,
+                              self.COEF[rows], cols, S, out)
+            self.n_passes += 1
+            for q, c in enumerate(cols):
+                results[int(c)] = out[:, q].copy()
+        return results
+
+
+class Lockstep:
+    """Collects one request from each running class, then serves them all with one call
+    of `execute(moves, requests) -> {class: result}` (made by the last class to ask, while
+    the others wait). Accepted line-search steps (`move`) travel with the next round."""
+
+    def __init__(self, execute, n_classes: int):
+        self._execute = execute
+        self._cond = threading.Condition()
+        self._running = n_classes
+        self._requests = {}
+        self._moves = {}
+        self._results = {}
+        self.n_rounds = 0
+        self.columns_per_round = []     # active classes served by each round
+
+    def move(self, c, alpha):
+        with self._cond:
+            self._moves[c] = self._moves.get(c, 0.0) + float(alpha)
+
+    def request(self, c, method, *args):
+        with self._cond:
+            self._requests[c] = (method, args)
+            if len(self._requests) == self._running:
+                self._serve()
+            while c not in self._results:
+                self._cond.wait()
+            result = self._results.pop(c)
+        if isinstance(result, BaseException):
+            raise result
+        return result
+
+    def leave(self):
+        """A class's driver has finished: rounds no longer wait for it."""
+        with self._cond:
+            self._running -= 1
+            if self._requests and len(self._requests) == self._running:
+                self._serve()
+
+    def _serve(self):
+        requests, self._requests = self._requests, {}
+        moves, self._moves = self._moves, {}
+        try:
+            results = self._execute(moves, requests)
+        except BaseException as error:      # every waiting driver sees it
+            results = {c: error for c in requests}
+        self.n_rounds += 1
+        self.columns_per_round.append(len(requests))
+        self._results.update(results)
+        self._cond.notify_all()
+
+
+class ClassTerm:
+    """LossTerm's methods for class c, served by a Lockstep (see the module text)."""
+
+    def __init__(self, lockstep: Lockstep, c: int):
+        self._lockstep = lockstep
+        self._c = c
+
+    def at(self, w):
+        return self._lockstep.request(self._c, "at", _as_vector(w))
+
+    def grad_precond(self):
+        return self._lockstep.request(self._c, "grad_precond")
+
+    def hv(self, s):
+        return self._lockstep.request(self._c, "hv", _as_vector(s))
+
+    def along(self, s, alpha):
+        return self._lockstep.request(self._c, "along", _as_vector(s), float(alpha))
+
+    def loss_along(self, alpha):
+        return self._lockstep.request(self._c, "loss_along", float(alpha))
+
+    def move(self, alpha):
+        self._lockstep.move(self._c, alpha)
+
+
+def fit_newton_together(execute, n_variables: int, counts, params, w0s,
+                        max_newton_iter=None):
+    """fit_newton for K binary problems at once: the data terms are served by `execute`
+    (KColumnLossTerm.execute or a cluster round), counts[c] = (#positive rows, #rows) of
+    problem c, w0s[c] its warm start or None. Returns (FitResults in class order, the
+    Lockstep, for its round statistics)."""
+    from .newton import NEWTON_MAX_ITER, fit_newton
+    K = len(w0s)
+    lockstep = Lockstep(execute, K)
+    results = [None] * K
+    errors = [None] * K
+
+    def run(c):
+        try:
+            objective = RegularizedObjective(ClassTerm(lockstep, c), n_variables,
+                                             params.regularize_bias)
+            task = SimpleNamespace(w0=w0s[c], w_size=n_variables, y=None)
+            results[c] = fit_newton(task, params, objective=objective,
+                                    max_newton_iter=max_newton_iter or NEWTON_MAX_ITER,
+                                    counts=tuple(int(x) for x in counts[c]))
+        except BaseException as error:
+            errors[c] = error
+        finally:
+            lockstep.leave()
+
+    threads = [threading.Thread(target=run, args=(c,), daemon=True,
+                                name=f"dlinear-class-{c}") for c in range(K)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    for error in errors:
+        if error is not None:
+            raise error
+    return results, lockstep
+
+
+def fit_one_vs_rest_together(problem, Y, C, params, w0s, n_threads=1):
+    """The one-vs-rest problems of -s 0 / -s 2 on one Problem, K = Y.shape[1] columns of
+    labels (+1/-1) and per-instance C, through one KColumnLossTerm in this process
+    (its passes on n_threads threads)."""
+    if params.eps is None:
+        params = params.resolved()
+    term = KColumnLossTerm(problem, Y, C, params.bias, LOSS_OF_SOLVER[params.solver_type],
+                           params.p, problem.n_features, n_threads=n_threads,
+                           column_block=COLUMN_BLOCK)
+    try:
+        results, _ = fit_newton_together(term.execute, term.n_variables, term.counts(),
+                                         params, w0s)
+    finally:
+        term.close()
+    return results
