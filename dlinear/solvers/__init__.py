@@ -12,7 +12,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from ..data import Problem
+from ..data import Problem, arrays_nbytes
 
 
 @dataclass
@@ -51,6 +51,9 @@ class FitResult:
     hit_max_iter: bool = False
     rho: float = 0.0
     alpha: Optional[np.ndarray] = None    # the dual solution, where the solver has one
+
+    def __sizeof__(self) -> int:    # dask.sizeof of a result kept on a worker
+        return object.__sizeof__(self) + arrays_nbytes(self.w, self.alpha)
 
 
 @dataclass(frozen=True)
