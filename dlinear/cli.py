@@ -57,8 +57,8 @@ TRAIN_USAGE = (
     "-q : quiet mode (no outputs)\n"
     "dlinear options:\n"
     "--workers n : start a local Dask cluster of n single-threaded worker processes;\n"
-    "\t0 trains in this process (default: in this process for a training file under\n"
-    "\t64 MB, else a local cluster with one worker per core)\n"
+    "\t0 trains in this process (default: a local cluster with one worker per core to\n"
+    "\ttrain -s 0, 2, 11 on a file of 512 MB or more, else in this process)\n"
     "--scheduler address : train on the Dask cluster at address (tcp://host:8786, tls://...;\n"
     "\tdefault $DLINEAR_SCHEDULER); the data file must be readable by its workers\n"
     "--tls-ca-file f, --tls-cert f, --tls-key f : certificates for a tls:// scheduler\n"
@@ -199,19 +199,26 @@ def _say(quiet: bool):
     return lambda line: print(line, flush=True)
 
 
-# Below this size a training file is read and trained in this process: starting worker
-# processes and shipping them the data costs more than it saves.
-IN_PROCESS_BYTES = 64 << 20
+# The default backend, by measurement (BENCHMARKS.md, "Default backend"): a local cluster
+# pays for starting worker processes and, for the CD solvers, a whole copy of the data on
+# each worker, while in this process one-vs-rest classes and CV folds already run on one
+# thread per core. Only a single Newton training (-s 0, 2, 11: map-reduce over the
+# workers' rows) of a large file was faster on a local cluster.
+NEWTON_CLUSTER_BYTES = 512 << 20
 
 
-def _use_cluster(opts, train_file) -> bool:
+def _use_cluster(opts, params, train_file) -> bool:
     from .cluster.session import SCHEDULER_ENV
+    from .solvers.primal_objectives import LOSS_OF_SOLVER
     if opts["scheduler"] or os.environ.get(SCHEDULER_ENV):
         return True
     if opts["workers"] is not None:
         return opts["workers"] > 0
+    newton = params.solver_type in LOSS_OF_SOLVER and not getattr(params, "primal_cd", False)
+    if not newton or opts["nr_fold"] or opts["find_C"]:
+        return False
     try:
-        return os.path.getsize(train_file) >= IN_PROCESS_BYTES
+        return os.path.getsize(train_file) >= NEWTON_CLUSTER_BYTES
     except OSError:
         return False     # read_libsvm says it cannot open the file
 
@@ -226,11 +233,11 @@ def train_main(argv=None) -> int:
             _prepare_search(params, opts)
         check_parameter(params)
         say = _say(opts["quiet"])
-        if not _use_cluster(opts, train_file):
+        if not _use_cluster(opts, params, train_file):
             from .data import read_libsvm
             if opts["workers"] is None and not opts["quiet"]:
-                print(f"dlinear: training in this process (training file under "
-                      f"{IN_PROCESS_BYTES >> 20} MB; --workers n starts a local cluster)")
+                print("dlinear: training in this process (--workers n starts a local "
+                      "cluster)")
             weights = read_weight_file(opts["weight_file"]) if opts["weight_file"] else None
             problem = read_libsvm(train_file)
             if weights is not None:
