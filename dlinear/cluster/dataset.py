@@ -164,10 +164,10 @@ class Dataset:
         y = da.asarray(y)
         if y.ndim != 1 or (not any(map(math.isnan, X.chunks[0])) and len(y) != X.shape[0]):
             raise DlinearError("y must be 1-dimensional with one label per row of X")
-        y = y.rechunk({0: X.chunks[0]})
+        y = _rows_like(y, X)
         w = None
         if sample_weight is not None:
-            w = da.asarray(sample_weight).rechunk({0: X.chunks[0]})
+            w = _rows_like(da.asarray(sample_weight), X)
         x_blocks = X.to_delayed().ravel()
         y_blocks = y.to_delayed().ravel()
         w_blocks = w.to_delayed().ravel() if w is not None else [None] * len(x_blocks)
@@ -262,6 +262,19 @@ class Dataset:
                 concat_parts, self.n_features, *self.parts, workers=[worker],
                 allow_other_workers=True, pure=False)
         return self._local_copies[worker]
+
+
+def _rows_like(v, X):
+    """v (labels or weights) chunked as X's rows. With unknown row counts (arrays made
+    from DataFrames) the chunks must already correspond, one to one."""
+    if v.chunks[0] == X.chunks[0]:
+        return v
+    if any(map(math.isnan, X.chunks[0] + v.chunks[0])):
+        if v.numblocks[0] != X.numblocks[0]:
+            raise DlinearError(f"X has {X.numblocks[0]} row blocks of unknown size but the "
+                               f"labels or weights have {v.numblocks[0]}: partition them as X")
+        return v
+    return v.rechunk({0: X.chunks[0]})
 
 
 def _block_to_problem(x_block, y_block, w_block, n_features) -> Problem:
