@@ -5,12 +5,11 @@ import contextlib
 
 import numpy as np
 import pytest
-import scipy.sparse as sp
 
 from dask.sizeof import sizeof
 
 import dlinear
-from dlinear import DlinearError, Params, Problem
+from dlinear import DlinearError, Params
 from dlinear.datasets import make_rcv1_like
 
 distributed = pytest.importorskip("distributed")

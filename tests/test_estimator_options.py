@@ -12,7 +12,6 @@ from sklearn.model_selection import GridSearchCV
 
 import dlinear
 import dlinear.estimators as estimators
-from dlinear import Params
 from dlinear.datasets import make_rcv1_like
 from dlinear.estimators import LinearSVC, LinearSVR, LogisticRegression
 
