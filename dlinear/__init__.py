@@ -3,7 +3,7 @@ from .data import Problem
 from .errors import ConvergenceWarning, DlinearError
 from .model import Model, load_model, save_model
 from .params import Params
-from .solvers import SOLVERS
+from .solver_table import SOLVERS
 from .api import (cross_validation, decision_values, find_parameters, predict,
                   predict_probability, train)
 

@@ -14,7 +14,7 @@ import numpy as np
 from .data import Problem
 from .errors import ConvergenceWarning, DlinearError
 from .params import Params, check_parameter
-from .solvers import SOLVERS
+from .solver_table import SOLVERS
 
 
 def _solver_lines(kind: str) -> str:
@@ -49,7 +49,7 @@ TRAIN_USAGE = (
     "\t\twhere f is the dual function (default 0.1)\n"
     "-B bias : if bias >= 0, instance x becomes [x; bias]; if < 0, no bias term added (default -1)\n"
     "-R : not regularize the bias; must with -B 1 to have the bias; DON'T use this unless you know what it is\n"
-    "\t(for -s 0, 2, 5, 6, 11)\n"
+    "\t(for -s 0, 2, 5, 6, 11; with -s 1 or 3, a true bias: the dual with y^T alpha = 0)\n"
     "-wi weight: weights adjust the parameter C of different classes (see README for details)\n"
     "-W weight_file: set instance weights, one per line (multiply each instance's C)\n"
     "-v n: n-fold cross validation mode\n"

@@ -51,7 +51,7 @@ from .data import Problem
 from .errors import ConvergenceWarning as _DlinearConvergenceWarning
 from .model import Model, load_model, save_model
 from .params import Params
-from .solvers import SOLVERS
+from .solver_table import SOLVERS
 
 __all__ = ["LinearSVC", "LogisticRegression", "LinearSVR", "OneClassSVM", "ConvergenceWarning"]
 
@@ -188,7 +188,7 @@ def _block_oneclass(block, coef, rho, what):
         return scores
     if what == "decision":
         return scores - rho
-    return np.where(scores - rho >= 0, 1, -1)
+    return np.where(scores - rho > 0, 1, -1)     # LIBLINEAR's predict: 0 is an outlier
 
 
 def _proba_from_scores(scores):
@@ -680,8 +680,8 @@ class LinearSVR(RegressorMixin, _LiblinearEstimator):
 
 class OneClassSVM(OutlierMixin, _LiblinearEstimator):
     """LIBLINEAR's linear one-class SVM (-s 21): decision_function = w.x - rho (offset_ =
-    rho), predict +1 (inlier) where it is >= 0, else -1. No intercept feature (LIBLINEAR
-    does not allow -B with -s 21); C plays no part."""
+    rho), predict +1 (inlier) where it is > 0, else -1 (as LIBLINEAR's predict). No
+    intercept feature (LIBLINEAR does not allow -B with -s 21); C plays no part."""
 
     _kind = "oneclass"
 
@@ -723,5 +723,5 @@ class OneClassSVM(OutlierMixin, _LiblinearEstimator):
         return self._oneclass(X, "decision")
 
     def predict(self, X):
-        """+1 for inliers (decision_function >= 0), -1 for outliers."""
+        """+1 for inliers (decision_function > 0), -1 for outliers (<= 0), as LIBLINEAR."""
         return self._oneclass(X, "predict")

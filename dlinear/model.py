@@ -8,7 +8,7 @@ import numpy as np
 
 from .errors import DlinearError
 from .fileio import write_text_atomically
-from .solvers import SOLVER_BY_NAME, SOLVERS
+from .solver_table import SOLVER_BY_NAME, SOLVERS
 
 
 @dataclass

@@ -47,16 +47,16 @@ from numba import njit
 
 from .data import Problem, arrays_nbytes
 from .errors import DlinearError
-from .params import Params, check_parameter
+from .params import Params, check_parameter, class_C
 from .predict import predict
 from .progress import progress_bar
-from .solvers.newton import norm
-from .train import (assemble_model, binary_task, cv_folds, first_appearance, fit_binary,
+from .solvers.vectors import norm
+from .train import (assemble_model, binary_task, cv_folds, first_appearance, train_one,
                     n_binary_problems, order_labels, single_task)
 
 # LIBLINEAR searches -s 0, 2 and 11 (warm start of w). dlinear adds the dual CD solvers
 # -s 1 and 3, warm-starting alpha: on 100k rcv1-shaped rows it halves the passes over the
-# data of an -s 1 search (496 -> 246).
+# data of the -s 1 kernel along the C grid (496 -> 246; BENCHMARKS.md, "Parameter search").
 SEARCH_SOLVERS = (0, 1, 2, 3, 11)
 DUAL_SEARCH_SOLVERS = (1, 3)
 SEARCH_SOLVER_ERROR = ("Warm-start parameter search only available for -s 0, -s 1, -s 2, "
@@ -190,17 +190,6 @@ def _next_count(count: int, changed: bool) -> int:
     return 0 if changed else count + 1
 
 
-def _class_C_factors(label: np.ndarray, params: Params) -> np.ndarray:
-    """The -wi weights per class (train.weighted_class_C with C = 1, without its warning:
-    LIBLINEAR silences train()'s output during the search)."""
-    factors = np.ones(len(label))
-    for wl, wv in params.class_weights:
-        hits = np.flatnonzero(label == wl)
-        if len(hits):
-            factors[hits[0]] *= wv
-    return factors
-
-
 def run_fold_path(problem: Problem, perm: np.ndarray, begin: int, end: int, params: Params,
                   Cs: list, request: PathRequest,
                   on_step: Optional[Callable] = None) -> PathResult:
@@ -214,10 +203,9 @@ def run_fold_path(problem: Problem, perm: np.ndarray, begin: int, end: int, para
     test_part = problem.subset(held)
     regression = params.spec.kind == "regression"
     if regression:
-        label, factors, n_problems = None, None, 1
+        label, n_problems = None, 1
     else:
         label = order_labels(first_appearance(train_part.y))
-        factors = _class_C_factors(label, params)
         n_problems = n_binary_problems(len(label))
     result = PathResult(request.group, request.fold, request.start)
     W = request.w0
@@ -225,17 +213,20 @@ def run_fold_path(problem: Problem, perm: np.ndarray, begin: int, end: int, para
     count = request.counter
     for j in range(request.start, len(Cs)):
         at_C = replace(params, C=float(Cs[j]))
+        # without train's warning on unknown weight labels: LIBLINEAR silences train()'s
+        # output during the search
+        weighted_C = class_C(label, at_C)[0] if not regression else None
         fits = []
         for k in range(n_problems):
             if regression:
                 task = single_task(train_part, at_C)
             else:
-                task = binary_task(train_part, label, k, at_C.C * factors, at_C)
+                task = binary_task(train_part, label, k, weighted_C, at_C)
             if A is not None:
                 task = replace(task, alpha0=A[k])
             elif W is not None and params.solver_type not in DUAL_SEARCH_SOLVERS:
                 task = replace(task, w0=W[:, k])
-            fits.append(fit_binary(task, at_C))
+            fits.append(train_one(task, at_C))
         if params.solver_type in DUAL_SEARCH_SOLVERS:
             A = [f.alpha for f in fits]
         model = assemble_model(at_C, train_part.n_features, label, fits)

@@ -7,11 +7,26 @@ from typing import Optional
 import numpy as np
 
 from .errors import DlinearError
-from .solvers import DUAL_MAX_ITER, SOLVERS
+from .solver_table import DUAL_MAX_ITER, SOLVERS
 
 
 @dataclass
 class Params:
+    """LIBLINEAR's parameters, plus dlinear's options.
+
+    Iteration caps, each with its own name (LIBLINEAR's values):
+    - max_iter (`--max-iter`, 300): outer iterations (passes over the variables) of the
+      dual CD solvers -s 1, 3, 7, 12, 13, and of -s 2 with --primal-cd;
+    - max_updates (`--max-updates`): the update budget of --online, by default max_iter
+      passes' worth (max_iter x #variables);
+    - fixed, as in LIBLINEAR: Newton iterations of -s 0, 2, 11 (solvers.newton
+      NEWTON_MAX_ITER, 1000; each Newton step's CG at max(#weights, 5)); outer iterations
+      of -s 4 (crammer_singer MCSVM_MAX_OUTER_ITER, 100000) and -s 21 (oneclass
+      ONECLASS_MAX_OUTER_ITER, 1000); -s 5's CD passes and -s 6's inner CD passes per
+      Newton step (l1r L1R_MAX_ITER, 1000) and -s 6's Newton iterations
+      (L1R_LR_MAX_NEWTON_ITER, 100).
+    """
+
     solver_type: int = 1
     C: float = 1.0
     eps: float | None = None          # None: the solver's default (LIBLINEAR's)
@@ -20,7 +35,7 @@ class Params:
     bias: float = -1.0                # < 0: no bias feature
     regularize_bias: bool = True      # False is LIBLINEAR's -R
     class_weights: list = field(default_factory=list)  # [(label, weight)] from -wi
-    max_iter: int = DUAL_MAX_ITER     # outer-iteration cap of the dual CD solvers
+    max_iter: int = DUAL_MAX_ITER     # outer-iteration cap of the dual CD solvers, primal CD
     seed: int = 1                     # for permutations and CV folds
     cd_block: int = 1                 # -s 1/-s 3: 1 = one-variable dual CD, 2 = two-variable
     primal_cd: bool = False           # -s 2 by primal coordinate descent (Chang et al. 2008)
@@ -42,6 +57,22 @@ class Params:
         return replace(self, eps=SOLVERS[self.solver_type].default_eps)
 
 
+def class_C(label, params: Params, C: Optional[float] = None):
+    """LIBLINEAR's weighted_C: for each class of `label` (in that order), C (params.C by
+    default) times its -wi weights, applied in the order given; and the weight labels that
+    match no class (LIBLINEAR warns about them)."""
+    label = np.asarray(label)
+    weighted_C = np.full(len(label), float(params.C if C is None else C))
+    unknown = []
+    for weight_label, weight in params.class_weights:
+        hits = np.flatnonzero(label == weight_label)
+        if len(hits) == 0:
+            unknown.append(weight_label)
+        else:
+            weighted_C[hits[0]] *= weight
+    return weighted_C, unknown
+
+
 def check_parameter(params: Params) -> None:
     """LIBLINEAR's check_parameter, with its wording, plus dlinear's own checks."""
     if params.solver_type not in SOLVERS:
@@ -61,8 +92,13 @@ def check_parameter(params: Params) -> None:
         if params.bias != 1.0:
             raise DlinearError("To not regularize bias, must specify -B 1 along with -R")
         if not spec.regularize_bias_optional:
-            raise DlinearError("-R option supported only for solver L2R_LR, L2R_L2LOSS_SVC, "
+            raise DlinearError("-R option supported only for solver L2R_LR, "
+                               "L2R_L2LOSS_SVC_DUAL, L2R_L2LOSS_SVC, L2R_L1LOSS_SVC_DUAL, "
                                "L1R_L2LOSS_SVC, L1R_LR, and L2R_L2LOSS_SVR")
+        if params.solver_type in (1, 3) and (params.cd_block == 2 or params.online):
+            raise DlinearError("-R with -s 1 or -s 3 solves the dual with the bias "
+                               "constraint by its own two-variable CD; it cannot be combined "
+                               "with --cd-block 2 or --online")
     if params.init_sol is not None and not spec.init_sol:
         raise DlinearError("Initial-solution specification supported only for solvers "
                            "L2R_LR, L2R_L2LOSS_SVC, and L2R_L2LOSS_SVR")

@@ -22,10 +22,11 @@ import numpy as np
 from .data import Problem
 from .errors import ConvergenceWarning, DlinearError
 from .model import Model
-from .params import Params, check_parameter
+from .params import Params, check_parameter, class_C
 from .predict import predict
 from .progress import progress_bar
-from .solvers import SOLVERS, BinaryTask, FitResult
+from .solver_table import SOLVERS
+from .solvers import FitResult, SharedColumns, SubProblem, fit_all_classes, fit_task
 
 
 def first_appearance(y: np.ndarray) -> np.ndarray:
@@ -56,16 +57,13 @@ def group_classes(y: np.ndarray):
 
 
 def weighted_class_C(label: np.ndarray, params: Params, emit) -> np.ndarray:
-    """C of each class after the -wi weights; unknown labels warn as LIBLINEAR does."""
-    weighted_C = np.full(len(label), params.C)
-    for wl, wv in params.class_weights:
-        hits = np.flatnonzero(label == wl)
-        if len(hits) == 0:
-            message = f"WARNING: class label {wl} specified in weight is not found"
-            warnings.warn(message)
-            emit(message)
-        else:
-            weighted_C[hits[0]] *= wv
+    """C of each class after the -wi weights (params.class_C); unknown labels warn as
+    LIBLINEAR does."""
+    weighted_C, unknown = class_C(label, params)
+    for weight_label in unknown:
+        message = f"WARNING: class label {weight_label} specified in weight is not found"
+        warnings.warn(message)
+        emit(message)
     return weighted_C
 
 
@@ -93,13 +91,13 @@ def task_targets(y, sample_weight, label, k, weighted_C, params: Params):
 
 
 def binary_task(problem: Problem, label: np.ndarray, k: int, weighted_C: np.ndarray,
-                params: Params) -> BinaryTask:
+                params: Params, shared_columns: Optional[SharedColumns] = None) -> SubProblem:
     """The k-th binary problem: class label[k] against the rest (for two classes, label[0]
     against label[1] with both weighted C's; one class is trained as all-positive, as
     LIBLINEAR does). Also used on Dask workers, on their local copy of the data."""
     y_sign, C = task_targets(problem.y, problem.sample_weight, label, k, weighted_C, params)
-    return BinaryTask(problem, y_sign, C, float(params.bias), task_seed(params.seed, k),
-                      w0=initial_w(params, k))
+    return SubProblem(problem, y_sign, C, float(params.bias), task_seed(params.seed, k),
+                      w0=initial_w(params, k), shared_columns=shared_columns)
 
 
 def initial_w(params: Params, k: int):
@@ -112,33 +110,53 @@ def initial_w(params: Params, k: int):
     return w0[:, k if w0.shape[1] > 1 else 0].copy()
 
 
-def single_task(problem: Problem, params: Params) -> BinaryTask:
+def single_task(problem: Problem, params: Params) -> SubProblem:
     """Regression and one-class problems: one task on the labels as they are."""
     y, C = task_targets(problem.y, problem.sample_weight, None, 0, None, params)
-    return BinaryTask(problem, y, C, float(params.bias), task_seed(params.seed, 0),
+    return SubProblem(problem, y, C, float(params.bias), task_seed(params.seed, 0),
                       w0=initial_w(params, 0))
 
 
 def fit_class(problem: Problem, label: np.ndarray, k: int, weighted_C: np.ndarray,
-              params: Params) -> FitResult:
-    return fit_binary(binary_task(problem, label, k, weighted_C, params), params)
+              params: Params, shared_columns: Optional[SharedColumns] = None) -> FitResult:
+    return train_one(binary_task(problem, label, k, weighted_C, params, shared_columns),
+                     params)
+
+
+# The solver log lines that become a ConvergenceWarning: (start of the line, warning),
+# in LIBLINEAR's words where LIBLINEAR prints one. Each cap has its own line.
+CONVERGENCE_WARNINGS = (
+    # the outer cap of the CD solvers (-s 1, 3, 4, 5, 6, 7, 12, 13, 21, --primal-cd)
+    ("WARNING: reaching max number of iterations",
+     "WARNING: reaching max number of iterations"),
+    # the Newton / TRON iteration cap (-s 0, 2, 11)
+    ("WARNING: reaching max number of Newton iterations",
+     "WARNING: reaching max number of Newton iterations"),
+    # one Newton step's CG iterations capped at max(n, 5)
+    ("WARNING: reaching maximal number of CG steps",
+     "WARNING: reaching maximal number of CG steps"),
+    # -s 6: the coordinate-descent passes of a Newton step capped
+    ("WARNING: reaching max number of inner iterations",
+     "WARNING: reaching max number of inner iterations"),
+    # --online: the update budget (--max-updates) spent (dlinear's own option)
+    ("WARNING: reaching max number of updates",
+     "WARNING: reaching max number of updates (--max-updates) before the stopping "
+     "tolerance"),
+    ("WARNING: line search fails", "WARNING: line search fails"),
+)
 
 
 def warn_about_logs(lines, stacklevel=2):
-    """One ConvergenceWarning per kind of solver warning in the log lines: an iteration
-    cap reached (by any solver or class) or a failed line search. The solvers only log
-    them, since they may run on threads or Dask workers; the caller of train sees this."""
-    kinds = []
+    """One ConvergenceWarning per kind of solver warning in the log lines (an iteration,
+    CG-step, inner-iteration or update cap reached by any solver or class, or a failed
+    line search; see CONVERGENCE_WARNINGS). The solvers only log them, since they may
+    run on threads or Dask workers; the caller of train sees this."""
+    raised = set()
     for line in lines:
-        if line.startswith("WARNING: reaching max"):
-            kind = "WARNING: reaching max number of iterations"
-        elif line == "WARNING: line search fails":
-            kind = line
-        else:
-            continue
-        if kind not in kinds:
-            kinds.append(kind)
-            warnings.warn(kind, ConvergenceWarning, stacklevel=stacklevel + 1)
+        for start, message in CONVERGENCE_WARNINGS:
+            if line.startswith(start) and message not in raised:
+                raised.add(message)
+                warnings.warn(message, ConvergenceWarning, stacklevel=stacklevel + 1)
 
 
 def assemble_model(params: Params, n_features: int, label, results: list) -> Model:
@@ -162,11 +180,12 @@ def task_seed(seed: int, index: int) -> int:
                & np.uint64(0x7FFFFFFFFFFFFFFF))
 
 
-def fit_binary(task: BinaryTask, params: Params) -> FitResult:
-    """train_one: run the solver; at the dual iteration cap, warn and, where LIBLINEAR does,
-    continue from the dual's w with the primal solver at a tighter tolerance."""
+def train_one(task: SubProblem, params: Params) -> FitResult:
+    """LIBLINEAR's train_one: run the solver; at the dual iteration cap, warn and, where
+    LIBLINEAR does, continue from the dual's w with the primal solver at a tighter
+    tolerance."""
     spec = SOLVERS[params.solver_type]
-    result = spec.fit(task, params)
+    result = fit_task(task, params)
     if spec.dual_cd and result.hit_max_iter:
         lines = ["WARNING: reaching max number of iterations"]
         if spec.fallback is not None and SOLVERS[spec.fallback].available:
@@ -174,9 +193,11 @@ def fit_binary(task: BinaryTask, params: Params) -> FitResult:
             primal = replace(params, solver_type=spec.fallback,
                              eps=params.eps * spec.fallback_tol_scale)
             warm = replace(task, w0=result.w)
-            second = SOLVERS[spec.fallback].fit(warm, primal)
+            second = fit_task(warm, primal)
+            # alpha stays the dual's (where it stopped): the -C search warm-starts the
+            # dual of the next C from it, as it does when the dual converged
             result = replace(second, log=result.log + lines + second.log,
-                             n_iter=result.n_iter + second.n_iter)
+                             n_iter=result.n_iter + second.n_iter, alpha=result.alpha)
         else:
             hint = spec.fallback if spec.fallback is not None else spec.faster_hint
             if hint is not None:
@@ -218,17 +239,18 @@ def train_in_process(problem: Problem, params: Params,
     emit = log or (lambda line: None)
 
     if spec.kind in ("regression", "oneclass"):
-        results = [fit_binary(single_task(problem, params), params)]
+        results = [train_one(single_task(problem, params), params)]
         label = None
-    elif spec.fit_all_classes is not None:
+    elif spec.all_classes:
         label, class_of_row = group_classes(problem.y)
         weighted_C = weighted_class_C(label, params, emit)
-        results = [spec.fit_all_classes(problem, class_of_row, weighted_C, params,
-                                        task_seed(params.seed, 0))]
+        results = [fit_all_classes(problem, class_of_row, weighted_C, params,
+                                   task_seed(params.seed, 0))]
     else:
         label = order_labels(first_appearance(problem.y))
         weighted_C = weighted_class_C(label, params, emit)
-        results = _run_all(lambda k: fit_class(problem, label, k, weighted_C, params),
+        columns = SharedColumns()     # transposed at most once for all classes
+        results = _run_all(lambda k: fit_class(problem, label, k, weighted_C, params, columns),
                            list(range(n_binary_problems(len(label)))), n_threads, "classes")
     for r in results:
         for line in r.log:

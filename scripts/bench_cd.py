@@ -38,11 +38,13 @@ import numpy as np
 import scipy.sparse as sp
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
 
 from dlinear import ConvergenceWarning, Params, train  # noqa: E402
 from dlinear.data import Problem  # noqa: E402
 from dlinear.datasets import make_rcv1_like  # noqa: E402
-from dlinear.solvers.objectives import liblinear_model_to_dlinear, primal_objective  # noqa: E402
+from dlinear.solvers.primal_objective_values import primal_objective  # noqa: E402
+from liblinear_oracle import liblinear_model_to_dlinear  # noqa: E402
 
 # (label, dlinear Params keywords, LIBLINEAR counterpart -s, formulation)
 SOLVER_RUNS = [

@@ -10,6 +10,12 @@ times are solver time.
 
     python scripts/bench_newton.py                  # 200k rows x 47,236 features
     python scripts/bench_newton.py --rows 677000    # rcv1's size (the issue's)
+    python scripts/bench_newton.py --row-order sorted   # rows grouped by label
+
+--row-order: "interleaved" (the generator's order, labels mixed) or "sorted" (rows
+stable-sorted by label). LIBLINEAR's train() groups rows by class before solving and
+then reads them through that permutation, so on interleaved rows its passes over X jump
+around memory; on label-sorted rows they are sequential, as dlinear's always are.
 """
 import argparse
 import os
@@ -19,14 +25,15 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
 
 from dlinear import Params                                       # noqa: E402
 from dlinear.datasets import make_rcv1_like_split               # noqa: E402
 from dlinear.model import Model                                  # noqa: E402
-from dlinear.solvers import BinaryTask                           # noqa: E402
+from dlinear.solvers import SubProblem                           # noqa: E402
 from dlinear.solvers.newton import newton, primal_solver_tol, tron  # noqa: E402
-from dlinear.solvers.objectives import (liblinear_model_to_dlinear,  # noqa: E402
-                                        primal_objective)
+from dlinear.solvers.primal_objective_values import primal_objective  # noqa: E402
+from liblinear_oracle import liblinear_model_to_dlinear  # noqa: E402
 from dlinear.solvers.primal_objectives import make_objective    # noqa: E402
 
 
@@ -34,7 +41,7 @@ def run_dlinear(train_set, params):
     """One cold-start run of the driver params.newton: (wall s, cpu s, w, DriverResult,
     passes over X)."""
     y = np.where(train_set.y > 0, 1.0, -1.0)     # +1 is the positive class, as in train()
-    task = BinaryTask(train_set, y, np.full(len(y), params.C), params.bias, 0)
+    task = SubProblem(train_set, y, np.full(len(y), params.C), params.bias, 0)
     obj = make_objective(task, params)
     eps = primal_solver_tol(params.eps, y, False)
     w = np.zeros(task.w_size)
@@ -60,6 +67,8 @@ def main(argv=None):
     ap.add_argument("--repeat", type=int, default=3,
                     help="runs of each method, interleaved; the best is shown")
     ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--row-order", choices=("interleaved", "sorted"), default="interleaved",
+                    help="sorted: rows stable-sorted by label, as LIBLINEAR groups them")
     args = ap.parse_args(argv)
 
     from liblinear import liblinear as lib
@@ -68,9 +77,11 @@ def main(argv=None):
     t0 = time.perf_counter()
     train_set, _ = make_rcv1_like_split(args.rows, 0, n_features=args.features,
                                         nnz_per_row=args.nnz_per_row, seed=args.seed)
+    if args.row_order == "sorted":
+        train_set = train_set.subset(np.argsort(train_set.y, kind="stable"))
     print(f"data: {train_set.n_samples} x {train_set.n_features}, nnz {train_set.nnz} "
           f"(generated in {time.perf_counter() - t0:.1f} s); -c {args.C:g} -e {args.eps:g} "
-          f"-B {args.bias:g}")
+          f"-B {args.bias:g}; rows {args.row_order}")
     lib_problem = lib.problem(train_set.y, train_set.to_scipy(), bias=args.bias)
 
     tiny = train_set.subset(np.arange(min(300, train_set.n_samples)))

@@ -23,10 +23,11 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
 
 from dlinear import Params, train                                  # noqa: E402
 from dlinear.datasets import make_rcv1_like                       # noqa: E402
-from dlinear.solvers.objectives import primal_objective           # noqa: E402
+from dlinear.solvers.primal_objective_values import primal_objective  # noqa: E402
 
 MULTICORE_CHILD = r"""
 import json, sys, time
@@ -106,7 +107,7 @@ def main(argv=None):
         t_dist, m_dist = best(lambda: train(data, params), args.repeat)
         t_ll, m_ll = best(lambda: liblinearutil.train(lib_problem,
                                                        lib.parameter(f"-s {s} -q")), args.repeat)
-        from dlinear.solvers.objectives import liblinear_model_to_dlinear
+        from liblinear_oracle import liblinear_model_to_dlinear
         f = [primal_objective(P, params, m) for m in
              (m_local, m_dist, liblinear_model_to_dlinear(m_ll))]
         mc = multicore.get(s)

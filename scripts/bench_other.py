@@ -24,11 +24,12 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
 
 from dlinear import Params, predict, train  # noqa: E402
 from dlinear.datasets import make_rcv1_like, make_rcv1_like_split  # noqa: E402
-from dlinear.solvers.objectives import (liblinear_model_to_dlinear,  # noqa: E402
-                                        primal_objective)
+from dlinear.solvers.primal_objective_values import primal_objective  # noqa: E402
+from liblinear_oracle import liblinear_model_to_dlinear  # noqa: E402
 from dlinear.solvers.oneclass import oneclass_objectives  # noqa: E402
 
 

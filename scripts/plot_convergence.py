@@ -7,7 +7,7 @@ log10((f - f*) / f*) against seconds, one panel per solver, each curve joining t
 from the loosest to the tightest -e. f* is the objective of a run at
 a very tight tolerance (dlinear's Newton -s 0, and -s 2 for the L2-loss SVC primal of -s 1),
 or the lowest objective seen if that is lower. Both objectives are computed by the same
-Python code from the two models (dlinear.solvers.objectives.primal_objective).
+Python code from the two models (dlinear.solvers.primal_objective_values.primal_objective).
 
 Needs matplotlib (pip install ".[plot]").
 
@@ -24,11 +24,12 @@ import time
 import numpy as np
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
 
 from dlinear import Params, train                               # noqa: E402
 from dlinear.datasets import make_rcv1_like                    # noqa: E402
-from dlinear.solvers.objectives import (liblinear_model_to_dlinear,  # noqa: E402
-                                        primal_objective)
+from dlinear.solvers.primal_objective_values import primal_objective  # noqa: E402
+from liblinear_oracle import liblinear_model_to_dlinear  # noqa: E402
 
 TOLERANCES = {0: [1.0, 0.3, 0.1, 0.03, 0.01, 0.003, 0.001, 1e-4, 1e-5],
               1: [1.0, 0.5, 0.2, 0.1, 0.05, 0.02, 0.01, 0.005, 0.002, 0.001]}

@@ -230,7 +230,7 @@ def test_worker_killed_mid_training_still_gives_the_same_model(tmp_path):
 def test_worker_killed_mid_newton_still_reaches_the_optimum(tmp_path, monkeypatch, victim):
     """The Newton actors of a dead worker are rebuilt on the others, their state replayed."""
     from dlinear.cluster import objective
-    from dlinear.solvers.objectives import primal_objective
+    from dlinear.solvers.primal_objective_values import primal_objective
     path = tmp_path / "binary.train"
     write_libsvm(path, make_rcv1_like(6000, n_features=2000, nnz_per_row=30, seed=8))
     params = Params(solver_type=0, eps=1e-4)

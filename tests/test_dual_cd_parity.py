@@ -1,14 +1,21 @@
-"""-s 1 and -s 3 reach LIBLINEAR 2.50's optimum: objective, accuracy, labels."""
+"""-s 1 and -s 3 reach LIBLINEAR 2.50's optimum: objective, accuracy, labels.
+
+The objective is measured against f*, LIBLINEAR's optimum at a tight eps (for -s 1 its
+primal Newton solver -s 2, the same problem), and each tolerance sits just above the gap
+dlinear reaches at -e 1e-4, so a solver stopping at 10x its eps fails
+(scripts/mutation_check.py)."""
 import numpy as np
 import pytest
 
-from conftest import liblinear_train
-from dlinear import Params, predict, train
-from dlinear.solvers.objectives import primal_objective
+from conftest import accuracy
+from liblinear_oracle import (assert_near_optimum, f_star, liblinear_train,
+                              liblinear_train_logged)
+from dlinear import Params, train
+from dlinear.solvers.primal_objective_values import primal_objective
 
-
-def accuracy(model, problem):
-    return 100.0 * np.mean(predict(model, problem) == problem.y)
+# relative gap to f* allowed at -e 1e-4: about 2-3x the largest gap dlinear reaches on
+# these sets (-s 1: 1.0e-10, -s 3: 1.1e-5; BENCHMARKS.md, "Parity tolerances")
+GAP = {1: 3e-10, 3: 2e-5}
 
 
 @pytest.mark.parametrize("solver", [1, 3])
@@ -21,9 +28,8 @@ def test_objective_and_accuracy_match_liblinear(solver, bias, split, request):
     _, theirs = liblinear_train(train_set, f"-s {solver} -e 0.0001 -B {bias:g}")
 
     np.testing.assert_array_equal(ours.label, theirs.label)
-    f_ours = primal_objective(train_set, params, ours)
-    f_theirs = primal_objective(train_set, params, theirs)
-    assert abs(f_ours - f_theirs) <= 1e-3 * abs(f_theirs), (f_ours, f_theirs)
+    assert_near_optimum(primal_objective(train_set, params, ours),
+                        f_star(train_set, params), GAP[solver])
     assert abs(accuracy(ours, test_set) - accuracy(theirs, test_set)) <= 0.5
 
 
@@ -35,8 +41,7 @@ def test_class_weights_match_liblinear(solver, multiclass_split):
     ours = train(train_set, params)
     _, theirs = liblinear_train(train_set, f"-s {solver} -e 0.0001 -c 0.5 -w2 3 -w4 0.5")
     f_ours = primal_objective(train_set, params, ours)
-    f_theirs = primal_objective(train_set, params, theirs)
-    assert abs(f_ours - f_theirs) <= 1e-3 * abs(f_theirs), (f_ours, f_theirs)
+    assert_near_optimum(f_ours, f_star(train_set, params), GAP[solver])
     # the weights must matter, or this test proves nothing
     unweighted = primal_objective(train_set, Params(solver_type=solver, C=0.5),
                                   train(train_set, Params(solver_type=solver, eps=1e-4, C=0.5)))
@@ -51,11 +56,13 @@ def test_label_order_follows_liblinear(binary_split):
     first_negative = train_set.subset(order)
     model = train(first_negative, Params())
     assert list(model.label) == [1, -1]
+    assert list(liblinear_train(first_negative, "-s 1")[1].label) == [1, -1]
     # labels 5/2/7 in order of first appearance, not sorted
     y = np.array([5.0, 2.0, 7.0, 2.0, 5.0, 7.0] * 50)
     problem = train_set.subset(np.arange(len(y)))
     problem.y = y
     assert list(train(problem, Params()).label) == [5, 2, 7]
+    assert list(liblinear_train(problem, "-s 1")[1].label) == [5, 2, 7]
 
 
 def test_same_seed_same_model_and_seed_matters(multiclass_split):
@@ -73,8 +80,11 @@ def test_iteration_cap_warns_like_liblinear(binary_split):
     lines = []
     with pytest.warns(ConvergenceWarning, match="reaching max number of iterations"):
         train(train_set, Params(solver_type=3, eps=1e-12, max_iter=5), log=lines.append)
-    assert "WARNING: reaching max number of iterations" in lines
-    assert "Using -s 2 may be faster (also see FAQ)" in lines
+    # LIBLINEAR at its own cap (300 iterations) prints the same two lines
+    _, _, lib_lines = liblinear_train_logged(train_set, "-s 3 -e 1e-12")
+    for line in ("WARNING: reaching max number of iterations",
+                 "Using -s 2 may be faster (also see FAQ)"):
+        assert line in lines and line in lib_lines
 
 
 def test_non_integer_class_label_is_an_error(binary_split):

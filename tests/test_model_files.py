@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 from liblinear import liblinearutil
 
-from conftest import liblinear_decision_values, liblinear_train
+from liblinear_oracle import liblinear_decision_values, liblinear_train
 from dlinear import DlinearError, Params, decision_values, load_model, predict, save_model, train
 
 

@@ -7,7 +7,7 @@ from conftest import local_cluster
 from dlinear import Params, train
 from dlinear.cluster import Dataset
 from dlinear.datasets import make_rcv1_like
-from dlinear.solvers.objectives import primal_objective
+from dlinear.solvers.primal_objective_values import primal_objective
 from dlinear.solvers.primal_objectives import LOSS_OF_SOLVER, PrimalObjective
 
 distributed = pytest.importorskip("distributed")

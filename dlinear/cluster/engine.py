@@ -84,7 +84,7 @@ def train_on_cluster(data, params: Params, client=None, log=None) -> Model:
     if is_map_reduce(params):
         return _train_newton(dataset, params, emit)
 
-    if spec.kind != "classification" or spec.fit_all_classes is not None:
+    if spec.kind != "classification" or spec.all_classes:
         options, worker = place(0)
         model, lines = client.submit(_train_whole, dataset.local_copy(worker), params,
                                      **options).result()

@@ -37,8 +37,8 @@ SINGULAR_RTOL = 1e-10
 def dot_and_scatter(w, indptr, indices, data, i, n_features, bias, buf):
     """w^T x_i, leaving x_i scattered into the all-zero scratch vector `buf`."""
     s = 0.0
-    for k in range(indptr[i], indptr[i + 1]):
-        c = indices[k]
+    for k in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
+        c = np.uint64(indices[k])
         v = data[k]
         s += w[c] * v
         buf[c] = v
@@ -53,8 +53,8 @@ def dot_and_cross(w, indptr, indices, data, j, n_features, bias, buf):
     multiply-add in the gradient's loop instead of a merge of two sorted rows."""
     s = 0.0
     q = 0.0
-    for k in range(indptr[j], indptr[j + 1]):
-        c = indices[k]
+    for k in range(np.uint64(indptr[j]), np.uint64(indptr[j + 1])):
+        c = np.uint64(indices[k])
         v = data[k]
         s += w[c] * v
         q += buf[c] * v
@@ -66,8 +66,19 @@ def dot_and_cross(w, indptr, indices, data, j, n_features, bias, buf):
 
 @njit(cache=True, nogil=True, inline="always")
 def clear_row(indptr, indices, i, buf):
-    for k in range(indptr[i], indptr[i + 1]):
-        buf[indices[k]] = 0.0
+    for k in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
+        buf[np.uint64(indices[k])] = 0.0
+
+
+@njit(cache=True, nogil=True, inline="always")
+def axpy_and_clear(a, indptr, indices, data, i, w, n_features, bias, buf):
+    """w += a x_i, zeroing x_i's entries of `buf` in the same loop (saves a pass)."""
+    for k in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
+        c = np.uint64(indices[k])
+        w[c] += a * data[k]
+        buf[c] = 0.0
+    if bias >= 0:
+        w[n_features] += a * bias
 
 
 @njit(cache=True, nogil=True)
@@ -262,8 +273,9 @@ def block_cd_svc(indptr, indices, data, n_features, bias, y, C, l2_loss, eps, ma
                     PGmin_new = PGj
                 have_j = True
                 break
-            clear_row(indptr, indices, i, buf)     # buf is all zero again
 
+            # buf holds x_i until x_i's last pass below, which also zeroes it again
+            moved_i = False
             if have_j:
                 if abs(PGi) > 1.0e-12 or abs(PGj) > 1.0e-12:
                     di, dj = solve_pair(inst[i, QD], inst[j, QD], yi * yj * xixj, Gi, Gj,
@@ -282,7 +294,9 @@ def block_cd_svc(indptr, indices, data, n_features, bias, y, C, l2_loss, eps, ma
                     inst[i, ALPHA] = ni
                     inst[j, ALPHA] = nj
                     if ni != ai:
-                        row_axpy((ni - ai) * yi, indptr, indices, data, i, w, n_features, bias)
+                        axpy_and_clear((ni - ai) * yi, indptr, indices, data, i, w,
+                                       n_features, bias, buf)
+                        moved_i = True
                     if nj != aj:
                         row_axpy((nj - aj) * yj, indptr, indices, data, j, w, n_features, bias)
                     pairs += 1
@@ -291,8 +305,12 @@ def block_cd_svc(indptr, indices, data, n_features, bias, y, C, l2_loss, eps, ma
                 if abs(PGi) > 1.0e-12:
                     a = one_variable_step(ai, Gi, inst[i, QD], Ui)
                     inst[i, ALPHA] = a
-                    row_axpy((a - ai) * yi, indptr, indices, data, i, w, n_features, bias)
+                    axpy_and_clear((a - ai) * yi, indptr, indices, data, i, w, n_features,
+                                   bias, buf)
+                    moved_i = True
                 s += 1
+            if not moved_i:
+                clear_row(indptr, indices, i, buf)     # buf is all zero again
 
         it += 1
         stop, restart, PGmax_old, PGmin_old = end_of_sweep(PGmax_new, PGmin_new, eps,

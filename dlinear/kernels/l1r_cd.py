@@ -71,6 +71,7 @@ def _l1_newton_step(G, H, x, free):
     return -x
 
 INF = np.inf
+D, TAU, XTD = 0, 1, 2      # fields of -s 6's per-row record
 
 
 @njit(cache=True, nogil=True)
@@ -94,8 +95,8 @@ def l1r_l2_svc(col_ptr, row_ind, vals, y, C, unreg_bias, eps, max_iter, seed, w)
         w[j] = 0.0
         index[j] = j
         acc = 0.0
-        for k in range(col_ptr[j], col_ptr[j + 1]):
-            r = row_ind[k]
+        for k in range(np.uint64(col_ptr[j]), np.uint64(col_ptr[j + 1])):
+            r = np.uint64(row_ind[k])
             v = vals[k] * y[r] * sqrtC[r]
             yx[k] = v
             acc += v * v
@@ -118,8 +119,8 @@ def l1r_l2_svc(col_ptr, row_ind, vals, y, C, unreg_bias, eps, max_iter, seed, w)
             j = index[s]
             G_loss = 0.0
             H = 0.0
-            for k in range(col_ptr[j], col_ptr[j + 1]):
-                r = row_ind[k]
+            for k in range(np.uint64(col_ptr[j]), np.uint64(col_ptr[j + 1])):
+                r = np.uint64(row_ind[k])
                 br = b[r]
                 if br > 0.0:
                     v = yx[k]
@@ -165,15 +166,15 @@ def l1r_l2_svc(col_ptr, row_ind, vals, y, C, unreg_bias, eps, max_iter, seed, w)
                 # (28): a bound on the loss change that needs no pass over the column
                 appxcond = xj_sq[j] * d * d + G_loss * d + cond
                 if appxcond <= 0.0:
-                    for k in range(col_ptr[j], col_ptr[j + 1]):
-                        b[row_ind[k]] += d_diff * yx[k]
+                    for k in range(np.uint64(col_ptr[j]), np.uint64(col_ptr[j + 1])):
+                        b[np.uint64(row_ind[k])] += d_diff * yx[k]
                     break
                 # (27) exactly, moving b to w_j + d as it goes (30)
                 loss_new = 0.0
                 if num_linesearch == 0:
                     loss_old = 0.0
-                    for k in range(col_ptr[j], col_ptr[j + 1]):
-                        r = row_ind[k]
+                    for k in range(np.uint64(col_ptr[j]), np.uint64(col_ptr[j + 1])):
+                        r = np.uint64(row_ind[k])
                         br = b[r]
                         if br > 0.0:
                             loss_old += br * br
@@ -182,8 +183,8 @@ def l1r_l2_svc(col_ptr, row_ind, vals, y, C, unreg_bias, eps, max_iter, seed, w)
                         if bn > 0.0:
                             loss_new += bn * bn
                 else:
-                    for k in range(col_ptr[j], col_ptr[j + 1]):
-                        r = row_ind[k]
+                    for k in range(np.uint64(col_ptr[j]), np.uint64(col_ptr[j + 1])):
+                        r = np.uint64(row_ind[k])
                         bn = b[r] + d_diff * yx[k]
                         b[r] = bn
                         if bn > 0.0:
@@ -206,8 +207,8 @@ def l1r_l2_svc(col_ptr, row_ind, vals, y, C, unreg_bias, eps, max_iter, seed, w)
                 for jj in range(w_size):
                     if w[jj] == 0.0:
                         continue
-                    for k in range(col_ptr[jj], col_ptr[jj + 1]):
-                        b[row_ind[k]] -= w[jj] * yx[k]
+                    for k in range(np.uint64(col_ptr[jj]), np.uint64(col_ptr[jj + 1])):
+                        b[np.uint64(row_ind[k])] -= w[jj] * yx[k]
             s += 1
 
         if it == 0:
@@ -256,12 +257,13 @@ def l1r_lr(col_ptr, row_ind, vals, y, C, unreg_bias, eps, max_newton_iter, max_i
     Grad = np.zeros(w_size)
     wpd = np.empty(w_size)
     xjneg_sum = np.zeros(w_size)
-    xTd = np.zeros(l)
     exp_wTx = np.zeros(l)
     exp_wTx_new = np.empty(l)
-    tau = np.empty(l)
-    D = np.empty(l)
+    # The per-row quantities the column loops gather, D_i, tau_i and (X d)_i, packed in
+    # one 32-byte record: a row met in a column costs one cache miss, not one per array.
+    row = np.zeros((l, 4))
 
+    # w starts at 0, so exp(w.x_i) = 1 without a pass over X
     for j in range(w_size):
         w[j] = 0.0
     w_norm = 0.0
@@ -269,9 +271,8 @@ def l1r_lr(col_ptr, row_ind, vals, y, C, unreg_bias, eps, max_newton_iter, max_i
         wpd[j] = w[j]
         index[j] = j
         acc = 0.0
-        for k in range(col_ptr[j], col_ptr[j + 1]):
-            r = row_ind[k]
-            exp_wTx[r] += w[j] * vals[k]
+        for k in range(np.uint64(col_ptr[j]), np.uint64(col_ptr[j + 1])):
+            r = np.uint64(row_ind[k])
             if y[r] == -1.0:
                 acc += C[r] * vals[k]
         xjneg_sum[j] = acc
@@ -279,8 +280,8 @@ def l1r_lr(col_ptr, row_ind, vals, y, C, unreg_bias, eps, max_newton_iter, max_i
         e = np.exp(exp_wTx[i])
         exp_wTx[i] = e
         tau_tmp = 1.0 / (1.0 + e)
-        tau[i] = C[i] * tau_tmp
-        D[i] = C[i] * e * tau_tmp * tau_tmp
+        row[i, TAU] = C[i] * tau_tmp
+        row[i, D] = C[i] * e * tau_tmp * tau_tmp
 
     state = seed_state(seed)
     Gmax_old = INF
@@ -298,11 +299,11 @@ def l1r_lr(col_ptr, row_ind, vals, y, C, unreg_bias, eps, max_newton_iter, max_i
             j = index[s]
             h = nu
             tmp = 0.0
-            for k in range(col_ptr[j], col_ptr[j + 1]):
-                r = row_ind[k]
+            for k in range(np.uint64(col_ptr[j]), np.uint64(col_ptr[j + 1])):
+                r = np.uint64(row_ind[k])
                 v = vals[k]
-                h += v * v * D[r]
-                tmp += v * tau[r]
+                h += v * v * row[r, D]
+                tmp += v * row[r, TAU]
             Hdiag[j] = h
             Grad[j] = -tmp + xjneg_sum[j]
 
@@ -327,7 +328,7 @@ def l1r_lr(col_ptr, row_ind, vals, y, C, unreg_bias, eps, max_newton_iter, max_i
         QP_Gmax_old = INF
         QP_active_size = active_size
         for i in range(l):
-            xTd[i] = 0.0
+            row[i, XTD] = 0.0
         while it < max_iter:
             QP_Gmax_new = 0.0
             QP_Gnorm1_new = 0.0
@@ -338,9 +339,9 @@ def l1r_lr(col_ptr, row_ind, vals, y, C, unreg_bias, eps, max_newton_iter, max_i
                 j = index[s]
                 H = Hdiag[j]
                 G = Grad[j] + (wpd[j] - w[j]) * nu
-                for k in range(col_ptr[j], col_ptr[j + 1]):
-                    r = row_ind[k]
-                    G += vals[k] * D[r] * xTd[r]
+                for k in range(np.uint64(col_ptr[j]), np.uint64(col_ptr[j + 1])):
+                    r = np.uint64(row_ind[k])
+                    G += vals[k] * row[r, D] * row[r, XTD]
 
                 free = unreg_bias and j == w_size - 1
                 violation, shrink = _l1_violation(G, wpd[j], free, QP_Gmax_old / l)
@@ -358,8 +359,8 @@ def l1r_lr(col_ptr, row_ind, vals, y, C, unreg_bias, eps, max_newton_iter, max_i
                     continue
                 z = min(max(z, -10.0), 10.0)
                 wpd[j] += z
-                for k in range(col_ptr[j], col_ptr[j + 1]):
-                    xTd[row_ind[k]] += z * vals[k]
+                for k in range(np.uint64(col_ptr[j]), np.uint64(col_ptr[j + 1])):
+                    row[np.uint64(row_ind[k]), XTD] += z * vals[k]
                 s += 1
 
             it += 1
@@ -387,13 +388,13 @@ def l1r_lr(col_ptr, row_ind, vals, y, C, unreg_bias, eps, max_newton_iter, max_i
         negsum_xTd = 0.0
         for i in range(l):
             if y[i] == -1.0:
-                negsum_xTd += C[i] * xTd[i]
+                negsum_xTd += C[i] * row[i, XTD]
 
         num_linesearch = 0
         while num_linesearch < max_num_linesearch:
             cond = w_norm_new - w_norm + negsum_xTd - sigma * delta
             for i in range(l):
-                exp_xTd = np.exp(xTd[i])
+                exp_xTd = np.exp(row[i, XTD])
                 exp_wTx_new[i] = exp_wTx[i] * exp_xTd
                 cond += C[i] * np.log((1.0 + exp_wTx_new[i]) / (exp_xTd + exp_wTx_new[i]))
             if cond <= 0.0:
@@ -404,8 +405,8 @@ def l1r_lr(col_ptr, row_ind, vals, y, C, unreg_bias, eps, max_newton_iter, max_i
                     e = exp_wTx_new[i]
                     exp_wTx[i] = e
                     tau_tmp = 1.0 / (1.0 + e)
-                    tau[i] = C[i] * tau_tmp
-                    D[i] = C[i] * e * tau_tmp * tau_tmp
+                    row[i, TAU] = C[i] * tau_tmp
+                    row[i, D] = C[i] * e * tau_tmp * tau_tmp
                 break
             w_norm_new = 0.0
             for j in range(w_size):
@@ -417,7 +418,7 @@ def l1r_lr(col_ptr, row_ind, vals, y, C, unreg_bias, eps, max_newton_iter, max_i
             delta *= 0.5
             negsum_xTd *= 0.5
             for i in range(l):
-                xTd[i] *= 0.5
+                row[i, XTD] *= 0.5
             num_linesearch += 1
 
         if num_linesearch >= max_num_linesearch:
@@ -428,8 +429,8 @@ def l1r_lr(col_ptr, row_ind, vals, y, C, unreg_bias, eps, max_newton_iter, max_i
             for j in range(w_size):
                 if w[j] == 0.0:
                     continue
-                for k in range(col_ptr[j], col_ptr[j + 1]):
-                    exp_wTx[row_ind[k]] += w[j] * vals[k]
+                for k in range(np.uint64(col_ptr[j]), np.uint64(col_ptr[j + 1])):
+                    exp_wTx[np.uint64(row_ind[k])] += w[j] * vals[k]
             for i in range(l):
                 exp_wTx[i] = np.exp(exp_wTx[i])
 

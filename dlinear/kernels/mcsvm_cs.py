@@ -85,6 +85,8 @@ def mcsvm_cs(indptr, indices, data, n_features, bias, y, C, eps, max_iter, seed,
     QD = np.empty(l)
     index = np.empty(l, dtype=np.int64)
     G = np.empty(nr_class)
+    G_all = np.empty(nr_class)                   # G by class id (not U_i's order)
+    active_cls = np.empty(nr_class, dtype=np.int64)   # U_i's class ids, in order
     B = np.empty(nr_class)
     D = np.empty(nr_class)
     alpha_new = np.empty(nr_class)
@@ -122,18 +124,37 @@ def mcsvm_cs(indptr, indices, data, n_features, bias, y, C, eps, max_iter, seed,
             Ci = C[i]
             act = active_size_i[i]
             yidx = y_index[i]
-            for m in range(act):
-                G[m] = 1.0
-            if yidx < act:
-                G[yidx] = 0.0
-            for k in range(indptr[i], indptr[i + 1]):
-                f = indices[k]
-                v = data[k]
+            if 2 * act > nr_class:
+                # most classes active: G of every class over contiguous rows of w (no
+                # indirection, vectorisable), then picked in U_i's order. Each G[m] sees
+                # the same additions in the same order as the indirect loop below.
+                for c in range(nr_class):
+                    G_all[c] = 1.0
+                G_all[y[i]] = 0.0
+                for k in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
+                    f = np.uint64(indices[k])
+                    v = data[k]
+                    for c in range(nr_class):
+                        G_all[c] += w[f, c] * v
+                if bias >= 0:
+                    for c in range(nr_class):
+                        G_all[c] += w[n_features, c] * bias
                 for m in range(act):
-                    G[m] += w[f, alpha_index[i, m]] * v
-            if bias >= 0:
+                    G[m] = G_all[alpha_index[i, m]]
+            else:
                 for m in range(act):
-                    G[m] += w[n_features, alpha_index[i, m]] * bias
+                    G[m] = 1.0
+                    active_cls[m] = alpha_index[i, m]
+                if yidx < act:
+                    G[yidx] = 0.0
+                for k in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
+                    f = np.uint64(indices[k])
+                    v = data[k]
+                    for m in range(act):
+                        G[m] += w[f, active_cls[m]] * v
+                if bias >= 0:
+                    for m in range(act):
+                        G[m] += w[n_features, active_cls[m]] * bias
 
             minG = INF
             maxG = -INF
@@ -192,8 +213,8 @@ def mcsvm_cs(indptr, indices, data, n_features, bias, y, C, eps, max_iter, seed,
                     d_ind[nz_d] = cls
                     d_val[nz_d] = d
                     nz_d += 1
-            for k in range(indptr[i], indptr[i + 1]):
-                f = indices[k]
+            for k in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
+                f = np.uint64(indices[k])
                 v = data[k]
                 for m in range(nz_d):
                     w[f, d_ind[m]] += d_val[m] * v

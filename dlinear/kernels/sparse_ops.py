@@ -58,3 +58,39 @@ def decision_values(indptr, indices, data, W, n_model_features, bias):
             for c in range(nr_w):
                 dec[i, c] += W[n_model_features, c] * bias
     return dec
+
+
+@njit(cache=True, nogil=True)
+def csr_to_csc(indptr, indices, data, n_features, bias):
+    """X by columns (col_ptr int64, row_ind int32, vals float64), rows ascending within
+    each column, plus a last column of `bias` in every row when bias >= 0 (LIBLINEAR's
+    transpose() with the bias feature). A counting sort: two passes over X, no sorting
+    and no second copy to append the bias column."""
+    l = len(indptr) - 1
+    nnz = indptr[l]
+    has_bias = bias >= 0
+    n_cols = n_features + (1 if has_bias else 0)
+    col_ptr = np.zeros(n_cols + 1, dtype=np.int64)
+    for k in range(np.uint64(nnz)):
+        col_ptr[np.uint64(indices[k]) + 1] += 1
+    for j in range(n_features):
+        col_ptr[j + 1] += col_ptr[j]
+    if has_bias:
+        col_ptr[n_cols] = col_ptr[n_features] + l
+    total = col_ptr[n_cols]
+    row_ind = np.empty(total, dtype=np.int32)
+    vals = np.empty(total, dtype=np.float64)
+    fill = col_ptr[:n_features].copy()
+    for i in range(l):
+        for k in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
+            j = np.uint64(indices[k])
+            p = fill[j]
+            row_ind[p] = i
+            vals[p] = data[k]
+            fill[j] = p + 1
+    if has_bias:
+        start = col_ptr[n_features]
+        for i in range(l):
+            row_ind[start + i] = i
+            vals[start + i] = bias
+    return col_ptr, row_ind, vals

@@ -6,14 +6,15 @@ import numpy as np
 import scipy.sparse as sp
 
 from ..kernels.mcsvm_cs import mcsvm_cs
-from . import FitResult
+from ..params import class_C
+from .task import FitResult
 
-# LIBLINEAR's Solver_MCSVM_CS default cap on passes (not -s 1/-s 3's 300)
-MCSVM_MAX_ITER = 100000
+# LIBLINEAR's Solver_MCSVM_CS cap on outer iterations (passes; not -s 1/-s 3's 300)
+MCSVM_MAX_OUTER_ITER = 100000
 
 
 def fit_crammer_singer(problem, class_of_row, weighted_C, params, seed,
-                       max_iter: int = MCSVM_MAX_ITER) -> FitResult:
+                       max_outer_iter: int = MCSVM_MAX_OUTER_ITER) -> FitResult:
     """All classes at once; w is (w_size, nr_class). C of row i is weighted_C[class of i]
     times its instance weight."""
     bias = float(params.bias)
@@ -28,9 +29,9 @@ def fit_crammer_singer(problem, class_of_row, weighted_C, params, seed,
     w = np.zeros((w_size, nr_class))
     n_iter, obj, nSV, _ = mcsvm_cs(
         problem.indptr, problem.indices, problem.data, int(problem.n_features), bias, y, C,
-        float(params.eps), int(max_iter), int(seed), w)
+        float(params.eps), int(max_outer_iter), int(seed), w)
     log = [f"optimization finished, #iter = {n_iter}"]
-    hit = n_iter >= max_iter
+    hit = n_iter >= max_outer_iter
     if hit:
         log.append("WARNING: reaching max number of iterations")
     log += [f"Objective value = {obj:f}", f"nSV = {nSV}"]
@@ -45,14 +46,9 @@ def crammer_singer_primal(problem, model, params) -> float:
     if model.bias >= 0:
         X = sp.hstack([X, np.full((problem.n_samples, 1), model.bias)], format="csr")
     W = np.asarray(model.w, dtype=np.float64).reshape(model.w_size, model.nr_class)
-    label = list(model.label)
-    position = {lab: k for k, lab in enumerate(label)}
+    position = {lab: k for k, lab in enumerate(model.label.tolist())}
     y = np.array([position[int(v)] for v in problem.y], dtype=np.int64)
-    weighted = np.full(len(label), params.C)
-    for lab, wt in params.class_weights:
-        if lab in label:
-            weighted[label.index(lab)] *= wt
-    C = weighted[y]
+    C = class_C(model.label, params)[0][y]
     if problem.sample_weight is not None:
         C = C * problem.sample_weight
     Z = np.asarray(X @ W)

@@ -5,22 +5,33 @@ import math
 import numpy as np
 
 from ..kernels.dual_cd_svc import dual_cd_svc
-from . import FitResult
+from .task import FitResult
+
+
+def starting_alpha(task, params) -> np.ndarray:
+    """The SVC dual's starting point: a copy of the warm start task.alpha0 (the -C search
+    passes the alpha of the previous C; -s 3's box [0, C_i] is applied, so it is
+    feasible for any C), or zeros."""
+    if task.alpha0 is None:
+        return np.zeros(task.problem.n_samples)
+    alpha = np.array(task.alpha0, dtype=np.float64)
+    if params.solver_type == 3:
+        np.minimum(alpha, task.C, out=alpha)
+    return alpha
 
 
 def fit_dual_cd_svc(task, params):
-    """-s 1 (L2-loss) or -s 3 (L1-loss) on one binary task."""
+    """-s 1 (L2-loss) or -s 3 (L1-loss) on one binary task, warm-started from
+    task.alpha0 when given (also with --cd-block 2 and --online); with -B 1 -R, the dual
+    with a true bias."""
+    if not params.regularize_bias and task.bias >= 0:
+        return fit_bias_dual_cd_svc(task, params)
     if getattr(params, "cd_block", 1) == 2:
         return fit_block_cd_svc(task, params)
     if getattr(params, "online", False):
         return fit_online_dual_cd_svc(task, params)
     X = task.problem
-    if task.alpha0 is not None:       # warm start (the -C search): feasible for a larger C
-        alpha = np.array(task.alpha0, dtype=np.float64)
-        if params.solver_type == 3:
-            np.minimum(alpha, task.C, out=alpha)
-    else:
-        alpha = np.zeros(X.n_samples)
+    alpha = starting_alpha(task, params)
     w = np.zeros(task.w_size)
     n_iter, active, restarts, obj = dual_cd_svc(
         X.indptr, X.indices, X.data, X.n_features, float(task.bias), task.y, task.C,
@@ -40,7 +51,7 @@ def fit_block_cd_svc(task, params):
     """-s 1 / -s 3 by two-variable block dual CD (--cd-block 2) on one binary task."""
     from ..kernels.block_cd_svc import block_cd_svc
     X = task.problem
-    alpha = np.zeros(X.n_samples)
+    alpha = starting_alpha(task, params)
     w = np.zeros(task.w_size)
     n_iter, active, restarts, pairs, obj = block_cd_svc(
         X.indptr, X.indices, X.data, X.n_features, float(task.bias), task.y, task.C,
@@ -53,7 +64,30 @@ def fit_block_cd_svc(task, params):
         f"two-variable blocks updated = {pairs}",
         f"active set at the end = {active}/{X.n_samples}, shrinking restarts = {restarts}",
     ]
-    return FitResult(w=w, n_iter=int(n_iter), log=log, hit_max_iter=n_iter >= params.max_iter)
+    return FitResult(w=w, n_iter=int(n_iter), log=log, hit_max_iter=n_iter >= params.max_iter,
+                     alpha=alpha)
+
+
+def fit_bias_dual_cd_svc(task, params):
+    """-s 1 / -s 3 with -B 1 -R: the dual with a true bias b (the multiplier of
+    y^T alpha = 0), by two-variable CD (kernels/bias_cd_svc.py). The model stores b as
+    the weight of the bias feature, b / bias, as LIBLINEAR's -R models do, so any
+    LIBLINEAR predict reads it."""
+    from ..kernels.bias_cd_svc import bias_dual_cd_svc
+    X = task.problem
+    w = np.zeros(task.w_size)
+    n_iter, steps, b, obj, alpha, restarts = bias_dual_cd_svc(
+        X.indptr, X.indices, X.data, X.n_features, task.y, task.C, params.solver_type == 1,
+        float(params.eps), int(params.max_iter), w)
+    w[X.n_features] = b / task.bias
+    log = [
+        f"optimization finished, #iter = {n_iter}",
+        f"Objective value = {obj:f}",
+        f"nSV = {int(np.count_nonzero(alpha))}",
+        f"two-variable steps = {steps}, bias b = {b:g}, shrinking restarts = {restarts}",
+    ]
+    return FitResult(w=w, n_iter=int(n_iter), log=log, hit_max_iter=n_iter >= params.max_iter,
+                     alpha=alpha)
 
 
 def online_update_budget(params, n_variables):
@@ -72,7 +106,7 @@ def fit_online_dual_cd_svc(task, params):
     X = task.problem
     l = X.n_samples
     budget = online_update_budget(params, l)
-    alpha = np.zeros(l)
+    alpha = starting_alpha(task, params)
     w = np.zeros(task.w_size)
     updates, checks, converged, obj = online_dual_cd_svc(
         X.indptr, X.indices, X.data, X.n_features, float(task.bias), task.y, task.C,
@@ -86,7 +120,7 @@ def fit_online_dual_cd_svc(task, params):
     if not converged:
         line = f"WARNING: reaching max number of updates ({budget}) before the stopping tolerance"
         log.append(line)
-    return FitResult(w=w, n_iter=int(math.ceil(updates / max(l, 1))), log=log)
+    return FitResult(w=w, n_iter=int(math.ceil(updates / max(l, 1))), log=log, alpha=alpha)
 
 
 def fit_dual_cd_lr(task, params):

@@ -7,47 +7,30 @@ coordinate descent on an L1-regularized quadratic model, followed by a line sear
 the older CDN coordinate descent of the paper's appendix. See dlinear/kernels/l1r_cd.py
 for both algorithms and their constants (LIBLINEAR 2.50's).
 
-Both walk features, so X is transposed once per binary problem to CSC; the `-B` bias is
-an explicit last column of that copy. As in LIBLINEAR's train_one, the stopping
-tolerance handed to the kernels is eps * max(min(#pos, #neg), 1) / l, relative to the
-first pass's sum of optimality violations.
+Both walk features, so they read X transposed to CSC, with the `-B` bias as an explicit
+last column of that copy; one-vs-rest classes share one copy (SubProblem.columns). As in
+LIBLINEAR's train_one, the stopping tolerance handed to the kernels is
+eps * max(min(#pos, #neg), 1) / l, relative to the first pass's sum of optimality
+violations.
 """
 from __future__ import annotations
 
 
 import numpy as np
-import scipy.sparse as sp
 
 from ..kernels.l1r_cd import l1r_l2_svc, l1r_lr
-from . import FitResult
 from .newton import primal_solver_tol
+from .task import FitResult
 
 # LIBLINEAR 2.50's caps: CD passes of -s 5 / inner CD passes of -s 6, Newton steps of -s 6
 L1R_MAX_ITER = 1000
 L1R_LR_MAX_NEWTON_ITER = 100
 
 
-def to_csc_with_bias(problem, bias: float):
-    """(col_ptr int64, row_ind int32, vals float64) of X, plus a column of `bias` when
-    bias >= 0 (LIBLINEAR's transpose() of the data with the bias feature)."""
-    X = sp.csr_matrix((problem.data, problem.indices, problem.indptr),
-                      shape=(problem.n_samples, problem.n_features)).tocsc()
-    X.sort_indices()
-    col_ptr = X.indptr.astype(np.int64, copy=False)
-    row_ind = X.indices.astype(np.int32, copy=False)
-    vals = X.data.astype(np.float64, copy=False)
-    if bias >= 0:
-        l = problem.n_samples
-        col_ptr = np.append(col_ptr, col_ptr[-1] + l)
-        row_ind = np.concatenate([row_ind, np.arange(l, dtype=np.int32)])
-        vals = np.concatenate([vals, np.full(l, float(bias))])
-    return col_ptr, row_ind, vals
-
-
 def fit_l1r(task, params, max_iter: int = L1R_MAX_ITER,
             max_newton_iter: int = L1R_LR_MAX_NEWTON_ITER) -> FitResult:
     """-s 5 or -s 6 on one binary task (w starts at 0, as in LIBLINEAR)."""
-    col_ptr, row_ind, vals = to_csc_with_bias(task.problem, task.bias)
+    col_ptr, row_ind, vals = task.columns()
     y = np.where(np.asarray(task.y) > 0, 1.0, -1.0)
     C = np.ascontiguousarray(task.C, dtype=np.float64)
     w = np.zeros(task.w_size)

@@ -15,7 +15,7 @@ runs on a local problem or drives a map-reduce over data blocks held on Dask wor
   radius updates sigma1 = 0.25, sigma2 = 0.5, sigma3 = 4; eps_cg = 0.1 (0.5 warm-started).
 
 Both stop when ||grad f(w)|| <= eps ||grad f(0)|| (the caller converts LIBLINEAR's -e into
-this eps as train_one does), after max_iter Newton iterations (LIBLINEAR: 1000), or on
+this eps as train_one does), after max_newton_iter Newton iterations (LIBLINEAR: 1000), or on
 LIBLINEAR's safeguards, with its log lines and WARNING texts.
 
 The objective protocol (an object `obj`; all vectors are float64 NumPy arrays of length
@@ -53,7 +53,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-NEWTON_MAX_ITER = 1000        # LIBLINEAR's max_iter of NEWTON / TRON
+from ..errors import DlinearError
+from .primal_objectives import make_objective
+from .task import FitResult, starting_w
+from .vectors import dot, norm
+
+NEWTON_MAX_ITER = 1000        # LIBLINEAR's cap on Newton iterations of NEWTON / TRON
 ALPHA_PCG = 0.01              # preconditioner M = (1 - a) I + a diag(H)
 NEWTON_EPS_CG = 0.5
 TRON_EPS_CG = 0.1
@@ -67,17 +72,6 @@ DRIVERS = ("linesearch", "tron")
 
 MAX_ITER_WARNING = "WARNING: reaching max number of Newton iterations"
 LINESEARCH_WARNING = "WARNING: line search fails"
-
-
-def dot(u, v):
-    """u . v of two n-vectors by NumPy's own loop, not BLAS: OpenBLAS splits a ddot this
-    long over threads that then spin, stealing the core the next kernel pass runs on (and
-    its result would depend on the thread count)."""
-    return float(np.einsum("i,i->", u, v))
-
-
-def norm(u):
-    return math.sqrt(dot(u, u))
 
 
 @dataclass
@@ -165,7 +159,7 @@ def _pcg(obj, g, M, eps_cg, log):
     return s, r, cg_iter
 
 
-def newton(obj, w, eps, eps_cg=NEWTON_EPS_CG, max_iter=NEWTON_MAX_ITER):
+def newton(obj, w, eps, eps_cg=NEWTON_EPS_CG, max_newton_iter=NEWTON_MAX_ITER):
     """LIBLINEAR 2.40+'s NEWTON::newton: minimises obj from w (updated in place)."""
     log = []
     f, g, gnorm0 = _start(obj, w)
@@ -175,7 +169,7 @@ def newton(obj, w, eps, eps_cg=NEWTON_EPS_CG, max_iter=NEWTON_MAX_ITER):
     n_iter = 0
     total_cg = 0
     stopped = converged
-    while n_iter < max_iter and not stopped:
+    while n_iter < max_newton_iter and not stopped:
         M = (1.0 - ALPHA_PCG) + ALPHA_PCG * obj.diag_precond()
         s, _, cg_iter = _pcg(obj, g, M, eps_cg, log)
         total_cg += cg_iter
@@ -254,7 +248,7 @@ def _trpcg(obj, delta, g, M, eps_cg, log):
     return s, r, cg_iter, reach_boundary
 
 
-def tron(obj, w, eps, eps_cg=TRON_EPS_CG, max_iter=NEWTON_MAX_ITER):
+def tron(obj, w, eps, eps_cg=TRON_EPS_CG, max_newton_iter=NEWTON_MAX_ITER):
     """LIBLINEAR 2.20-2.30's TRON::tron (trust-region Newton, preconditioned CG):
     minimises obj from w (updated in place)."""
     log = []
@@ -268,7 +262,7 @@ def tron(obj, w, eps, eps_cg=TRON_EPS_CG, max_iter=NEWTON_MAX_ITER):
     delta_adjusted = False
     n_iter = 0          # accepted steps (tron.cpp's iter - 1)
     total_cg = 0
-    while n_iter < max_iter and not stopped:
+    while n_iter < max_newton_iter and not stopped:
         s, r, cg_iter, reach_boundary = _trpcg(obj, delta, g, M, eps_cg, log)
         total_cg += cg_iter
         w_new = w + s
@@ -331,17 +325,14 @@ def primal_solver_tol(eps, y, regression, counts=None):
     return float(eps) * max(min(pos, l - pos), 1) / max(l, 1)
 
 
-def fit_newton(task, params, objective=None, max_iter=NEWTON_MAX_ITER, counts=None):
-    """-s 0, -s 2 or -s 11 on one BinaryTask by the driver params.newton ("linesearch" or
+def fit_newton(task, params, objective=None, max_newton_iter=NEWTON_MAX_ITER, counts=None):
+    """-s 0, -s 2 or -s 11 on one SubProblem by the driver params.newton ("linesearch" or
     "tron"), warm-started from task.w0. `objective` defaults to the local backend on
     task.problem (dlinear.solvers.primal_objectives); a distributed one can be passed,
     with counts = (#positive rows, #rows) for the tolerance (task.y is then unused)."""
-    from . import FitResult, starting_w
-    from ..errors import DlinearError
     if params.eps is None:
         params = params.resolved()
     if objective is None:
-        from .primal_objectives import make_objective
         objective = make_objective(task, params)
     w = starting_w(task.w0, task.w_size)
     regression = params.solver_type == 11
@@ -349,9 +340,9 @@ def fit_newton(task, params, objective=None, max_iter=NEWTON_MAX_ITER, counts=No
     driver = getattr(params, "newton", "linesearch")
     if driver == "tron":
         eps_cg = TRON_EPS_CG_WARM if task.w0 is not None else TRON_EPS_CG
-        res = tron(objective, w, eps, eps_cg=eps_cg, max_iter=max_iter)
+        res = tron(objective, w, eps, eps_cg=eps_cg, max_newton_iter=max_newton_iter)
     elif driver == "linesearch":
-        res = newton(objective, w, eps, max_iter=max_iter)
+        res = newton(objective, w, eps, max_newton_iter=max_newton_iter)
     else:
         raise DlinearError(f"unknown Newton driver {driver!r}; use one of {DRIVERS}")
     return FitResult(w=w, n_iter=res.n_iter, log=res.log, hit_max_iter=res.hit_max_iter)

@@ -10,9 +10,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..kernels.oneclass import oneclass_svm
-from . import FitResult
+from ..predict import decision_values
+from .task import FitResult
 
-ONECLASS_MAX_ITER = 1000   # LIBLINEAR 2.50's solve_oneclass_svm
+ONECLASS_MAX_OUTER_ITER = 1000   # outer iterations, as LIBLINEAR 2.50's solve_oneclass_svm
 
 
 def _upper_bounds(problem) -> np.ndarray:
@@ -21,16 +22,16 @@ def _upper_bounds(problem) -> np.ndarray:
     return np.ones(problem.n_samples)
 
 
-def fit_oneclass(task, params, max_iter: int = ONECLASS_MAX_ITER) -> FitResult:
+def fit_oneclass(task, params, max_outer_iter: int = ONECLASS_MAX_OUTER_ITER) -> FitResult:
     X = task.problem
     U = _upper_bounds(X)
     alpha = np.zeros(X.n_samples)
     w = np.zeros(task.w_size)
     n_iter, obj, nSV, rho, _ = oneclass_svm(
         X.indptr, X.indices, X.data, int(X.n_features), float(task.bias), U,
-        float(params.nu), float(params.eps), int(max_iter), alpha, w)
+        float(params.nu), float(params.eps), int(max_outer_iter), alpha, w)
     log = [f"optimization finished, #iter = {n_iter}"]
-    hit = n_iter >= max_iter
+    hit = n_iter >= max_outer_iter
     if hit:
         log.append("WARNING: reaching max number of iterations")
     log += [f"Objective value = {obj:f}", f"nSV = {nSV}", f"rho = {rho:f}"]
@@ -42,7 +43,6 @@ def oneclass_objectives(problem, model, nu: float):
     dual 0.5 ||w||^2 (to be minimised over feasible alpha), primal
     0.5 ||w||^2 - nu sum_i U_i rho + sum_i U_i max(0, rho - w.x_i), whose optimum is
     minus the dual optimum (U_i the instance weight, 1 in LIBLINEAR)."""
-    from ..predict import decision_values
     U = _upper_bounds(problem)
     w = np.asarray(model.w, dtype=np.float64).ravel()
     half_sq = 0.5 * float(w @ w)

@@ -2,18 +2,9 @@
 batch or --online)."""
 import math
 
-import numpy as np
-
-from . import FitResult, starting_w
+from .dual_cd import online_update_budget
 from .newton import primal_solver_tol
-
-
-def column_arrays(problem):
-    """X as CSC arrays (colptr int64, row ids int32, values float64): one copy of X."""
-    csc = problem.to_scipy().tocsc()
-    return (np.ascontiguousarray(csc.indptr, dtype=np.int64),
-            np.ascontiguousarray(csc.indices, dtype=np.int32),
-            np.ascontiguousarray(csc.data, dtype=np.float64))
+from .task import FitResult, starting_w
 
 
 def fit_primal_cd_l2svc(task, params):
@@ -22,9 +13,8 @@ def fit_primal_cd_l2svc(task, params):
     outer iterations) or online (--online: random feature with replacement, at most
     --max-updates updates). Warm-starts from task.w0 when given."""
     from ..kernels.primal_cd_svc import primal_cd_l2svc
-    from .dual_cd import online_update_budget
     X = task.problem
-    colptr, rows, vals = column_arrays(X)
+    colptr, rows, vals = task.columns(with_bias=False)   # the kernel adds the bias
     w = starting_w(task.w0, task.w_size)
     online = bool(getattr(params, "online", False))
     budget = online_update_budget(params, task.w_size) if online else 0
@@ -53,7 +43,3 @@ def fit_primal_cd_l2svc(task, params):
     n_iter = it if not online else int(math.ceil(updates / max(task.w_size, 1)))
     return FitResult(w=w, n_iter=int(n_iter), log=log, hit_max_iter=hit)
 
-
-def fit_l2r_l2svc_primal(task, params):
-    """The -s 2 row of the solver table sends --primal-cd runs here."""
-    return fit_primal_cd_l2svc(task, params)

@@ -21,7 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..kernels import primal_ops as K
-from .newton import dot
+from .vectors import dot
 
 LOSS_OF_SOLVER = {0: K.LR, 2: K.L2SVC, 11: K.L2SVR}
 
@@ -202,7 +202,7 @@ class PrimalObjective(RegularizedObjective):
 
 
 def make_objective(task, params):
-    """The objective of params.solver_type (0, 2 or 11) on a BinaryTask."""
+    """The objective of params.solver_type (0, 2 or 11) on a SubProblem."""
     return PrimalObjective(task.problem, task.y, task.C, task.bias,
                            LOSS_OF_SOLVER[params.solver_type], p=params.p,
                            regularize_bias=params.regularize_bias)

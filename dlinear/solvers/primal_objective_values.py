@@ -1,4 +1,5 @@
-"""Primal objective values of LIBLINEAR's formulations, for parity tests and benchmarks.
+"""The primal objective value f(w) of a trained model under LIBLINEAR's formulation of its
+solver: how good a model is on the data, whichever program trained it.
 
 For a one-vs-rest model the value is the sum of the k binary problems' objectives, so two
 models of the same data and parameters (dlinear's or LIBLINEAR's) compare directly.
@@ -11,7 +12,7 @@ import scipy.sparse as sp
 from ..data import Problem
 from ..errors import DlinearError
 from ..model import Model
-from ..params import Params
+from ..params import Params, class_C
 
 
 def _loss(name: str, margin_or_residual: np.ndarray, p: float) -> np.ndarray:
@@ -64,33 +65,14 @@ def primal_objective(problem: Problem, params: Params, model: Model) -> float:
 
     if model.is_regression:
         return value(W[:, 0], problem.y, params.C)
-    weighted = {lab: params.C for lab in model.label}
-    for lab, wt in params.class_weights:
-        if lab in weighted:
-            weighted[lab] *= wt
+    weighted = class_C(model.label, params)[0]
     if model.nr_w == 1:
         ysign = np.where(problem.y == model.label[0], 1.0, -1.0)
-        Cn = weighted[model.label[1]] if model.nr_class == 2 else params.C
-        return value(W[:, 0], ysign, np.where(ysign > 0, weighted[model.label[0]], Cn))
+        Cn = weighted[1] if model.nr_class == 2 else params.C
+        return value(W[:, 0], ysign, np.where(ysign > 0, weighted[0], Cn))
     total = 0.0
     for k, lab in enumerate(model.label):
         ysign = np.where(problem.y == lab, 1.0, -1.0)
-        total += value(W[:, k], ysign, np.where(ysign > 0, weighted[lab], params.C))
+        total += value(W[:, k], ysign, np.where(ysign > 0, weighted[k], params.C))
     return total
 
-
-def liblinear_model_to_dlinear(lib_model) -> Model:
-    """A liblinear-official (ctypes) model as a dlinear Model, for comparisons."""
-    from ..model import nr_w_of
-    from ..solvers import SOLVERS
-    solver_type = int(lib_model.param.solver_type)
-    nr_class = int(lib_model.nr_class)
-    nr_feature = int(lib_model.nr_feature)
-    bias = float(lib_model.bias)
-    w_size = nr_feature + (1 if bias >= 0 else 0)
-    nr_w = nr_w_of(solver_type, nr_class)
-    w = np.array(lib_model.w[: w_size * nr_w], dtype=np.float64).reshape(w_size, nr_w)
-    label = None
-    if SOLVERS[solver_type].kind == "classification":
-        label = np.array(lib_model.get_labels(), dtype=np.int64)
-    return Model(solver_type, nr_class, label, nr_feature, bias, w, rho=float(lib_model.rho))

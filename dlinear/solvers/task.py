@@ -1,0 +1,90 @@
+"""What a fit function takes (a SubProblem and the Params) and returns (a FitResult)."""
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from typing import Optional
+
+import numpy as np
+
+from ..data import Problem, arrays_nbytes
+from ..errors import DlinearError
+
+
+class SharedColumns:
+    """X by columns (LIBLINEAR's transpose), made once per problem and bias and shared by
+    the one-vs-rest tasks of the solvers that walk features (-s 5, -s 6, --primal-cd),
+    which would otherwise each transpose X again. Thread-safe: classes run on threads."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._arrays = {}
+
+    def get(self, problem: Problem, bias: float):
+        """(col_ptr int64, row_ind int32, vals float64), with a last column of `bias` when
+        bias >= 0."""
+        key = float(bias) if bias >= 0 else -1.0
+        with self._lock:
+            if key not in self._arrays:
+                self._arrays[key] = columns_of(problem, bias)
+            return self._arrays[key]
+
+
+def columns_of(problem: Problem, bias: float):
+    """X by columns (see SharedColumns.get), without sharing."""
+    from ..kernels.sparse_ops import csr_to_csc
+    return csr_to_csc(problem.indptr, problem.indices, problem.data,
+                      int(problem.n_features), float(bias) if bias >= 0 else -1.0)
+
+
+@dataclass
+class SubProblem:
+    """The problem one fit function solves: one binary classification problem of train's
+    one-vs-rest (y = +1/-1), or the whole regression (y = targets) or one-class problem.
+    LIBLINEAR's train_one gets one of these."""
+
+    problem: Problem      # X as raw CSR arrays (y of the problem is ignored)
+    y: np.ndarray         # float64 +1/-1 (classification) or targets (regression)
+    C: np.ndarray         # float64 per instance: class weight x instance weight x C
+    bias: float           # < 0: no bias feature; else the value of the virtual last column
+    seed: int
+    w0: Optional[np.ndarray] = None
+    alpha0: Optional[np.ndarray] = None   # warm start of the dual CD solvers (-s 1, 3)
+    shared_columns: Optional[SharedColumns] = None   # X by columns, shared across classes
+
+    def columns(self, with_bias: bool = True):
+        """X by columns (with the bias column when with_bias and bias >= 0)."""
+        bias = self.bias if with_bias else -1.0
+        if self.shared_columns is not None:
+            return self.shared_columns.get(self.problem, bias)
+        return columns_of(self.problem, bias)
+
+    @property
+    def w_size(self) -> int:
+        return self.problem.n_features + (1 if self.bias >= 0 else 0)
+
+
+def starting_w(w0, w_size: int) -> np.ndarray:
+    """The primal solvers' starting point: a float64 copy of the warm start w0, or zeros."""
+    if w0 is None:
+        return np.zeros(w_size)
+    w = np.array(w0, dtype=np.float64, copy=True).reshape(-1)
+    if w.shape[0] != w_size:
+        raise DlinearError(f"initial w has {w.shape[0]} values, expected {w_size}")
+    return w
+
+
+BinaryTask = SubProblem    # its former name, kept for existing callers
+
+
+@dataclass
+class FitResult:
+    w: np.ndarray
+    n_iter: int
+    log: list = field(default_factory=list)  # lines, printed in class order by train()
+    hit_max_iter: bool = False
+    rho: float = 0.0
+    alpha: Optional[np.ndarray] = None    # the dual solution, where the solver has one
+
+    def __sizeof__(self) -> int:    # dask.sizeof of a result kept on a worker
+        return object.__sizeof__(self) + arrays_nbytes(self.w, self.alpha)

@@ -1,0 +1,132 @@
+"""LIBLINEAR 2.50 (liblinear-official, through its ctypes binding) as the reference of the
+parity tests and the benchmarks: train it on a dlinear Problem, read its log, turn its
+model into a dlinear Model, and compute f*, the optimum's primal objective, from a run at a
+tight tolerance.
+
+Test-side only: the package never imports this. Scripts in scripts/ put tests/ on
+sys.path to use it.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from dlinear.model import Model, nr_w_of
+from dlinear.solvers import SOLVERS
+from dlinear.solvers.primal_objective_values import primal_objective
+
+
+def liblinear_model_to_dlinear(lib_model) -> Model:
+    """A liblinear-official (ctypes) model as a dlinear Model, for comparisons."""
+    solver_type = int(lib_model.param.solver_type)
+    nr_class = int(lib_model.nr_class)
+    nr_feature = int(lib_model.nr_feature)
+    bias = float(lib_model.bias)
+    w_size = nr_feature + (1 if bias >= 0 else 0)
+    nr_w = nr_w_of(solver_type, nr_class)
+    w = np.array(lib_model.w[: w_size * nr_w], dtype=np.float64).reshape(w_size, nr_w)
+    label = None
+    if SOLVERS[solver_type].kind == "classification":
+        label = np.array(lib_model.get_labels(), dtype=np.int64)
+    return Model(solver_type, nr_class, label, nr_feature, bias, w, rho=float(lib_model.rho))
+
+
+def seed_liblinear(seed: int = 1):
+    """srand(seed) for LIBLINEAR: its solvers draw their permutations (and -v its folds)
+    from the C library's rand(), so without this its answer at a finite eps depends on
+    what ran before in the process."""
+    import ctypes
+    import ctypes.util
+    name = ctypes.util.find_library("c")
+    if name is not None:
+        ctypes.CDLL(name).srand(seed)
+
+
+def liblinear_train_logged(problem, options: str):
+    """Trains liblinear-official on the problem's rows with its log on: (its ctypes model,
+    the model as a dlinear Model, its log lines without trailing blanks). The log is
+    LIBLINEAR's own (its print function set through the binding's print_func), so Newton
+    iteration and CG counts can be compared line by line."""
+    from liblinear import liblinear, liblinearutil
+    chunks = []
+    callback = liblinear.PRINT_STRING_FUN(lambda s: chunks.append(s.decode()))
+    param = liblinear.parameter(options)
+    param.print_func = callback
+    seed_liblinear()
+    lib = liblinearutil.train(liblinearutil.problem(problem.y, problem.to_scipy()), param)
+    lines = [line.rstrip() for line in "".join(chunks).splitlines()]
+    return lib, liblinear_model_to_dlinear(lib), lines
+
+
+def liblinear_train(problem, options: str):
+    """Trains liblinear-official on the same rows (rand() seeded); returns it as a dlinear
+    Model too."""
+    from liblinear import liblinearutil
+    seed_liblinear()
+    lib = liblinearutil.train(problem.y, problem.to_scipy(), options + " -q")
+    return lib, liblinear_model_to_dlinear(lib)
+
+
+def liblinear_decision_values(lib_model, problem):
+    from liblinear import liblinearutil
+    labels, _, values = liblinearutil.predict(problem.y, problem.to_scipy(), lib_model, "-q")
+    return np.asarray(labels), np.asarray(values)
+
+
+# LIBLINEAR's run at a tight eps that gives f* for each -s: the primal Newton solver where
+# one solves the same problem (-s 1 -> 2, 7 -> 0, 12 -> 11), else the solver itself
+TIGHT = {0: "-s 0 -e 1e-10", 1: "-s 2 -e 1e-10", 2: "-s 2 -e 1e-10", 3: "-s 3 -e 1e-9",
+         4: "-s 4 -e 1e-9", 5: "-s 5 -e 1e-9", 6: "-s 6 -e 1e-9", 7: "-s 0 -e 1e-10",
+         11: "-s 11 -e 1e-10", 12: "-s 11 -e 1e-10", 13: "-s 13 -e 1e-9",
+         21: "-s 21 -e 1e-9"}
+
+_F_STAR: dict = {}
+
+
+def liblinear_options(params) -> str:
+    """LIBLINEAR's options for the problem `params` describes (not its solver or eps)."""
+    kind = SOLVERS[params.solver_type].kind
+    options = f"-c {params.C!r}"
+    if kind == "oneclass":
+        return options + f" -n {params.nu!r}"
+    options += f" -B {params.bias!r}"
+    if not params.regularize_bias:
+        options += " -R"
+    if kind == "regression":
+        options += f" -p {params.p!r}"
+    return options + "".join(f" -w{label:g} {weight!r}" for label, weight in params.class_weights)
+
+
+def f_star(problem, params) -> float:
+    """f*: the primal objective (of `params`' formulation) at LIBLINEAR's optimum of the
+    same problem, from its run at a tight eps (TIGHT). Where that run stops at LIBLINEAR's
+    iteration cap (its dual CD solvers stop after 300 epochs, and the L1-loss ones can end
+    far from the optimum there), the eps is loosened 10x at a time until a run converges.
+    Cached per problem and problem parameters."""
+    solver_and_eps = TIGHT[params.solver_type]
+    key = (id(problem), solver_and_eps, liblinear_options(params))
+    if key not in _F_STAR:
+        solver, eps = solver_and_eps.rsplit(" -e ", 1)
+        eps = float(eps)
+        while True:
+            _, model, log = liblinear_train_logged(
+                problem, f"{solver} -e {eps!r} {liblinear_options(params)}")
+            if "WARNING: reaching max number of iterations" not in log or eps >= 1e-3:
+                break
+            eps *= 10
+        _F_STAR[key] = (problem, primal_objective(problem, params, model))
+    return _F_STAR[key][1]
+
+
+def assert_near_optimum(f: float, f_opt: float, tol: float):
+    """Asserts |f - f*| / |f*| <= tol. With DLINEAR_GAP_LOG=<file> in the environment each
+    call appends "<test id> <gap> <tol>" to that file: how tolerances are measured (run the
+    tests at the asked eps and at 10x it, scripts/mutation_check.py, and set each tolerance
+    between the two)."""
+    import os
+    rel = abs(f - f_opt) / abs(f_opt)
+    record = os.environ.get("DLINEAR_GAP_LOG")
+    if record:
+        test = os.environ.get("PYTEST_CURRENT_TEST", "?").split(" ")[0]
+        with open(record, "a") as out:
+            out.write(f"{test} {rel:.3e} {tol:.1e}\n")
+    assert rel <= tol, f"relative gap {rel:.3e} to the optimum > {tol:g} ({f!r} vs {f_opt!r})"
