@@ -3,9 +3,9 @@ from .data import Problem
 from .errors import ConvergenceWarning, DlinearError
 from .model import Model, load_model, save_model
 from .params import Params
-from .predict import decision_values, predict, predict_probability
 from .solver_table import SOLVERS
-from .api import cross_validation, find_parameters, train
+from .api import (cross_validation, decision_values, find_parameters, predict,
+                  predict_probability, train)
 
 __version__ = "0.1.0"
 

@@ -57,8 +57,8 @@ TRAIN_USAGE = (
     "-q : quiet mode (no outputs)\n"
     "dlinear options:\n"
     "--workers n : start a local Dask cluster of n single-threaded worker processes;\n"
-    "\t0 trains in this process (default: in this process for a training file under\n"
-    "\t64 MB, else a local cluster with one worker per core)\n"
+    "\t0 trains in this process (default: a local cluster with one worker per core to\n"
+    "\ttrain -s 0, 2, 11 on a file of 512 MB or more, else in this process)\n"
     "--scheduler address : train on the Dask cluster at address (tcp://host:8786, tls://...;\n"
     "\tdefault $DLINEAR_SCHEDULER); the data file must be readable by its workers\n"
     "--tls-ca-file f, --tls-cert f, --tls-key f : certificates for a tls:// scheduler\n"
@@ -265,20 +265,27 @@ def _note(quiet: bool):
     return lambda line: print(line, file=sys.stderr, flush=True)
 
 
-# Below this size a training file is read and trained in this process: starting worker
-# processes and shipping them the data costs more than it saves.
-IN_PROCESS_BYTES = 64 << 20
+# The default backend, by measurement (BENCHMARKS.md, "Default backend"): a local cluster
+# pays for starting worker processes and, for the CD solvers, a whole copy of the data on
+# each worker, while in this process one-vs-rest classes and CV folds already run on one
+# thread per core. Only a single Newton training (-s 0, 2, 11: map-reduce over the
+# workers' rows) of a large file was faster on a local cluster.
+NEWTON_CLUSTER_BYTES = 512 << 20
 
 
-def _use_cluster(opts, train_file) -> bool:
+def _use_cluster(opts, params, train_file) -> bool:
     from .cluster.session import SCHEDULER_ENV
+    from .solvers.primal_objectives import LOSS_OF_SOLVER
     if opts["scheduler"] or os.environ.get(SCHEDULER_ENV):
         return True
     if opts["workers"] is not None:
         return opts["workers"] > 0
+    newton = params.solver_type in LOSS_OF_SOLVER and not getattr(params, "primal_cd", False)
+    if not newton or opts["nr_fold"] or opts["find_C"]:
+        return False
     try:
         from .data import file_stamp
-        return file_stamp(train_file, opts["storage_options"])[0] >= IN_PROCESS_BYTES
+        return file_stamp(train_file, opts["storage_options"])[0] >= NEWTON_CLUSTER_BYTES
     except DlinearError:
         return False     # read_libsvm says it cannot open the file
 
@@ -294,7 +301,7 @@ def train_main(argv=None) -> int:
         check_parameter(params)
         say, note = _say(opts["quiet"]), _note(opts["quiet"])
         storage_options = opts["storage_options"] or None
-        if not _use_cluster(opts, train_file):
+        if not _use_cluster(opts, params, train_file):
             from .data import read_libsvm
             weights = read_weight_file(opts["weight_file"]) if opts["weight_file"] else None
             problem = read_libsvm(train_file, storage_options=storage_options)
@@ -302,8 +309,7 @@ def train_main(argv=None) -> int:
                 problem.sample_weight = check_weight_count(weights, problem.n_samples,
                                                            opts["weight_file"], train_file)
             if opts["workers"] is None:     # said once the input is good: errors stay one line
-                note(f"dlinear: training in this process (training file under "
-                     f"{IN_PROCESS_BYTES >> 20} MB; --workers n starts a local cluster)")
+                note("dlinear: training in this process (--workers n starts a local cluster)")
             return _train_and_save(problem, params, opts, model_file, say)
 
         from .cluster import Dataset, cluster_client, make_security

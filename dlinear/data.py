@@ -12,6 +12,18 @@ from .fileio import atomic_output
 from .kernels import libsvm as _libsvm
 
 
+def arrays_nbytes(*values) -> int:
+    """Bytes of the numpy arrays among values (lists and tuples of them too; others: 0),
+    for the __sizeof__ of objects Dask keeps on its workers."""
+    total = 0
+    for v in values:
+        if isinstance(v, np.ndarray):
+            total += v.nbytes
+        elif isinstance(v, (list, tuple)):
+            total += arrays_nbytes(*v)
+    return total
+
+
 @dataclass
 class Problem:
     """A sparse training set as the kernels see it.
@@ -29,6 +41,12 @@ class Problem:
     y: np.ndarray
     n_features: int
     sample_weight: np.ndarray | None = None
+
+    def __sizeof__(self) -> int:
+        # dask.sizeof falls back to sys.getsizeof: the arrays, so that Dask's memory limits,
+        # spilling and dashboard count a part held on a worker as what it is
+        return object.__sizeof__(self) + arrays_nbytes(self.indptr, self.indices, self.data,
+                                                       self.y, self.sample_weight)
 
     @property
     def n_samples(self) -> int:

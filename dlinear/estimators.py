@@ -8,9 +8,14 @@ LIBLINEAR names), trains with dlinear.train and exposes the model as `coef_` and
 `intercept_` in scikit-learn's conventions (`classes_` sorted; for two classes one row
 whose positive side is `classes_[1]`).
 
-numpy and scipy.sparse inputs train in this process. dask arrays train on the cluster of
-the current distributed.Client (through dlinear.cluster.Dataset.from_arrays) and are
-predicted lazily with map_blocks.
+numpy and scipy.sparse inputs train in this process, one-vs-rest classes on n_jobs
+threads (None: 1, as in scikit-learn, so GridSearchCV(n_jobs>1) is not oversubscribed),
+or on the Dask cluster of `client=` when one is given. Dask arrays and DataFrames train
+on the cluster of `client=` (default: the current distributed.Client), their partitions
+made into parts where they are (dlinear.cluster.Dataset.from_arrays), and are predicted
+lazily with map_blocks. verbose=1 prints LIBLINEAR's progress lines to stderr.
+save_liblinear / load_liblinear write and read LIBLINEAR model files with the classes as
+given to fit.
 
 `sample_weight` scales each instance's C (LIBLINEAR's `-W` extension). Rows of weight 0
 add nothing to the objective and are left out before training (numpy/scipy inputs).
@@ -19,21 +24,32 @@ from __future__ import annotations
 
 import sys
 import warnings
+from dataclasses import replace
 from numbers import Integral, Real
 
 import numpy as np
 import scipy.sparse as sp
 from scipy.special import expit
-from sklearn.base import BaseEstimator, ClassifierMixin, OutlierMixin, RegressorMixin
-from sklearn.exceptions import ConvergenceWarning as _SklearnConvergenceWarning
-from sklearn.utils import check_random_state, compute_class_weight
-from sklearn.utils.multiclass import check_classification_targets
-from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
-from .api import train
+from .errors import DlinearError
+
+SKLEARN_HINT = ('dlinear\'s estimators need scikit-learn 1.6 or later: '
+                'pip install "dlinear[sklearn]"')
+try:
+    from sklearn.base import (BaseEstimator, ClassifierMixin, OutlierMixin, RegressorMixin,
+                              _clone_parametrized)
+    from sklearn.exceptions import ConvergenceWarning as _SklearnConvergenceWarning
+    from sklearn.utils import check_random_state, compute_class_weight
+    from sklearn.utils.multiclass import check_classification_targets
+    from sklearn.utils.validation import (_check_sample_weight, check_is_fitted,
+                                          validate_data)
+except ImportError as e:       # missing, or older than 1.6 (validate_data, __sklearn_tags__)
+    raise ImportError(f"{SKLEARN_HINT} ({e})", name=e.name) from e
+
+from .api import is_dask_collection, train
 from .data import Problem
 from .errors import ConvergenceWarning as _DlinearConvergenceWarning
-from .errors import DlinearError
+from .model import Model, load_model, save_model
 from .params import Params
 from .solver_table import SOLVERS
 
@@ -126,10 +142,15 @@ def linear_attributes(model, n_classes: int | None):
 # ----------------------------------------------------------------- dask helpers
 
 def _is_dask(x) -> bool:
-    if "dask.array" not in sys.modules:
-        return False
-    import dask.array as da
-    return isinstance(x, da.Array)
+    """A dask array, or a dask DataFrame or Series (made a dask array of its partitions,
+    see _as_dask_array)."""
+    return is_dask_collection(x)
+
+
+def _as_dask_array(x):
+    """A dask DataFrame or Series as a dask array of its partitions (row counts unknown:
+    nothing is computed); a dask array as it is."""
+    return x.to_dask_array() if hasattr(x, "to_dask_array") else x
 
 
 def _block_as_matrix(block):
@@ -181,9 +202,14 @@ def _proba_from_scores(scores):
 
 def _dask_rows(X):
     """X with all columns in each block (what the blocks' products need)."""
+    X = _as_dask_array(X)
     if X.ndim != 2:
         raise ValueError(f"Expected a 2D dask array, got {X.ndim} dimensions")
     return X.rechunk({1: -1}) if len(X.chunks[1]) != 1 else X
+
+
+def _ones_block(block):
+    return np.ones(block.shape[0])
 
 
 def _encode_block(y_block, classes):
@@ -258,12 +284,28 @@ class _LiblinearEstimator(BaseEstimator):
                       max_iter=int(getattr(self, "max_iter", 300)), seed=self._seed(),
                       partition=getattr(self, "partition", None))
 
+    def _n_threads(self) -> int:
+        """n_jobs as scikit-learn reads it (None: 1, or what joblib's context says; -1:
+        one per core): the threads of an in-process fit's one-vs-rest classes."""
+        from joblib import effective_n_jobs
+        n = self.n_jobs
+        if n is not None and (isinstance(n, bool) or not isinstance(n, Integral) or n == 0):
+            raise ValueError(f"n_jobs must be None or a non-zero int, got {n!r}")
+        return max(1, effective_n_jobs(n))
+
+    def _log(self):
+        """verbose: LIBLINEAR's progress lines to stderr."""
+        if not self.verbose:
+            return None
+        return lambda line: print(line, file=sys.stderr, flush=True)
+
     # -- fitting
     def _train(self, data, params):
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             try:
-                model = train(data, params)
+                model = train(data, params, log=self._log(), n_threads=self._n_threads(),
+                              client=self.client)
             except DlinearError as e:
                 raise ValueError(str(e)) from e
         for w in caught:
@@ -312,10 +354,12 @@ class _LiblinearEstimator(BaseEstimator):
         if np.isnan(X.shape[1]):
             raise ValueError("the number of columns of the dask array X must be known")
         self.n_features_in_ = int(X.shape[1])
+        if sample_weight is not None:
+            sample_weight = _as_dask_array(sample_weight)
         if self._kind == "oneclass":
-            y = da.ones(X.shape[0], chunks=(X.chunks[0],))
+            y = X.map_blocks(_ones_block, drop_axis=1, dtype=np.float64)
         else:
-            y = da.asarray(y)
+            y = da.asarray(_as_dask_array(y))
             if y.ndim != 1:
                 raise ValueError(f"y must be 1-dimensional, got shape {y.shape}")
         n_samples = X.shape[0] if not np.isnan(X.shape[0]) else 0
@@ -337,7 +381,8 @@ class _LiblinearEstimator(BaseEstimator):
                 params.class_weights = self._class_weights(None)
             y = y.map_blocks(_encode_block, classes, dtype=np.float64)
         try:
-            data = Dataset.from_arrays(X, y, current_client(), sample_weight=sample_weight)
+            data = Dataset.from_arrays(X, y, self.client or current_client(),
+                                       sample_weight=sample_weight)
         except DlinearError as e:
             raise ValueError(str(e)) from e
         self._set_model(self._train(data, params))
@@ -396,6 +441,73 @@ class _LiblinearEstimator(BaseEstimator):
                                 meta=np.empty((0, 0)))
         return np.asarray(X @ coef.T, dtype=np.float64) + self.intercept_
 
+    # -- LIBLINEAR model files
+    def liblinear_model(self) -> Model:
+        """The fitted model as LIBLINEAR sees it: a classifier's labels are its classes_
+        (model_ holds their indices), which must be integers, as in LIBLINEAR's files."""
+        check_is_fitted(self)
+        if self._kind != "classification":
+            return self.model_
+        classes = self.classes_
+        integral = (np.issubdtype(classes.dtype, np.number)
+                    and not np.issubdtype(classes.dtype, np.bool_)
+                    and np.all(np.isfinite(classes)) and np.all(classes == np.round(classes))
+                    and np.all(np.abs(classes) < 2.0 ** 63))
+        if not integral:
+            raise ValueError(f"a LIBLINEAR model file holds integer class labels, but "
+                             f"classes_ is {list(classes[:5])}{'...' if len(classes) > 5 else ''}"
+                             ": train on integer labels to save the model in LIBLINEAR's "
+                             "format (or pickle the estimator)")
+        return replace(self.model_, label=classes.astype(np.int64)[self.model_.label])
+
+    def save_liblinear(self, path) -> None:
+        """Writes LIBLINEAR's model file with the classes as given to fit (`label -1 1`
+        for classes -1 and 1), so LIBLINEAR's predict and dlinear-predict print them.
+        ValueError for non-integer classes."""
+        save_model(path, self.liblinear_model())
+
+    @classmethod
+    def load_liblinear(cls, path):
+        """A fitted estimator from a LIBLINEAR model file (written by LIBLINEAR,
+        dlinear-train or save_liblinear); its solver, bias and classes come from the
+        file."""
+        try:
+            model = load_model(path)
+        except DlinearError as e:
+            raise ValueError(str(e)) from e
+        if model.spec.kind != cls._kind:
+            raise ValueError(f"{path}: a {model.spec.kind} model ({model.spec.name}) "
+                             f"cannot be loaded as {cls.__name__}")
+        names = cls._get_param_names()
+        settings = {"solver": model.solver_type} if "solver" in names else {}
+        if "fit_intercept" in names:
+            settings["fit_intercept"] = model.bias >= 0
+            settings["intercept_scaling"] = model.bias if model.bias >= 0 else 1.0
+        estimator = cls(**settings)
+        estimator._solver_type(0, model.nr_feature)        # the solver suits this class
+        estimator.n_features_in_ = model.nr_feature
+        if cls._kind == "classification":
+            estimator.classes_ = np.sort(model.label)
+            model = replace(model, label=np.searchsorted(estimator.classes_, model.label))
+        estimator._set_model(model)
+        return estimator
+
+    # -- the client is shared, never copied: clone keeps it, pickling drops it
+    def __sklearn_clone__(self):
+        client, self.client = self.client, None
+        try:
+            copy = _clone_parametrized(self)
+        finally:
+            self.client = client
+        copy.client = client
+        return copy
+
+    def __getstate__(self):
+        state = super().__getstate__()
+        if state.get("client") is not None:
+            state = dict(state, client=None)
+        return state
+
     def __sklearn_tags__(self):
         tags = super().__sklearn_tags__()
         tags.input_tags.sparse = True
@@ -448,7 +560,8 @@ class LinearSVC(_LiblinearClassifier):
 
     def __init__(self, C=1.0, loss="squared_hinge", penalty="l2", dual=True, tol=None,
                  fit_intercept=True, intercept_scaling=1.0, class_weight=None, max_iter=300,
-                 random_state=None, multi_class="ovr", solver=None, partition=None):
+                 random_state=None, multi_class="ovr", solver=None, partition=None,
+                 n_jobs=None, verbose=0, client=None):
         self.C = C
         self.loss = loss
         self.penalty = penalty
@@ -462,6 +575,9 @@ class LinearSVC(_LiblinearClassifier):
         self.multi_class = multi_class
         self.solver = solver
         self.partition = partition
+        self.n_jobs = n_jobs
+        self.verbose = verbose
+        self.client = client
 
     def _solver_type(self, n_samples, n_features):
         explicit = self._explicit_solver()
@@ -495,7 +611,7 @@ class LogisticRegression(_LiblinearClassifier):
 
     def __init__(self, penalty="l2", C=1.0, dual=False, tol=None, fit_intercept=True,
                  intercept_scaling=1.0, class_weight=None, max_iter=300, random_state=None,
-                 solver=None, multi_class="auto"):
+                 solver=None, multi_class="auto", n_jobs=None, verbose=0, client=None):
         self.penalty = penalty
         self.C = C
         self.dual = dual
@@ -507,6 +623,9 @@ class LogisticRegression(_LiblinearClassifier):
         self.random_state = random_state
         self.solver = solver
         self.multi_class = multi_class
+        self.n_jobs = n_jobs
+        self.verbose = verbose
+        self.client = client
 
     def _multinomial(self) -> bool:
         if self.multi_class not in ("auto", "ovr", "multinomial"):
@@ -558,7 +677,7 @@ class LinearSVR(RegressorMixin, _LiblinearEstimator):
 
     def __init__(self, epsilon=0.1, tol=None, C=1.0, loss="squared_epsilon_insensitive",
                  fit_intercept=True, intercept_scaling=1.0, dual=False, max_iter=300,
-                 random_state=None, solver=None):
+                 random_state=None, solver=None, n_jobs=None, verbose=0, client=None):
         self.epsilon = epsilon
         self.tol = tol
         self.C = C
@@ -569,6 +688,9 @@ class LinearSVR(RegressorMixin, _LiblinearEstimator):
         self.max_iter = max_iter
         self.random_state = random_state
         self.solver = solver
+        self.n_jobs = n_jobs
+        self.verbose = verbose
+        self.client = client
 
     def _solver_type(self, n_samples, n_features):
         e = self.epsilon
@@ -599,9 +721,12 @@ class OneClassSVM(OutlierMixin, _LiblinearEstimator):
 
     _kind = "oneclass"
 
-    def __init__(self, nu=0.5, tol=None):
+    def __init__(self, nu=0.5, tol=None, n_jobs=None, verbose=0, client=None):
         self.nu = nu
         self.tol = tol
+        self.n_jobs = n_jobs
+        self.verbose = verbose
+        self.client = client
 
     def _solver_type(self, n_samples, n_features):
         nu = self.nu

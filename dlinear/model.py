@@ -68,7 +68,10 @@ def nr_w_of(solver_type: int, nr_class: int) -> int:
 def save_model(path, model: Model) -> None:
     """Writes LIBLINEAR's text format (LIBLINEAR 2.50's save_model, %.17g numbers), atomically:
     a temporary file in the target directory renamed over the target, so a failure leaves
-    no partial model."""
+    no partial model. `model` may also be a fitted dlinear estimator: its file holds the
+    classes as given to fit (see its save_liblinear)."""
+    if not isinstance(model, Model) and hasattr(model, "liblinear_model"):
+        model = model.liblinear_model()
     name = MULTINOMIAL_SOLVER_NAME if model.multinomial else model.spec.name
     lines = [f"solver_type {name}", f"nr_class {model.nr_class}"]
     if model.label is not None:

@@ -45,7 +45,7 @@ from typing import Callable, Optional
 import numpy as np
 from numba import njit
 
-from .data import Problem
+from .data import Problem, arrays_nbytes
 from .errors import DlinearError
 from .params import Params, check_parameter, class_C
 from .predict import predict
@@ -180,6 +180,9 @@ class PathResult:
     n_iter: list = field(default_factory=list)    # per C: solver iterations (all classes)
     w: Optional[np.ndarray] = None                # (w_size, #binary problems) at the last C
     alpha: Optional[list] = None                  # dual solvers: alphas at the last C
+
+    def __sizeof__(self) -> int:    # dask.sizeof: a path's result stays on its worker
+        return object.__sizeof__(self) + arrays_nbytes(self.w, self.alpha)
 
 
 def _next_count(count: int, changed: bool) -> int:

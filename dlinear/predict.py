@@ -51,6 +51,27 @@ def predict_probability(model: Model, problem: Problem) -> np.ndarray:
     return probabilities_from_decision_values(model, decision_values(model, problem))
 
 
+def block_as_problem(block) -> Problem:
+    """A block of rows to predict (numpy, scipy.sparse, pydata sparse or pandas) as a
+    Problem without labels."""
+    if hasattr(block, "to_scipy_sparse"):       # pydata sparse (GCXS, COO)
+        block = block.to_scipy_sparse()
+    elif hasattr(block, "to_numpy"):            # pandas
+        block = block.to_numpy(dtype=np.float64)
+    block = block if hasattr(block, "tocsr") else np.atleast_2d(np.asarray(block))
+    return Problem.from_arrays(block, np.zeros(block.shape[0]))
+
+
+PREDICTIONS = {"labels": predict, "decision_values": decision_values,
+               "probabilities": predict_probability}
+
+
+def predict_block(block, model: Model, what: str) -> np.ndarray:
+    """predict, decision_values or predict_probability (`what`: a key of PREDICTIONS) of
+    one block of rows: what a dask array's blocks are mapped with."""
+    return PREDICTIONS[what](model, block_as_problem(block))
+
+
 def evaluate(y_true: np.ndarray, y_pred: np.ndarray):
     """(accuracy %, mean squared error, squared correlation coefficient), as LIBLINEAR."""
     y_true = np.asarray(y_true, dtype=np.float64)

@@ -131,12 +131,14 @@ class Dataset:
     @classmethod
     def from_arrays(cls, X, y, client, sample_weight=None, n_parts: int | None = None
                     ) -> "Dataset":
-        """From a Problem, scipy/numpy arrays, or dask arrays (row chunks spanning all
-        columns; chunks may be numpy, scipy.sparse or sparse arrays)."""
-        import dask.array as da
+        """From a Problem, scipy/numpy arrays, dask arrays (row chunks spanning all
+        columns; chunks may be numpy, scipy.sparse or sparse arrays) or a dask DataFrame
+        (with y a dask Series or array partitioned as X). Dask collections are made
+        into parts on the workers, chunk by chunk: nothing passes through the client."""
+        import dask
         if isinstance(X, Problem):
             problem = X
-        elif isinstance(X, da.Array):
+        elif dask.is_dask_collection(X):
             return cls._from_dask(X, y, client, sample_weight)
         else:
             problem = Problem.from_arrays(X, y, sample_weight=sample_weight)
@@ -159,6 +161,8 @@ class Dataset:
     def _from_dask(cls, X, y, client, sample_weight=None) -> "Dataset":
         import dask
         import dask.array as da
+        if _is_dataframe(X):
+            return cls._from_dataframe(X, y, client, sample_weight)
         if X.ndim != 2:
             raise DlinearError(f"X must be 2-dimensional, got {X.ndim} dimensions")
         if len(X.chunks[1]) != 1:
@@ -166,10 +170,10 @@ class Dataset:
         y = da.asarray(y)
         if y.ndim != 1 or (not any(map(math.isnan, X.chunks[0])) and len(y) != X.shape[0]):
             raise DlinearError("y must be 1-dimensional with one label per row of X")
-        y = y.rechunk({0: X.chunks[0]})
+        y = _rows_like(y, X)
         w = None
         if sample_weight is not None:
-            w = da.asarray(sample_weight).rechunk({0: X.chunks[0]})
+            w = _rows_like(da.asarray(sample_weight), X)
         x_blocks = X.to_delayed().ravel()
         y_blocks = y.to_delayed().ravel()
         w_blocks = w.to_delayed().ravel() if w is not None else [None] * len(x_blocks)
@@ -178,6 +182,27 @@ class Dataset:
                          zip(x_blocks, y_blocks, w_blocks)]
         parts = client.compute(delayed_parts)
         return cls._from_parts(client, parts, X.shape[1])
+
+    @classmethod
+    def _from_dataframe(cls, X, y, client, sample_weight=None) -> "Dataset":
+        """One part per partition of the dask DataFrame X, built on the worker that
+        computes the partition: X's partition with y's (and sample_weight's) of the
+        same number, so y and weights must be partitioned as X (dask Series or
+        DataFrame columns, or dask arrays with one chunk per partition)."""
+        import dask
+        non_numeric = [c for c, t in X.dtypes.items() if not _is_numeric_dtype(t)]
+        if non_numeric:
+            raise DlinearError(f"X has non-numeric columns {non_numeric[:5]}: "
+                               "convert or drop them before training")
+        n_features = len(X.columns)
+        x_blocks = X.to_delayed()
+        y_blocks = _partition_blocks(y, len(x_blocks), "y")
+        w_blocks = (_partition_blocks(sample_weight, len(x_blocks), "sample_weight")
+                    if sample_weight is not None else [None] * len(x_blocks))
+        make = dask.delayed(_block_to_problem, pure=True)
+        parts = client.compute([make(xb, yb, wb, n_features) for xb, yb, wb in
+                                zip(x_blocks, y_blocks, w_blocks)])
+        return cls._from_parts(client, parts, n_features)
 
     @classmethod
     def _from_parts(cls, client, parts, n_features=None, name="dataset") -> "Dataset":
@@ -245,13 +270,66 @@ class Dataset:
         return self._local_copies[worker]
 
 
+def _rows_like(v, X):
+    """v (labels or weights) chunked as X's rows. With unknown row counts (arrays made
+    from DataFrames) the chunks must already correspond, one to one."""
+    if v.chunks[0] == X.chunks[0]:
+        return v
+    if any(map(math.isnan, X.chunks[0] + v.chunks[0])):
+        if v.numblocks[0] != X.numblocks[0]:
+            raise DlinearError(f"X has {X.numblocks[0]} row blocks of unknown size but the "
+                               f"labels or weights have {v.numblocks[0]}: partition them as X")
+        return v
+    return v.rechunk({0: X.chunks[0]})
+
+
 def _block_to_problem(x_block, y_block, w_block, n_features) -> Problem:
-    """A chunk of a dask array (numpy, scipy.sparse or pydata sparse) as a Problem."""
+    """A chunk of a dask array (numpy, scipy.sparse or pydata sparse) or a partition of
+    a dask DataFrame (pandas) as a Problem."""
     import sparse
     if isinstance(x_block, sparse.SparseArray):
         x_block = x_block.to_scipy_sparse()
-    return Problem.from_arrays(x_block, np.asarray(y_block), n_features=n_features,
-                               sample_weight=None if w_block is None else np.asarray(w_block))
+    elif hasattr(x_block, "to_numpy"):          # pandas
+        x_block = x_block.to_numpy(dtype=np.float64)
+    return Problem.from_arrays(x_block, _column(y_block), n_features=n_features,
+                               sample_weight=None if w_block is None else _column(w_block))
+
+
+def _column(block) -> np.ndarray:
+    """Labels or weights of one block: numpy, or a pandas Series or one-column frame."""
+    if hasattr(block, "to_numpy"):
+        block = block.to_numpy(dtype=np.float64)
+    return np.asarray(block, dtype=np.float64).ravel()
+
+
+def _is_dataframe(x) -> bool:
+    """A dask DataFrame or Series."""
+    import dask
+    return dask.is_dask_collection(x) and hasattr(x, "npartitions") \
+        and hasattr(x, "to_dask_array")
+
+
+def _is_numeric_dtype(dtype) -> bool:
+    return getattr(dtype, "kind", "O") in "biuf"      # numpy and pandas' nullable dtypes
+
+
+def _partition_blocks(values, n_blocks: int, name: str) -> list:
+    """Delayed blocks of y or weights matching a DataFrame's n_blocks partitions: a dask
+    Series/DataFrame or dask array with as many partitions (chunks)."""
+    import dask
+    if not dask.is_dask_collection(values):
+        raise DlinearError(f"with a dask DataFrame X, {name} must be a dask Series or "
+                           "dask array partitioned as X")
+    if _is_dataframe(values):
+        blocks = values.to_delayed()
+    else:
+        if values.ndim != 1:
+            raise DlinearError(f"{name} must be 1-dimensional")
+        blocks = list(values.to_delayed().ravel())
+    if len(blocks) != n_blocks:
+        raise DlinearError(f"X has {n_blocks} partitions but {name} has {len(blocks)}: "
+                           f"partition {name} as X (e.g. take both from one DataFrame)")
+    return blocks
 
 
 def current_client():

@@ -9,6 +9,8 @@ theirs dies (allow_other_workers): Dask then rebuilds the copy there.
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 
 from ..data import Problem
@@ -62,6 +64,12 @@ def _train_whole(problem: Problem, params: Params):
     return model, lines
 
 
+def _fit_class_without_duals(problem: Problem, label, k, weighted_C, params: Params):
+    """fit_class on a worker, returning w without the dual variables: nothing asks for
+    them after a fit, and they are a float per row and class."""
+    return replace(fit_class(problem, label, k, weighted_C, params), alpha=None)
+
+
 def train_on_cluster(data, params: Params, client=None, log=None) -> Model:
     dataset = as_dataset(data, client)
     client = client or dataset.client
@@ -93,8 +101,8 @@ def train_on_cluster(data, params: Params, client=None, log=None) -> Model:
     futures = []
     for k in range(n_binary_problems(len(label))):
         options, worker = place(k)
-        futures.append(client.submit(fit_class, dataset.local_copy(worker), label, k,
-                                     weighted_C, params, **options))
+        futures.append(client.submit(_fit_class_without_duals, dataset.local_copy(worker),
+                                     label, k, weighted_C, params, **options))
     results = _gather(client, futures, "classes")
     for r in results:
         for line in r.log:

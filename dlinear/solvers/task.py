@@ -7,7 +7,7 @@ from typing import Optional
 
 import numpy as np
 
-from ..data import Problem
+from ..data import Problem, arrays_nbytes
 from ..errors import DlinearError
 
 
@@ -85,3 +85,6 @@ class FitResult:
     hit_max_iter: bool = False
     rho: float = 0.0
     alpha: Optional[np.ndarray] = None    # the dual solution, where the solver has one
+
+    def __sizeof__(self) -> int:    # dask.sizeof of a result kept on a worker
+        return object.__sizeof__(self) + arrays_nbytes(self.w, self.alpha)
