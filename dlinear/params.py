@@ -22,9 +22,9 @@ class Params:
     - fixed, as in LIBLINEAR: Newton iterations of -s 0, 2, 11 (solvers.newton
       NEWTON_MAX_ITER, 1000; each Newton step's CG at max(#weights, 5)); outer iterations
       of -s 4 (crammer_singer MCSVM_MAX_OUTER_ITER, 100000) and -s 21 (oneclass
-      ONECLASS_MAX_OUTER_ITER, 1000); -s 5's CD passes and -s 6's inner CD passes per
-      Newton step (l1r L1R_MAX_ITER, 1000) and -s 6's Newton iterations
-      (L1R_LR_MAX_NEWTON_ITER, 100).
+      ONECLASS_MAX_OUTER_ITER, 1000); -s 5's CD passes (l1r L1R_L2SVC_MAX_OUTER_ITER,
+      1000), -s 6's inner CD passes per Newton step (L1R_LR_MAX_INNER_ITER, 1000) and
+      -s 6's Newton iterations (L1R_LR_MAX_NEWTON_ITER, 100).
     """
 
     solver_type: int = 1

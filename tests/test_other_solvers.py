@@ -278,8 +278,8 @@ def test_iteration_caps_are_logged_and_warned_once_by_train(binary, multiclass):
                                      Params(solver_type=4, eps=1e-9), seed=1, max_outer_iter=2)]
         assert capped[0].hit_max_iter and capped[0].n_iter == 2
         for solver in (5, 6):
-            capped.append(fit_l1r(task, Params(solver_type=solver, eps=1e-9), max_iter=2,
-                                  max_newton_iter=2))
+            capped.append(fit_l1r(task, Params(solver_type=solver, eps=1e-9), max_outer_iter=2,
+                                  max_inner_iter=2, max_newton_iter=2))
         capped.append(fit_oneclass(task, Params(solver_type=21, eps=1e-12, nu=0.5),
                                    max_outer_iter=1))
         assert capped[-1].n_iter == 1

@@ -112,7 +112,7 @@ def test_l1r_lr_inner_and_outer_caps_are_told_apart(binary):
     iteration cap as LIBLINEAR's outer one."""
     params = Params(solver_type=6, C=4.0, eps=1e-6).resolved()
     task = _task(binary, params)
-    inner = fit_l1r(task, params, max_iter=1)
+    inner = fit_l1r(task, params, max_inner_iter=1)
     assert any(line.startswith("WARNING: reaching max number of inner iterations")
                for line in inner.log)
     assert not inner.hit_max_iter

@@ -4,8 +4,9 @@
 Appendix F (Yuan et al. 2010). -s 6 (L1R_LR) is newGLMNET (Yuan, Ho and Lin 2012), the
 method of LIBLINEAR >= 1.8 and 2.x: Newton iterations whose direction comes from
 coordinate descent on an L1-regularized quadratic model, followed by a line search; not
-the older CDN coordinate descent of the paper's appendix. See dlinear/kernels/l1r_cd.py
-for both algorithms and their constants (LIBLINEAR 2.50's).
+the older CDN coordinate descent of the paper's appendix. dlinear/kernels/l1r_cd.py (-s 5)
+and dlinear/kernels/l1r_newglmnet.py (-s 6) give the algorithms and their constants
+(LIBLINEAR 2.50's).
 
 Both walk features, so they read X transposed to CSC, with the `-B` bias as an explicit
 last column of that copy; one-vs-rest classes share one copy (SubProblem.columns). As in
@@ -18,16 +19,19 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..kernels.l1r_cd import l1r_l2_svc, l1r_lr
+from ..kernels.l1r_cd import l1r_l2_svc
+from ..kernels.l1r_newglmnet import l1r_lr
 from .newton import primal_solver_tol
 from .task import FitResult
 
-# LIBLINEAR 2.50's caps: CD passes of -s 5 / inner CD passes of -s 6, Newton steps of -s 6
-L1R_MAX_ITER = 1000
-L1R_LR_MAX_NEWTON_ITER = 100
+# LIBLINEAR 2.50's caps, each with its own meaning
+L1R_L2SVC_MAX_OUTER_ITER = 1000   # -s 5: CD passes over the features
+L1R_LR_MAX_INNER_ITER = 1000      # -s 6: CD passes of one Newton step's direction
+L1R_LR_MAX_NEWTON_ITER = 100      # -s 6: Newton iterations
 
 
-def fit_l1r(task, params, max_iter: int = L1R_MAX_ITER,
+def fit_l1r(task, params, max_outer_iter: int = L1R_L2SVC_MAX_OUTER_ITER,
+            max_inner_iter: int = L1R_LR_MAX_INNER_ITER,
             max_newton_iter: int = L1R_LR_MAX_NEWTON_ITER) -> FitResult:
     """-s 5 or -s 6 on one binary task (w starts at 0, as in LIBLINEAR)."""
     col_ptr, row_ind, vals = task.columns()
@@ -39,14 +43,14 @@ def fit_l1r(task, params, max_iter: int = L1R_MAX_ITER,
     log = []
     if params.solver_type == 5:
         n_iter, obj, nnz, _, _ = l1r_l2_svc(col_ptr, row_ind, vals, y, C, unreg_bias, tol,
-                                            int(max_iter), int(task.seed), w)
+                                            int(max_outer_iter), int(task.seed), w)
         log.append(f"optimization finished, #iter = {n_iter}")
-        hit = n_iter >= max_iter
+        hit = n_iter >= max_outer_iter
     elif params.solver_type == 6:
         passes = np.zeros(max_newton_iter, dtype=np.int64)
         n_iter, obj, nnz, inner_capped, _ = l1r_lr(
             col_ptr, row_ind, vals, y, C, unreg_bias, tol, int(max_newton_iter),
-            int(max_iter), int(task.seed), w, passes)
+            int(max_inner_iter), int(task.seed), w, passes)
         log += [f"iter {k + 1:3d}  #CD cycles {int(passes[k])}" for k in range(n_iter)]
         if inner_capped:
             log.append(f"WARNING: reaching max number of inner iterations "

@@ -1,0 +1,244 @@
+"""-s 6, L1-regularized logistic regression by newGLMNET, on CSC arrays.
+
+X comes by columns as in l1r_cd.py (the `-B` bias an explicit last column), with a
+per-instance C_i; `unreg_bias` is LIBLINEAR's -R.
+
+-s 6, L1-regularized logistic regression:  min_w ||w||_1 + sum_i C_i log(1 + exp(-y_i w.x_i)).
+    newGLMNET (Yuan, Ho and Lin 2012), as LIBLINEAR 2.x: at each outer (Newton) iteration
+    the loss is replaced by its second-order model around w with a diagonal shift
+    nu = 1e-12 in the Hessian; that L1-regularized quadratic is minimised approximately by
+    coordinate descent on the direction (wpd = w + d, steps clipped to [-10, 10], with the
+    quantity X d kept up to date), with inner shrinking and an inner stop sum |violation| <=
+    inner_eps * (initial outer sum), inner_eps starting at 1 and divided by 4 whenever an
+    inner solve finishes in one pass, at most 1000 inner passes. The direction is then
+    accepted by an Armijo line search on the true objective (sigma = 0.01, step halved up
+    to 20 times) using exp(w.x) products so no logarithm of a margin is recomputed from
+    scratch. Outer shrinking uses the previous outer iteration's largest violation; the
+    outer stop is the same relative rule as -s 5, at most 100 Newton iterations.
+"""
+import numpy as np
+from numba import njit
+
+from .l1r_cd import INF, l1_newton_step, l1_violation
+from .rng import seed_state, shuffle_prefix
+
+D, TAU, XTD = 0, 1, 2      # fields of the per-row record
+
+
+@njit(cache=True, nogil=True)
+def l1r_lr(col_ptr, row_ind, vals, y, C, unreg_bias, eps, max_newton_iter, max_inner_iter, seed,
+           w, cd_passes):
+    """-s 6 (newGLMNET) from w = 0 (w is overwritten). y is +1/-1 per row. cd_passes
+    (length >= max_newton_iter) receives the CD passes of each Newton iteration.
+
+    Returns (Newton iterations, objective, non-zero weights, inner solves that hit the cap,
+    line searches that failed)."""
+    l = len(y)
+    w_size = len(col_ptr) - 1
+    nu = 1e-12
+    inner_eps = 1.0
+    sigma = 0.01
+    max_num_linesearch = 20
+
+    index = np.empty(w_size, dtype=np.int64)
+    Hdiag = np.zeros(w_size)
+    Grad = np.zeros(w_size)
+    wpd = np.empty(w_size)
+    xjneg_sum = np.zeros(w_size)
+    exp_wTx = np.zeros(l)
+    exp_wTx_new = np.empty(l)
+    # The per-row quantities the column loops gather, D_i, tau_i and (X d)_i, packed in
+    # one 32-byte record: a row met in a column costs one cache miss, not one per array.
+    row = np.zeros((l, 4))
+
+    # w starts at 0, so exp(w.x_i) = 1 without a pass over X
+    for j in range(w_size):
+        w[j] = 0.0
+    w_norm = 0.0
+    for j in range(w_size):
+        wpd[j] = w[j]
+        index[j] = j
+        acc = 0.0
+        for k in range(np.uint64(col_ptr[j]), np.uint64(col_ptr[j + 1])):
+            r = np.uint64(row_ind[k])
+            if y[r] == -1.0:
+                acc += C[r] * vals[k]
+        xjneg_sum[j] = acc
+    for i in range(l):
+        e = np.exp(exp_wTx[i])
+        exp_wTx[i] = e
+        tau_tmp = 1.0 / (1.0 + e)
+        row[i, TAU] = C[i] * tau_tmp
+        row[i, D] = C[i] * e * tau_tmp * tau_tmp
+
+    state = seed_state(seed)
+    Gmax_old = INF
+    Gnorm1_init = -1.0
+    newton_iter = 0
+    inner_capped = 0
+    failed_searches = 0
+    while newton_iter < max_newton_iter:
+        Gmax_new = 0.0
+        Gnorm1_new = 0.0
+        active_size = w_size
+
+        s = 0
+        while s < active_size:
+            j = index[s]
+            h = nu
+            tmp = 0.0
+            for k in range(np.uint64(col_ptr[j]), np.uint64(col_ptr[j + 1])):
+                r = np.uint64(row_ind[k])
+                v = vals[k]
+                h += v * v * row[r, D]
+                tmp += v * row[r, TAU]
+            Hdiag[j] = h
+            Grad[j] = -tmp + xjneg_sum[j]
+
+            violation, shrink = l1_violation(Grad[j], w[j], unreg_bias and j == w_size - 1,
+                                              Gmax_old / l)
+            if shrink:                                              # outer shrinking
+                active_size -= 1
+                index[s], index[active_size] = index[active_size], index[s]
+                continue
+            if violation > Gmax_new:
+                Gmax_new = violation
+            Gnorm1_new += violation
+            s += 1
+
+        if newton_iter == 0:
+            Gnorm1_init = Gnorm1_new
+        if Gnorm1_new <= eps * Gnorm1_init:
+            break
+
+        # coordinate descent on the quadratic model, over wpd = w + d
+        it = 0
+        QP_Gmax_old = INF
+        QP_active_size = active_size
+        for i in range(l):
+            row[i, XTD] = 0.0
+        while it < max_inner_iter:
+            QP_Gmax_new = 0.0
+            QP_Gnorm1_new = 0.0
+            shuffle_prefix(state, index, QP_active_size)
+
+            s = 0
+            while s < QP_active_size:
+                j = index[s]
+                H = Hdiag[j]
+                G = Grad[j] + (wpd[j] - w[j]) * nu
+                for k in range(np.uint64(col_ptr[j]), np.uint64(col_ptr[j + 1])):
+                    r = np.uint64(row_ind[k])
+                    G += vals[k] * row[r, D] * row[r, XTD]
+
+                free = unreg_bias and j == w_size - 1
+                violation, shrink = l1_violation(G, wpd[j], free, QP_Gmax_old / l)
+                if shrink:                                          # inner shrinking
+                    QP_active_size -= 1
+                    index[s], index[QP_active_size] = index[QP_active_size], index[s]
+                    continue
+                z = l1_newton_step(G, H, wpd[j], free)
+                if violation > QP_Gmax_new:
+                    QP_Gmax_new = violation
+                QP_Gnorm1_new += violation
+
+                if abs(z) < 1.0e-12:
+                    s += 1
+                    continue
+                z = min(max(z, -10.0), 10.0)
+                wpd[j] += z
+                for k in range(np.uint64(col_ptr[j]), np.uint64(col_ptr[j + 1])):
+                    row[np.uint64(row_ind[k]), XTD] += z * vals[k]
+                s += 1
+
+            it += 1
+            if QP_Gnorm1_new <= inner_eps * Gnorm1_init:
+                if QP_active_size == active_size:
+                    break
+                QP_active_size = active_size     # reactivate the inner set
+                QP_Gmax_old = INF
+                continue
+            QP_Gmax_old = QP_Gmax_new
+
+        if it >= max_inner_iter:
+            inner_capped += 1
+
+        delta = 0.0
+        w_norm_new = 0.0
+        for j in range(w_size):
+            delta += Grad[j] * (wpd[j] - w[j])
+            if wpd[j] != 0.0:
+                w_norm_new += abs(wpd[j])
+        if unreg_bias:
+            w_norm_new -= abs(wpd[w_size - 1])
+        delta += w_norm_new - w_norm
+
+        negsum_xTd = 0.0
+        for i in range(l):
+            if y[i] == -1.0:
+                negsum_xTd += C[i] * row[i, XTD]
+
+        num_linesearch = 0
+        while num_linesearch < max_num_linesearch:
+            cond = w_norm_new - w_norm + negsum_xTd - sigma * delta
+            for i in range(l):
+                exp_xTd = np.exp(row[i, XTD])
+                exp_wTx_new[i] = exp_wTx[i] * exp_xTd
+                cond += C[i] * np.log((1.0 + exp_wTx_new[i]) / (exp_xTd + exp_wTx_new[i]))
+            if cond <= 0.0:
+                w_norm = w_norm_new
+                for j in range(w_size):
+                    w[j] = wpd[j]
+                for i in range(l):
+                    e = exp_wTx_new[i]
+                    exp_wTx[i] = e
+                    tau_tmp = 1.0 / (1.0 + e)
+                    row[i, TAU] = C[i] * tau_tmp
+                    row[i, D] = C[i] * e * tau_tmp * tau_tmp
+                break
+            w_norm_new = 0.0
+            for j in range(w_size):
+                wpd[j] = (w[j] + wpd[j]) * 0.5
+                if wpd[j] != 0.0:
+                    w_norm_new += abs(wpd[j])
+            if unreg_bias:
+                w_norm_new -= abs(wpd[w_size - 1])
+            delta *= 0.5
+            negsum_xTd *= 0.5
+            for i in range(l):
+                row[i, XTD] *= 0.5
+            num_linesearch += 1
+
+        if num_linesearch >= max_num_linesearch:
+            # too many halvings: recompute exp(w.x) from w to shed rounding drift
+            failed_searches += 1
+            for i in range(l):
+                exp_wTx[i] = 0.0
+            for j in range(w_size):
+                if w[j] == 0.0:
+                    continue
+                for k in range(np.uint64(col_ptr[j]), np.uint64(col_ptr[j + 1])):
+                    exp_wTx[np.uint64(row_ind[k])] += w[j] * vals[k]
+            for i in range(l):
+                exp_wTx[i] = np.exp(exp_wTx[i])
+
+        if it == 1:
+            inner_eps *= 0.25
+        cd_passes[newton_iter] = it
+        newton_iter += 1
+        Gmax_old = Gmax_new
+
+    v = 0.0
+    nnz = 0
+    for j in range(w_size):
+        if w[j] != 0.0:
+            v += abs(w[j])
+            nnz += 1
+    if unreg_bias and w_size > 0:
+        v -= abs(w[w_size - 1])
+    for i in range(l):
+        if y[i] == 1.0:
+            v += C[i] * np.log(1.0 + 1.0 / exp_wTx[i])
+        else:
+            v += C[i] * np.log(1.0 + exp_wTx[i])
+    return newton_iter, v, nnz, inner_capped, failed_searches
