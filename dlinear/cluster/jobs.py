@@ -37,8 +37,9 @@ def run_job(name: str, params, train_file: str, model_file: str,
 
     from ..errors import ConvergenceWarning, DlinearError
     from ..model import save_model
-    from ..train import train
+    from ..params import check_parameter
     from .dataset import Dataset
+    from .engine import train_on_cluster
 
     log = logging.getLogger("distributed.worker.dlinear")
     start = time.perf_counter()
@@ -51,8 +52,10 @@ def run_job(name: str, params, train_file: str, model_file: str,
             dataset = Dataset.from_libsvm(train_file, client, storage_options=storage_options)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", ConvergenceWarning)   # it is in the log
-                model = train(dataset, params,
-                                      log=lambda line: log.info("dlinear job %s: %s", name, line))
+                check_parameter(params)
+                model = train_on_cluster(
+                    dataset, params.resolved(), client=client,
+                    log=lambda line: log.info("dlinear job %s: %s", name, line))
             save_model(model_file, model)
             result = f"done {model_file} {time.perf_counter() - start:.3f}"
         except DlinearError as e:
