@@ -68,21 +68,28 @@ class BlockActor:
     children in the reduction tree."""
 
     def __init__(self, n_features, label, k, weighted_C, params, *parts):
-        from distributed import get_worker
-
         from ..train import task_targets
         parts = [p for p in parts if p.n_samples > 0]
         y, C = task_targets(np.concatenate([p.y for p in parts]), concat_weights(parts),
                             label, k, weighted_C, params)
-        self.term = LossTerm(parts, y, C, params.bias, LOSS_OF_SOLVER[params.solver_type],
-                             params.p, n_features)
         self.positive = int(np.count_nonzero(y > 0))
+        self._hold(LossTerm(parts, y, C, params.bias, LOSS_OF_SOLVER[params.solver_type],
+                            params.p, n_features))
+
+    def _hold(self, term):
+        """Starts as a leaf of the tree holding `term`, with its traffic counters at 0."""
+        from distributed import get_worker
+        self.term = term
         self.children = []
         self.bytes_received = 0         # array arguments from the parent
         self.bytes_sent = 0             # array results to the parent
         self.busy = 0.0                 # seconds spent computing
         # the passes run in the worker's task threads: no more at once than it has cores
         self._executor = get_worker().executors["default"]
+
+    def _counts(self):
+        """(#positive rows, #rows) of the binary problem, for the stopping tolerance."""
+        return np.array([self.positive, len(self.term.y)], dtype=np.int64)
 
     def set_children(self, children) -> int:
         self.children = list(children)
@@ -93,7 +100,7 @@ class BlockActor:
         if pending_move is not None:
             self.term.move(pending_move)
         if method == "counts":
-            return np.array([self.positive, len(self.term.y)], dtype=np.int64)
+            return self._counts()
         if method == "stats":
             return np.array([self.bytes_received, self.bytes_sent, self.busy])
         result = getattr(self.term, method)(*args)
@@ -295,30 +302,25 @@ def distributed_objective(dataset, label, k, weighted_C, params, placement=None)
 
 
 # ------------------------------------------------------------------ all classes at once
-class ColumnsActor(BlockActor):
+class _ManyClassesActor(BlockActor):
+    """A BlockActor over a term of several classes, which counts its own rows."""
+
+    def _counts(self):
+        return self.term.counts()
+
+
+class ColumnsActor(_ManyClassesActor):
     """A BlockActor for all one-vs-rest problems together: the worker's parts as one
     KColumnLossTerm (dlinear.solvers.kcolumn), whose `execute` serves one round of the
     classes' requests; `pending_move` is then a dict {class: alpha}."""
 
     def __init__(self, n_features, label, weighted_C, params, *parts):
-        from distributed import get_worker
-
         from ..train import class_targets
         parts = [p for p in parts if p.n_samples > 0]
         Y, C = class_targets(np.concatenate([p.y for p in parts]), concat_weights(parts),
                              label, weighted_C, params)
-        self.term = KColumnLossTerm(parts, Y, C, params.bias,
-                                    LOSS_OF_SOLVER[params.solver_type], params.p, n_features)
-        self.children = []
-        self.bytes_received = 0
-        self.bytes_sent = 0
-        self.busy = 0.0
-        self._executor = get_worker().executors["default"]
-
-    def _run(self, pending_move, method, args):
-        if method == "counts":
-            return self.term.counts()
-        return super()._run(pending_move, method, args)
+        self._hold(KColumnLossTerm(parts, Y, C, params.bias,
+                                   LOSS_OF_SOLVER[params.solver_type], params.p, n_features))
 
 
 class TreeColumnsTerm(TreeLossTerm):
@@ -378,29 +380,17 @@ class TreeColumnsTerm(TreeLossTerm):
 
 
 # ------------------------------------------------------------------ multinomial
-class MultinomialActor(BlockActor):
+class MultinomialActor(_ManyClassesActor):
     """A BlockActor whose term is the worker's share of the softmax loss (a
     MultinomialTerm, dlinear.solvers.multinomial); n-vectors are W flattened."""
 
     def __init__(self, n_features, label, weighted_C, params, *parts):
-        from distributed import get_worker
-
         from ..train import group_rows, multinomial_C
         parts = [p for p in parts if p.n_samples > 0]
         class_of_row = group_rows(label, np.concatenate([p.y for p in parts]))
         C = multinomial_C(class_of_row, concat_weights(parts), weighted_C)
-        self.term = MultinomialTerm(parts, class_of_row, C, len(label), params.bias,
-                                    n_features)
-        self.children = []
-        self.bytes_received = 0
-        self.bytes_sent = 0
-        self.busy = 0.0
-        self._executor = get_worker().executors["default"]
-
-    def _run(self, pending_move, method, args):
-        if method == "counts":
-            return self.term.counts()
-        return super()._run(pending_move, method, args)
+        self._hold(MultinomialTerm(parts, class_of_row, C, len(label), params.bias,
+                                   n_features))
 
 
 class TreeMultinomialTerm(TreeLossTerm):
