@@ -182,7 +182,11 @@ class TreeLossTerm:
     def _make_actors(self, by_worker, generation):
         self._generation = generation
         self.workers = list(by_worker)
-        futures = [self._submit_actor(w, parts) for w, parts in by_worker.items()]
+        self._link([self._submit_actor(w, parts) for w, parts in by_worker.items()])
+
+    def _link(self, futures):
+        """Waits for the new actors and makes them a binary tree: actor i's children are
+        2i+1 and 2i+2."""
         self._actor_futures = futures
         self.actors = self.client.gather(futures)
         set_up = [actor.set_children([self.actors[j] for j in (2 * i + 1, 2 * i + 2)

@@ -124,17 +124,10 @@ class PartitionedBlocks(TreeLossTerm):
         self._generation = generation
         self.workers = list(by_worker)
         n_features = self._placement.dataset.n_features
-        futures = [self.client.submit(PartitionedCDActor, self.run_id, n_features, label,
-                                      weighted_C, params, block, [p.key for p in parts],
-                                      *parts, actor=True, workers=[w], pure=False)
-                   for block, (w, parts) in enumerate(by_worker.items())]
-        self._actor_futures = futures
-        self.actors = self.client.gather(futures)
-        set_up = [actor.set_children([self.actors[j] for j in (2 * i + 1, 2 * i + 2)
-                                      if j < len(self.actors)])
-                  for i, actor in enumerate(self.actors)]
-        for f in set_up:
-            f.result()
+        self._link([self.client.submit(PartitionedCDActor, self.run_id, n_features, label,
+                                       weighted_C, params, block, [p.key for p in parts],
+                                       *parts, actor=True, workers=[w], pure=False)
+                    for block, (w, parts) in enumerate(by_worker.items())])
 
     def _recover(self):
         """New actors (the survivors' dual variables carried over on their workers), w

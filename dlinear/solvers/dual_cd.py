@@ -37,12 +37,15 @@ def fit_dual_cd_svc(task, params):
         X.indptr, X.indices, X.data, X.n_features, float(task.bias), task.y, task.C,
         params.solver_type == 1, float(params.eps), int(params.max_iter), int(task.seed),
         alpha, w)
-    log = [
-        f"optimization finished, #iter = {n_iter}",
-        f"Objective value = {obj:f}",
-        f"nSV = {int(np.count_nonzero(alpha))}",
-        f"active set at the end = {active}/{X.n_samples}, shrinking restarts = {restarts}",
-    ]
+    return dual_svc_result(w, alpha, n_iter, obj, params, [
+        f"active set at the end = {active}/{X.n_samples}, shrinking restarts = {restarts}"])
+
+
+def dual_svc_result(w, alpha, n_iter, obj, params, details) -> FitResult:
+    """The FitResult of a dual SVC solver: LIBLINEAR's closing log lines, then the
+    variant's own `details` lines."""
+    log = [f"optimization finished, #iter = {n_iter}", f"Objective value = {obj:f}",
+           f"nSV = {int(np.count_nonzero(alpha))}", *details]
     return FitResult(w=w, n_iter=int(n_iter), log=log, hit_max_iter=n_iter >= params.max_iter,
                      alpha=alpha)
 
@@ -57,15 +60,9 @@ def fit_block_cd_svc(task, params):
         X.indptr, X.indices, X.data, X.n_features, float(task.bias), task.y, task.C,
         params.solver_type == 1, float(params.eps), int(params.max_iter), int(task.seed),
         alpha, w)
-    log = [
-        f"optimization finished, #iter = {n_iter}",
-        f"Objective value = {obj:f}",
-        f"nSV = {int(np.count_nonzero(alpha))}",
+    return dual_svc_result(w, alpha, n_iter, obj, params, [
         f"two-variable blocks updated = {pairs}",
-        f"active set at the end = {active}/{X.n_samples}, shrinking restarts = {restarts}",
-    ]
-    return FitResult(w=w, n_iter=int(n_iter), log=log, hit_max_iter=n_iter >= params.max_iter,
-                     alpha=alpha)
+        f"active set at the end = {active}/{X.n_samples}, shrinking restarts = {restarts}"])
 
 
 def fit_bias_dual_cd_svc(task, params):
@@ -80,14 +77,8 @@ def fit_bias_dual_cd_svc(task, params):
         X.indptr, X.indices, X.data, X.n_features, task.y, task.C, params.solver_type == 1,
         float(params.eps), int(params.max_iter), w)
     w[X.n_features] = b / task.bias
-    log = [
-        f"optimization finished, #iter = {n_iter}",
-        f"Objective value = {obj:f}",
-        f"nSV = {int(np.count_nonzero(alpha))}",
-        f"two-variable steps = {steps}, bias b = {b:g}, shrinking restarts = {restarts}",
-    ]
-    return FitResult(w=w, n_iter=int(n_iter), log=log, hit_max_iter=n_iter >= params.max_iter,
-                     alpha=alpha)
+    return dual_svc_result(w, alpha, n_iter, obj, params, [
+        f"two-variable steps = {steps}, bias b = {b:g}, shrinking restarts = {restarts}"])
 
 
 def online_update_budget(params, n_variables):
