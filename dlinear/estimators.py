@@ -99,7 +99,7 @@ def solver_for(loss: str, penalty: str, dual, n_samples: int, n_features: int) -
         for d in order:
             if (loss, penalty, d) in SKLEARN_SOLVERS:
                 return SKLEARN_SOLVERS[loss, penalty, d]
-        dual = order[0]
+        dual = order[1]                  # scikit-learn's _validate_dual_parameter
     if (loss, penalty, dual) in SKLEARN_SOLVERS:
         return SKLEARN_SOLVERS[loss, penalty, dual]
     if not any(k[:2] == (loss, penalty) for k in SKLEARN_SOLVERS):
@@ -357,7 +357,7 @@ class _LiblinearEstimator(BaseEstimator):
             X, y, sample_weight = X[keep], y[keep], sample_weight[keep]
         problem = Problem.from_arrays(X, y, n_features=self.n_features_in_,
                                       sample_weight=sample_weight)
-        self._set_model(self._train(problem, params))
+        self._set_model(self._fitted(self._train(problem, params), params))
         return self
 
     def _fit_dask(self, X, y, sample_weight):
@@ -402,7 +402,7 @@ class _LiblinearEstimator(BaseEstimator):
                 params.class_weights = self._class_weights(None)
         if data is None:
             data = self._dataset(X, y, classes, sample_weight)
-        self._set_model(self._train(data, params))
+        self._set_model(self._fitted(self._train(data, params), params))
         return self
 
     def _dataset(self, X, y, classes, sample_weight):
@@ -415,6 +415,10 @@ class _LiblinearEstimator(BaseEstimator):
                                        sample_weight=sample_weight)
         except DlinearError as e:
             raise ValueError(str(e)) from e
+
+    def _fitted(self, model, params) -> Model:
+        """The model a fit keeps (as trained, here)."""
+        return model
 
     def _fit_params(self, n_samples, n_features, classes, label_order) -> Params:
         """The Params of this fit. classes: the sorted classes of y (None for regression
@@ -692,7 +696,7 @@ def resolved_penalty(penalty, l1_ratio, C):
         if l1_ratio is None:
             warnings.warn("'l1_ratio=None' was deprecated in version 1.8 and will trigger "
                           "an error in 1.10. Use 0<=l1_ratio<=1 instead.", FutureWarning,
-                          stacklevel=5)
+                          stacklevel=6)
             resolved = "l2"
         else:
             resolved = {0: "l2", 1: "l1"}.get(l1_ratio, "elasticnet")
@@ -705,14 +709,14 @@ def resolved_penalty(penalty, l1_ratio, C):
                       "use 'l1_ratio' or 'C' instead. Use l1_ratio=0 instead of "
                       "penalty='l2', l1_ratio=1 instead of penalty='l1', l1_ratio set to a "
                       "float between 0 and 1 instead of penalty='elasticnet', and C=np.inf "
-                      "instead of penalty=None.", FutureWarning, stacklevel=5)
+                      "instead of penalty=None.", FutureWarning, stacklevel=6)
     if resolved != "elasticnet" and l1_ratio is not None and 0 < l1_ratio < 1:
         warnings.warn(f"l1_ratio parameter is only used when penalty is 'elasticnet'. Got "
-                      f"(penalty={resolved})", UserWarning, stacklevel=5)
+                      f"(penalty={resolved})", UserWarning, stacklevel=6)
     if (penalty == "l2" and l1_ratio != 0) or (penalty == "l1" and l1_ratio != 1):
         warnings.warn(f"Inconsistent values: penalty={penalty} with l1_ratio={l1_ratio}. "
                       "penalty is deprecated. Please use l1_ratio only.", UserWarning,
-                      stacklevel=5)
+                      stacklevel=6)
     if resolved == "elasticnet" and l1_ratio is None:
         raise ValueError("l1_ratio must be specified when penalty is elasticnet.")
     return resolved
@@ -873,6 +877,16 @@ class LogisticRegression(_LiblinearClassifier):
         if self.warm_start and hasattr(self, "coef_") and params.spec.init_sol:
             params.init_sol = self._previous_w(params, classes, n_features, label_order())
         return params
+
+    def _fitted(self, model, params) -> Model:
+        """A multinomial model's unpenalized intercepts are unique only up to a common
+        constant (the softmax ignores it): they are shifted to sum to 0, scikit-learn's
+        symmetric convention. The probabilities do not change."""
+        if not (model.multinomial and params.bias >= 0 and not params.regularize_bias):
+            return model
+        W = np.array(model.w, dtype=np.float64).reshape(model.w_size, model.nr_w)
+        W[-1] -= W[-1].mean()
+        return replace(model, w=W)
 
     def _previous_w(self, params, classes, n_features, order):
         """coef_ and intercept_ of the previous fit as Params.init_sol: a column per binary
