@@ -192,6 +192,21 @@ def tol_for(probe):
     return TOL["multinomial" if probe.model_.multinomial else probe.solver_type_]
 
 
+def fit_both(ours_class, theirs_class, params, X, y, sw):
+    """scikit-learn's fit at a tight tol and dlinear's at the TOL of the solver it picks:
+    (ours, theirs), or None when both raised, the same error (asserted)."""
+    theirs, their_error = outcome(lambda: theirs_class(
+        **params, tol=1e-10, max_iter=1000000, random_state=0).fit(X, y, sample_weight=sw))
+    probe, error = outcome(lambda: ours_class(**params).fit(X, y, sample_weight=sw))
+    if their_error is not None:
+        assert_same_error(error, their_error)
+        return None
+    assert error is None, error
+    ours, _ = outcome(lambda: ours_class(**params, tol=tol_for(probe), max_iter=1000000)
+                      .fit(X, y, sample_weight=sw))
+    return ours, theirs
+
+
 def logistic_case(case):
     case = dict(case)
     k = case.pop("n_classes")
@@ -202,16 +217,19 @@ def logistic_case(case):
 
 
 def refusal(case, k):
-    """Which of DLINEAR_REFUSES applies to a case scikit-learn fits, or None."""
-    C = case.get("C", 1.0)
-    penalty = case.get("penalty", "deprecated")
-    ratio = case.get("l1_ratio", 0.0)
-    if C == np.inf or ("penalty" in case and penalty is None):
+    """Which of DLINEAR_REFUSES applies (where scikit-learn fits: these cases are
+    checked to fit there), or None."""
+    solver, C = case["solver"], case.get("C", 1.0)
+    penalty, ratio = case.get("penalty", "deprecated"), case.get("l1_ratio", 0.0)
+    if solver != "liblinear" and case.get("dual"):
+        return None                 # scikit-learn's error: only liblinear has a dual
+    if solver != "liblinear" and (C == np.inf or ("penalty" in case and penalty is None)):
         return "unpenalized"
-    if penalty == "elasticnet" or (penalty == "deprecated" and ratio not in (0, 1, None)):
+    if solver == "saga" and ratio is not None and (
+            penalty == "elasticnet" or (penalty == "deprecated" and ratio not in (0, 1))):
         return "elasticnet"
-    l1 = penalty == "l1" or (penalty == "deprecated" and ratio == 1)
-    if l1 and k > 2 and case["solver"] != "liblinear":
+    if solver == "saga" and k > 2 and (penalty == "l1" or (penalty == "deprecated"
+                                                           and ratio == 1)):
         return "l1 multinomial"
     return None
 
@@ -220,23 +238,21 @@ def refusal(case, k):
     f"{k}={v}" for k, v in c.items()))
 def test_logistic_regression_grid(case):
     params, X, y, sw = logistic_case(case)
-    sk_params = dict(params, tol=1e-10, max_iter=100000, random_state=0)
-    sk, sk_error = outcome(lambda: linear_model.LogisticRegression(**sk_params).fit(
-        X, y, sample_weight=sw))
-    if sk_error is None and refusal(params, len(np.unique(y))):
-        hint = DLINEAR_REFUSES[refusal(params, len(np.unique(y)))]
-        with pytest.raises(ValueError, match=hint.replace("(", r"\(").replace(")", r"\)")):
+    why = refusal(params, len(np.unique(y)))
+    if why:
+        sk, sk_error = outcome(lambda: linear_model.LogisticRegression(**params).fit(
+            X, y, sample_weight=sw))
+        assert sk_error is None, sk_error
+        with pytest.raises(ValueError, match=DLINEAR_REFUSES[why].replace("(", r"\(")
+                           .replace(")", r"\)")):
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 LogisticRegression(**params).fit(X, y, sample_weight=sw)
         return
-    probe, error = outcome(lambda: LogisticRegression(**params).fit(X, y, sample_weight=sw))
-    if sk_error is not None:
-        assert_same_error(error, sk_error)
+    fitted = fit_both(LogisticRegression, linear_model.LogisticRegression, params, X, y, sw)
+    if fitted is None:
         return
-    assert error is None, error
-    ours, _ = outcome(lambda: LogisticRegression(
-        **params, tol=tol_for(probe), max_iter=100000).fit(X, y, sample_weight=sw))
+    ours, sk = fitted
     penalty = {0.0: "l2", 1.0: "l1"}[params.get("l1_ratio", 0.0)] \
         if params.get("penalty", "deprecated") == "deprecated" else params["penalty"]
     weights = row_weights(np.unique(y), y, params.get("class_weight"), sw)
@@ -270,15 +286,10 @@ SVC_GRID += [dict(multi_class="crammer_singer", n_classes=2),
     f"{k}={v}" for k, v in c.items()))
 def test_linear_svc_grid(case):
     params, X, y, sw = logistic_case(case)
-    sk, sk_error = outcome(lambda: svm.LinearSVC(
-        **params, tol=1e-10, max_iter=1000000, random_state=0).fit(X, y, sample_weight=sw))
-    probe, error = outcome(lambda: LinearSVC(**params).fit(X, y, sample_weight=sw))
-    if sk_error is not None:
-        assert_same_error(error, sk_error)
+    fitted = fit_both(LinearSVC, svm.LinearSVC, params, X, y, sw)
+    if fitted is None:
         return
-    assert error is None, error
-    ours, _ = outcome(lambda: LinearSVC(**params, tol=tol_for(probe),
-                                        max_iter=1000000).fit(X, y, sample_weight=sw))
+    ours, sk = fitted
     assert ours.coef_.shape == sk.coef_.shape and isinstance(ours.n_iter_, int)
     if params.get("multi_class") == "crammer_singer" and len(np.unique(y)) == 2:
         # scikit-learn keeps w_1 - w_0 only, which the objective cannot be read from;
@@ -306,15 +317,10 @@ def test_linear_svr_grid(case):
     X, _ = DATA[2]
     y = X @ np.linspace(-1, 1, X.shape[1]) + 0.5 + 0.3 * np.random.default_rng(4).normal(
         size=len(X))
-    sk, sk_error = outcome(lambda: svm.LinearSVR(**case, tol=1e-10, max_iter=1000000,
-                                                 random_state=0).fit(X, y, sample_weight=sw))
-    probe, error = outcome(lambda: LinearSVR(**case).fit(X, y, sample_weight=sw))
-    if sk_error is not None:
-        assert_same_error(error, sk_error)
+    fitted = fit_both(LinearSVR, svm.LinearSVR, case, X, y, sw)
+    if fitted is None:
         return
-    assert error is None, error
-    ours, _ = outcome(lambda: LinearSVR(**case, tol=tol_for(probe),
-                                        max_iter=1000000).fit(X, y, sample_weight=sw))
+    ours, sk = fitted
     weights = np.ones(len(y)) if sw is None else sw
     C = case.get("C", 1.0)
     assert_objectives_match(svr_objective(ours, X, y, C, weights),
