@@ -735,7 +735,7 @@ def logistic_problem(solver, penalty, dual, multi_class, n_classes, n_samples, n
       saga's L1 by newGLMNET (-s 6 -R, binary or multi_class="ovr");
     - None: LIBLINEAR's mapping (-s 0, 7, 6 by penalty and dual, one-vs-rest, the
       intercept penalized), or multi_class="multinomial"; an int: that -s number.
-    scikit-learn's own combinations errors are raised with its messages; where dlinear
+    scikit-learn's errors for the combinations it refuses keep its words; where dlinear
     has no solver for the problem, a ValueError names the nearest supported choice."""
     several = n_classes is not None and n_classes > 2
     if isinstance(solver, str):
