@@ -1,15 +1,17 @@
 """dlinear.LogisticRegression(solver=NAME) against scikit-learn's LogisticRegression with
 the same solver name and parameters (issue #16), as a user switching the import gets it.
 
-    python scripts/bench_sklearn_solvers.py --rows 20000 --features 20000 --classes 5
+    python scripts/bench_sklearn_solvers.py --rows 10000 --features 10000 --classes 5
+    python scripts/bench_sklearn_solvers.py --cases 0,1,2      # a part of CASES per run
 
 On make_rcv1_like(rows, features, classes, nnz) (and its two-class version), for each
-case both estimators are fitted with the same arguments at their default tol (dlinear:
-the -s solver's LIBLINEAR -e; scikit-learn: 1e-4, max_iter raised so that it stops at its
-tol), best of --repeat, the two interleaved. Printed: seconds, the ratio scikit-learn /
-dlinear, and each model's relative gap (f - f*) / f* to the problem's optimum, f* the
-smaller objective of dlinear at tol 1e-10 and scikit-learn at tol 1e-10 (untimed).
-BLAS/OpenMP threads are limited to one.
+case both estimators get the same arguments and are timed twice, best of --repeat, the
+two interleaved: at their default tol (dlinear: the -s solver's LIBLINEAR -e; scikit-learn:
+1e-4, max_iter raised so that it stops at its tol), and at the first tol of 1e-1, 1e-2,
+... that reaches a relative gap (f - f*) / f* <= 1e-6 (found untimed first). f* is the
+smaller objective of both at tol 1e-10 (untimed). Printed: seconds, the ratio
+scikit-learn / dlinear, the gaps at the defaults, and the -s dlinear used ("0m": the
+multinomial -s 0). BLAS/OpenMP threads are limited to one.
 """
 import argparse
 import os
@@ -57,6 +59,8 @@ def main(argv=None):
     ap.add_argument("--nnz", type=int, default=40)
     ap.add_argument("--C", type=float, default=1.0)
     ap.add_argument("--repeat", type=int, default=2)
+    ap.add_argument("--cases", default=None,
+                    help="comma-separated indices into CASES (default: all), to split runs")
     args = ap.parse_args(argv)
 
     from sklearn.linear_model import LogisticRegression as Theirs
@@ -70,33 +74,47 @@ def main(argv=None):
         data[k] = (P.to_scipy(), P.y)
     print(f"rows {args.rows}, features {args.features}, nnz/row {args.nnz}, C {args.C}, "
           f"classes 2 and {args.classes}; load {os.getloadavg()[0]:.2f}")
-    print(f"{'case':42s} {'dlinear s':>9s} {'sklearn s':>9s} {'ratio':>6s} "
-          f"{'dlinear gap':>11s} {'sklearn gap':>11s}  -s")
+    print(f"{'case':40s} {'-s':>3s} | default tol: {'dlinear':>7s} {'sklearn':>7s} "
+          f"{'ratio':>6s} {'gaps':>17s} | gap 1e-6: {'dlinear':>7s} {'sklearn':>7s} "
+          f"{'ratio':>6s}")
     warnings.simplefilter("ignore")
-    for k, kw in CASES:
+    chosen = (CASES if args.cases is None
+              else [CASES[int(i)] for i in args.cases.split(",")])
+    for k, kw in chosen:
         k = args.classes if k == "k" else k
         X, y = data[k]
         kw = dict(kw, C=args.C)
-        f_star = min(objective(Ours(**kw, tol=1e-10, max_iter=100000).fit(X, y), X, y,
-                               args.C, kw),
-                     objective(Theirs(**kw, tol=1e-10, max_iter=100000).fit(X, y), X, y,
-                               args.C, kw))
-        best = {"ours": np.inf, "theirs": np.inf}
+        makers = {"ours": lambda tol=None: Ours(**kw, tol=tol, max_iter=100000),
+                  "theirs": lambda tol=1e-4: Theirs(**kw, tol=tol, max_iter=100000)}
+        f_star = min(objective(make(1e-10).fit(X, y), X, y, args.C, kw)
+                     for make in makers.values())
+
+        def gap(est):
+            return (objective(est, X, y, args.C, kw) - f_star) / f_star
+
+        matched = {name: next((tol for tol in 10.0 ** -np.arange(1, 11)
+                               if gap(make(tol).fit(X, y)) <= 1e-6), 1e-10)
+                   for name, make in makers.items()}
+        best, gaps = {}, {}
         for _ in range(args.repeat):
-            for name, make in (("ours", lambda: Ours(**kw)),
-                               ("theirs", lambda: Theirs(**kw, max_iter=100000))):
-                t = time.perf_counter()
-                est = make().fit(X, y)
-                seconds = time.perf_counter() - t
-                if seconds < best[name]:
-                    best[name] = seconds
-                    best[name + "_gap"] = (objective(est, X, y, args.C, kw) - f_star) / f_star
+            for name, make in makers.items():
+                for run, tol in (("default", None), ("matched", matched[name])):
+                    est = make() if tol is None else make(tol)
+                    t = time.perf_counter()
+                    est.fit(X, y)
+                    seconds = time.perf_counter() - t
+                    best[name, run] = min(best.get((name, run), np.inf), seconds)
+                    if run == "default":
+                        gaps[name] = gap(est)
                     if name == "ours":
-                        best["s"] = est.solver_type_ if not est.model_.multinomial else "0m"
+                        sid = f"{est.solver_type_}{'m' if est.model_.multinomial else ''}"
         label = f"{k} classes " + ", ".join(f"{a}={v}" for a, v in kw.items() if a != "C")
-        print(f"{label:42s} {best['ours']:9.2f} {best['theirs']:9.2f} "
-              f"{best['theirs'] / best['ours']:6.2f} {best['ours_gap']:11.1e} "
-              f"{best['theirs_gap']:11.1e}  {best['s']}", flush=True)
+        ratio = {run: best["theirs", run] / best["ours", run] for run in ("default", "matched")}
+        print(f"{label:40s} {sid:>3s} | {'':12s} {best['ours', 'default']:7.2f} "
+              f"{best['theirs', 'default']:7.2f} {ratio['default']:6.2f} "
+              f"{gaps['ours']:8.1e} {gaps['theirs']:8.1e} | {'':9s} "
+              f"{best['ours', 'matched']:7.2f} {best['theirs', 'matched']:7.2f} "
+              f"{ratio['matched']:6.2f}", flush=True)
     print(f"load {os.getloadavg()[0]:.2f}")
 
 
