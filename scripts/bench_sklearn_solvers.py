@@ -97,7 +97,6 @@ def main(argv=None):
         data[k] = (P.to_scipy(), P.y)
     print(f"rows {args.rows}, features {args.features}, nnz/row {args.nnz}, C {args.C}, "
           f"classes 2 and {args.classes}; load {os.getloadavg()[0]:.2f}")
-    warnings.simplefilter("ignore")
     chosen = (CASES if args.cases is None
               else [CASES[int(i)] for i in args.cases.split(",")])
     warnings.simplefilter("ignore")
