@@ -207,7 +207,7 @@ def fit_both(ours_class, theirs_class, params, X, y, sw):
     return ours, theirs
 
 
-def logistic_case(case):
+def grid_case(case):
     case = dict(case)
     k = case.pop("n_classes")
     use_weights = case.pop("sample_weight", False)
@@ -237,7 +237,7 @@ def refusal(case, k):
 @pytest.mark.parametrize("case", LOGISTIC_GRID, ids=lambda c: "-".join(
     f"{k}={v}" for k, v in c.items()))
 def test_logistic_regression_grid(case):
-    params, X, y, sw = logistic_case(case)
+    params, X, y, sw = grid_case(case)
     why = refusal(params, len(np.unique(y)))
     if why:
         sk, sk_error = outcome(lambda: linear_model.LogisticRegression(**params).fit(
@@ -285,7 +285,7 @@ SVC_GRID += [dict(multi_class="crammer_singer", n_classes=2),
 @pytest.mark.parametrize("case", SVC_GRID, ids=lambda c: "-".join(
     f"{k}={v}" for k, v in c.items()))
 def test_linear_svc_grid(case):
-    params, X, y, sw = logistic_case(case)
+    params, X, y, sw = grid_case(case)
     fitted = fit_both(LinearSVC, svm.LinearSVC, params, X, y, sw)
     if fitted is None:
         return
