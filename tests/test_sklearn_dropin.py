@@ -408,9 +408,14 @@ def test_sparsify_and_densify(make):
 
 
 def test_predict_log_proba_matches_scikit_learn():
+    """Also the multinomial intercepts: unique only up to a common shift, they sum to 0 as
+    scikit-learn's do, so coef_ and intercept_ are scikit-learn's."""
     X, y = DATA[3]
     ours = LogisticRegression(solver="lbfgs", tol=1e-6).fit(X, y)
     theirs = linear_model.LogisticRegression(tol=1e-10, max_iter=10000).fit(X, y)
+    assert abs(ours.intercept_.sum()) < 1e-12
+    np.testing.assert_allclose(ours.intercept_, theirs.intercept_, atol=1e-5)
+    np.testing.assert_allclose(ours.coef_, theirs.coef_, atol=1e-5)
     np.testing.assert_allclose(ours.predict_log_proba(X), np.log(ours.predict_proba(X)))
     np.testing.assert_allclose(ours.predict_log_proba(X), theirs.predict_log_proba(X),
                                atol=1e-5)
