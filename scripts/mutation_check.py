@@ -31,6 +31,7 @@ PARITY_FILES = [
     "tests/test_other_solvers.py",
     "tests/test_weights.py",
     "tests/test_estimators.py",
+    "tests/test_sklearn_dropin.py",
     "tests/test_model_selection.py",
 ]
 
