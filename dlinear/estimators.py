@@ -607,11 +607,13 @@ class LogisticRegression(_LiblinearClassifier):
     more than two classes (predict_proba as LIBLINEAR's -b 1), or with
     multi_class="multinomial" the softmax model of scikit-learn's lbfgs (L2, -s 0 only;
     predict_proba the softmax). multi_class "auto" and "ovr" are one-vs-rest, LIBLINEAR's
-    way."""
+    way. partition (dask input only): as LinearSVC's, for the dual solver -s 7
+    (dual=True)."""
 
     def __init__(self, penalty="l2", C=1.0, dual=False, tol=None, fit_intercept=True,
                  intercept_scaling=1.0, class_weight=None, max_iter=300, random_state=None,
-                 solver=None, multi_class="auto", n_jobs=None, verbose=0, client=None):
+                 solver=None, multi_class="auto", partition=None, n_jobs=None, verbose=0,
+                 client=None):
         self.penalty = penalty
         self.C = C
         self.dual = dual
@@ -623,6 +625,7 @@ class LogisticRegression(_LiblinearClassifier):
         self.random_state = random_state
         self.solver = solver
         self.multi_class = multi_class
+        self.partition = partition
         self.n_jobs = n_jobs
         self.verbose = verbose
         self.client = client
@@ -671,13 +674,16 @@ class LogisticRegression(_LiblinearClassifier):
 
 
 class LinearSVR(RegressorMixin, _LiblinearEstimator):
-    """Linear support vector regression (LIBLINEAR -s 11, 12, 13); epsilon is -p."""
+    """Linear support vector regression (LIBLINEAR -s 11, 12, 13); epsilon is -p.
+    partition (dask input only): as LinearSVC's, for the dual solvers -s 12, 13
+    (dual=True)."""
 
     _kind = "regression"
 
     def __init__(self, epsilon=0.1, tol=None, C=1.0, loss="squared_epsilon_insensitive",
                  fit_intercept=True, intercept_scaling=1.0, dual=False, max_iter=300,
-                 random_state=None, solver=None, n_jobs=None, verbose=0, client=None):
+                 random_state=None, solver=None, partition=None, n_jobs=None, verbose=0,
+                 client=None):
         self.epsilon = epsilon
         self.tol = tol
         self.C = C
@@ -688,6 +694,7 @@ class LinearSVR(RegressorMixin, _LiblinearEstimator):
         self.max_iter = max_iter
         self.random_state = random_state
         self.solver = solver
+        self.partition = partition
         self.n_jobs = n_jobs
         self.verbose = verbose
         self.client = client

@@ -2,6 +2,7 @@
 Dask worker reach LIBLINEAR's objective; rounds advance all classes; only n-vectors move;
 a killed worker's rows restart and the run still reaches the optimum."""
 import os
+import re
 import signal
 import warnings
 
@@ -364,3 +365,35 @@ def test_linear_svc_partition_on_dask_arrays(cluster, binary_split):
     assert abs(f - f_ref) <= TIGHT_EPS_TOL * f_ref
     with pytest.raises(ValueError, match="Dask cluster"):
         LinearSVC(partition=True).fit(X, train_set.y)
+
+
+@pytest.mark.parametrize("solver", [7, 12, 13])
+def test_logistic_and_svr_partition_on_dask_arrays(cluster, binary_split, regression, capsys,
+                                                   solver):
+    """partition=True on LogisticRegression (dual, -s 7) and LinearSVR (-s 12, 13): the
+    estimators train partitioned on the workers and reach LIBLINEAR's objective."""
+    da = pytest.importorskip("dask.array")
+    from dlinear.estimators import LinearSVR, LogisticRegression
+    local_cluster_, client = cluster
+    scale_to(local_cluster_, client, 2)
+    train_set = (regression if solver != 7 else binary_split[0]).subset(np.arange(1000))
+    X = train_set.to_scipy().toarray()
+    dX = da.from_array(X, chunks=(250, X.shape[1]))
+    dy = da.from_array(train_set.y, chunks=250)
+    common = dict(partition=True, fit_intercept=False, tol=1e-5, max_iter=3000, verbose=1)
+    if solver == 7:
+        est = LogisticRegression(dual=True, **common)
+    else:
+        est = LinearSVR(dual=True, loss="squared_epsilon_insensitive" if solver == 12
+                        else "epsilon_insensitive", **common)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)
+        est.fit(dX, dy)
+    # the partitioned driver's closing line (the chunks may all sit on one worker)
+    assert re.search(r"#iter = \d+ rounds of [12] blocks", capsys.readouterr().err)
+    params = Params(solver_type=solver, eps=1e-5)
+    _, theirs = liblinear_train(train_set, f"-s {solver} -e 1e-5")
+    gap = relative_gap(train_set, params, est.liblinear_model(), theirs)
+    assert abs(gap) <= SVR_TIGHT_EPS_TOL.get(solver, TIGHT_EPS_TOL), gap
+    with pytest.raises(ValueError, match="Dask cluster"):
+        type(est)(**{**est.get_params(), "client": None}).fit(X, train_set.y)
