@@ -32,6 +32,7 @@ PARITY_FILES = [
     "tests/test_weights.py",
     "tests/test_estimators.py",
     "tests/test_model_selection.py",
+    "tests/test_partitioned_cd.py",
 ]
 
 
