@@ -403,3 +403,71 @@ def test_logistic_and_svr_partition_on_dask_arrays(cluster, binary_split, regres
                         est.liblinear_model())
     with pytest.raises(ValueError, match="Dask cluster"):
         type(est)(**{**est.get_params(), "client": None}).fit(X, train_set.y)
+
+
+def worker_holdings(dask_worker):
+    """What one worker holds during partitioned training: {key: bytes} of its data store,
+    and for each PartitionedCDActor the bytes of its per-row state (dual variables, steps,
+    targets, C, ||x_i||^2), its rows, and whether its parts are the stored objects
+    themselves (no copy)."""
+    from dask.sizeof import sizeof
+    data = {str(key): sizeof(value) for key, value in dask_worker.data.items()}
+    stored = [value for value in dask_worker.data.values()]
+    actors = []
+    for actor in dask_worker.state.actors.values():
+        if type(actor).__name__ != "PartitionedCDActor":
+            continue
+        state = actor.state
+        row_state = sum(a.nbytes for name in ("alpha", "step", "Y", "C")
+                        for a in getattr(state, name)) + sum(s.nbytes for s in state.sq_norms)
+        uncopied = all(any(part is value for value in stored) for part in state.parts)
+        actors.append((row_state, state.n_rows, state.k, uncopied))
+    return data, actors
+
+
+def test_each_worker_holds_its_parts_and_per_row_state(cluster):
+    """During the rounds each worker's store holds its own parts and nothing of a part's
+    size from elsewhere; its actor uses those parts as they are (no copy, no concatenation)
+    and adds only its rows' dual state: (4k + 1) floats per row, k classes."""
+    from dask.sizeof import sizeof
+
+    from dlinear.cluster import Dataset
+    from dlinear.cluster.objective import Placement
+    from dlinear.cluster.partitioned_cd import PartitionedBlocks
+    local_cluster_, client = cluster
+    scale_to(local_cluster_, client, 2)
+    problem = make_rcv1_like(4000, n_features=1000, n_classes=3, nnz_per_row=30, seed=3)
+    data = Dataset.from_arrays(problem, None, client, n_parts=4)
+    params = Params(solver_type=1).resolved()
+    label = np.unique(problem.y).astype(np.int64)
+    placement = Placement(data)
+    mine = {w: {p.key for p in parts} for w, parts in placement.by_worker.items()}
+    part_bytes = dict(zip([p.key for p in data.parts],
+                          client.gather([client.submit(sizeof, p) for p in data.parts])))
+    blocks = PartitionedBlocks(placement, label, np.ones(3), params)
+    seen = {}
+    real_round = blocks.round
+
+    def round_and_look(*args):
+        result = real_round(*args)
+        if blocks.n_calls == 3:
+            seen.update(client.run(worker_holdings))
+        return result
+
+    blocks.round = round_and_look
+    try:
+        P.fit_partitioned_dual_cd(blocks, 3, problem.n_features, params)
+    finally:
+        blocks.close()
+    assert set(seen) == set(mine) and len(mine) == 2
+    smallest_part = min(part_bytes.values())
+    for worker, (stored, actors) in seen.items():
+        own = {key for key in stored if key in {str(k) for k in mine[worker]}}
+        assert own == {str(k) for k in mine[worker]}
+        others = [size for key, size in stored.items() if key not in own]
+        assert all(size < smallest_part / 10 for size in others), stored
+        [(row_state, rows, k, uncopied)] = actors
+        assert uncopied and k == 3
+        assert rows == sum(r for p, r in zip(data.parts, data.rows) if p.key in mine[worker])
+        assert row_state == 8 * rows * (4 * k + 1)
+        assert row_state < sum(part_bytes[key] for key in mine[worker]) / 2
