@@ -405,9 +405,9 @@ def test_logistic_and_svr_partition_on_dask_arrays(cluster, binary_split, regres
         type(est)(**{**est.get_params(), "client": None}).fit(X, train_set.y)
 
 
-def worker_holdings(dask_worker):
+def worker_holdings(run_id, dask_worker=None):
     """What one worker holds during partitioned training: {key: bytes} of its data store,
-    and for each PartitionedCDActor the bytes of its per-row state (dual variables, steps,
+    and for each PartitionedCDActor of the run the bytes of its per-row state (dual variables, steps,
     targets, C, ||x_i||^2), its rows, and whether its parts are the stored objects
     themselves (no copy)."""
     from dask.sizeof import sizeof
@@ -415,8 +415,8 @@ def worker_holdings(dask_worker):
     stored = [value for value in dask_worker.data.values()]
     actors = []
     for actor in dask_worker.state.actors.values():
-        if type(actor).__name__ != "PartitionedCDActor":
-            continue
+        if type(actor).__name__ != "PartitionedCDActor" or actor.run_id != run_id:
+            continue       # (an earlier test's actor, not yet forgotten)
         state = actor.state
         row_state = sum(a.nbytes for name in ("alpha", "step", "Y", "C")
                         for a in getattr(state, name)) + sum(s.nbytes for s in state.sq_norms)
@@ -444,6 +444,7 @@ def test_each_worker_holds_its_parts_and_per_row_state(cluster):
     mine = {w: {p.key for p in parts} for w, parts in placement.by_worker.items()}
     part_bytes = dict(zip([p.key for p in data.parts],
                           client.gather([client.submit(sizeof, p) for p in data.parts])))
+    stored_before = client.run(lambda dask_worker: {str(key) for key in dask_worker.data})
     blocks = PartitionedBlocks(placement, label, np.ones(3), params)
     seen = {}
     real_round = blocks.round
@@ -451,7 +452,7 @@ def test_each_worker_holds_its_parts_and_per_row_state(cluster):
     def round_and_look(*args):
         result = real_round(*args)
         if blocks.n_calls == 3:
-            seen.update(client.run(worker_holdings))
+            seen.update(client.run(worker_holdings, blocks.run_id))
         return result
 
     blocks.round = round_and_look
@@ -461,11 +462,14 @@ def test_each_worker_holds_its_parts_and_per_row_state(cluster):
         blocks.close()
     assert set(seen) == set(mine) and len(mine) == 2
     smallest_part = min(part_bytes.values())
+    all_parts = {str(p.key) for p in data.parts}
     for worker, (stored, actors) in seen.items():
-        own = {key for key in stored if key in {str(k) for k in mine[worker]}}
-        assert own == {str(k) for k in mine[worker]}
-        others = [size for key, size in stored.items() if key not in own]
-        assert all(size < smallest_part / 10 for size in others), stored
+        # of this dataset's parts, the worker holds its own and no other
+        assert {key for key in stored if key in all_parts} == {str(k) for k in mine[worker]}
+        # whatever arrived since the training started (the actor, small arrays; other
+        # tests' data may be stored too, from before) is far smaller than a part
+        arrived = [size for key, size in stored.items() if key not in stored_before[worker]]
+        assert all(size < smallest_part / 10 for size in arrived), stored
         [(row_state, rows, k, uncopied)] = actors
         assert uncopied and k == 3
         assert rows == sum(r for p, r in zip(data.parts, data.rows) if p.key in mine[worker])
