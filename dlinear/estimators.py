@@ -812,13 +812,14 @@ class LogisticRegression(_LiblinearClassifier):
     in scikit-learn 1.8, still works and warns as there). multi_class (dlinear's): "auto"
     (the solver's own way), "ovr" (one-vs-rest with any solver), "multinomial".
     warm_start starts -s 0 (also multinomial) from the previous coef_ and intercept_;
-    n_iter_ is (1,), or (n_classes,) for one-vs-rest.
+    n_iter_ is (1,), or (n_classes,) for one-vs-rest. partition (dask input only): as
+    LinearSVC's, for the dual solver -s 7 (dual=True).
     """
 
     def __init__(self, penalty="deprecated", *, C=1.0, l1_ratio=0.0, dual=False, tol=None,
                  fit_intercept=True, intercept_scaling=1.0, class_weight=None,
                  random_state=None, solver=None, max_iter=300, verbose=0, warm_start=False,
-                 n_jobs=None, multi_class="auto", client=None):
+                 n_jobs=None, multi_class="auto", partition=None, client=None):
         self.penalty = penalty
         self.C = C
         self.l1_ratio = l1_ratio
@@ -834,6 +835,7 @@ class LogisticRegression(_LiblinearClassifier):
         self.warm_start = warm_start
         self.n_jobs = n_jobs
         self.multi_class = multi_class
+        self.partition = partition
         self.client = client
 
     _C_may_be_inf = True        # C=np.inf is scikit-learn's spelling of no penalty
@@ -937,13 +939,16 @@ class LogisticRegression(_LiblinearClassifier):
 
 
 class LinearSVR(RegressorMixin, _LiblinearEstimator):
-    """Linear support vector regression (LIBLINEAR -s 11, 12, 13); epsilon is -p."""
+    """Linear support vector regression (LIBLINEAR -s 11, 12, 13); epsilon is -p.
+    partition (dask input only): as LinearSVC's, for the dual solvers -s 12, 13
+    (dual=True)."""
 
     _kind = "regression"
 
     def __init__(self, epsilon=0.1, tol=None, C=1.0, loss="squared_epsilon_insensitive",
                  fit_intercept=True, intercept_scaling=1.0, dual=False, max_iter=300,
-                 random_state=None, solver=None, n_jobs=None, verbose=0, client=None):
+                 random_state=None, solver=None, partition=None, n_jobs=None, verbose=0,
+                 client=None):
         self.epsilon = epsilon
         self.tol = tol
         self.C = C
@@ -954,6 +959,7 @@ class LinearSVR(RegressorMixin, _LiblinearEstimator):
         self.max_iter = max_iter
         self.random_state = random_state
         self.solver = solver
+        self.partition = partition
         self.n_jobs = n_jobs
         self.verbose = verbose
         self.client = client

@@ -33,6 +33,7 @@ PARITY_FILES = [
     "tests/test_estimators.py",
     "tests/test_sklearn_dropin.py",
     "tests/test_model_selection.py",
+    "tests/test_partitioned_cd.py",
 ]
 
 
