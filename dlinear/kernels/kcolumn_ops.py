@@ -18,7 +18,12 @@ import math
 import numpy as np
 from numba import njit
 
+from .prefetch import prefetch_row_read, prefetch_row_write
 from .primal_ops import LR, L2SVC, _c_times_loss
+
+# nonzeros ahead whose rows of the (n, m) arrays a pass prefetches (kernels.prefetch):
+# 16-32 measured best on one core, k = 20 (BENCHMARKS.md, "Multi-class Newton")
+PREFETCH_AHEAD = 24
 
 
 @njit(cache=True, nogil=True)
@@ -26,10 +31,15 @@ def xv_k(indptr, indices, data, n_features, bias, V, R, cols):
     """R[i, cols[c]] = x_i . V[:, c] for every row i and c < len(cols)."""
     m = len(cols)
     t = np.empty(m)
+    row_bytes = m * 8
+    end = np.uint64(indptr[len(indptr) - 1])
+    ahead = np.uint64(PREFETCH_AHEAD)
     for i in range(np.uint64(len(indptr) - 1)):
         for c in range(m):
             t[c] = 0.0
         for q in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
+            if q + ahead < end:
+                prefetch_row_read(V, indices[q + ahead], row_bytes)
             j = np.uint64(indices[q])
             v = data[q]
             for c in range(m):
@@ -73,6 +83,9 @@ def grad_precond_k(loss, indptr, indices, data, n_features, bias, Y, C, R, cols,
     dl = np.empty(m)
     h = np.empty(m)
     act = np.empty(m, dtype=np.int64)
+    row_bytes = m * 8
+    end = np.uint64(indptr[len(indptr) - 1])
+    ahead = np.uint64(PREFETCH_AHEAD)
     for i in range(np.uint64(len(indptr) - 1)):
         for c in range(m):
             col = cols[c]
@@ -110,13 +123,28 @@ def grad_precond_k(loss, indptr, indices, data, n_features, bias, Y, C, R, cols,
                 n_act += 1
         if n_act == 0:
             continue
-        for q in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
-            j = np.uint64(indices[q])
-            v = data[q]
-            for a in range(n_act):
-                c = act[a]
-                G[j, c] += dl[c] * v
-                M[j, c] += h[c] * v * v
+        if n_act == m:                  # every column (logistic loss): no indirection
+            for q in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
+                if q + ahead < end:
+                    prefetch_row_write(G, indices[q + ahead], row_bytes)
+                    prefetch_row_write(M, indices[q + ahead], row_bytes)
+                j = np.uint64(indices[q])
+                v = data[q]
+                for c in range(m):
+                    G[j, c] += dl[c] * v
+                for c in range(m):
+                    M[j, c] += h[c] * v * v
+        else:
+            for q in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
+                if q + ahead < end:
+                    prefetch_row_write(G, indices[q + ahead], row_bytes)
+                    prefetch_row_write(M, indices[q + ahead], row_bytes)
+                j = np.uint64(indices[q])
+                v = data[q]
+                for a in range(n_act):
+                    c = act[a]
+                    G[j, c] += dl[c] * v
+                    M[j, c] += h[c] * v * v
         if bias >= 0:
             for a in range(n_act):
                 c = act[a]
@@ -131,6 +159,9 @@ def hess_vec_k(indptr, indices, data, n_features, bias, COEF, cols, S, out):
     m = len(cols)
     t = np.empty(m)
     act = np.empty(m, dtype=np.int64)
+    row_bytes = m * 8
+    end = np.uint64(indptr[len(indptr) - 1])
+    ahead = np.uint64(PREFETCH_AHEAD)
     for i in range(np.uint64(len(indptr) - 1)):
         n_act = 0
         for c in range(m):
@@ -143,6 +174,8 @@ def hess_vec_k(indptr, indices, data, n_features, bias, COEF, cols, S, out):
             for c in range(m):
                 t[c] = 0.0
             for q in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
+                if q + ahead < end:
+                    prefetch_row_read(S, indices[q + ahead], row_bytes)
                 j = np.uint64(indices[q])
                 v = data[q]
                 for c in range(m):
@@ -153,6 +186,8 @@ def hess_vec_k(indptr, indices, data, n_features, bias, COEF, cols, S, out):
             for c in range(m):
                 t[c] = COEF[i, cols[c]] * t[c]
             for q in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
+                if q + ahead < end:
+                    prefetch_row_write(out, indices[q + ahead], row_bytes)
                 j = np.uint64(indices[q])
                 v = data[q]
                 for c in range(m):
@@ -164,6 +199,8 @@ def hess_vec_k(indptr, indices, data, n_features, bias, COEF, cols, S, out):
         for a in range(n_act):
             t[a] = 0.0
         for q in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
+            if q + ahead < end:
+                prefetch_row_read(S, indices[q + ahead], row_bytes)
             j = np.uint64(indices[q])
             v = data[q]
             for a in range(n_act):
@@ -174,6 +211,8 @@ def hess_vec_k(indptr, indices, data, n_features, bias, COEF, cols, S, out):
         for a in range(n_act):
             t[a] = COEF[i, cols[act[a]]] * t[a]
         for q in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
+            if q + ahead < end:
+                prefetch_row_write(out, indices[q + ahead], row_bytes)
             j = np.uint64(indices[q])
             v = data[q]
             for a in range(n_act):
@@ -181,6 +220,32 @@ def hess_vec_k(indptr, indices, data, n_features, bias, COEF, cols, S, out):
         if bias >= 0:
             for a in range(n_act):
                 out[n_features, act[a]] += t[a] * bias
+
+
+@njit(cache=True, nogil=True)
+def columns_of(vectors, out):
+    """out[j, c] = vectors[c, j]: m n-vectors (rows of an (m, n) array) as the columns of
+    the (n, m) array a pass reads, transposed in blocks of features that stay in cache."""
+    m, n = vectors.shape
+    step = 512
+    for j0 in range(0, n, step):
+        j1 = min(j0 + step, n)
+        for c in range(m):
+            for j in range(j0, j1):
+                out[j, c] = vectors[c, j]
+
+
+@njit(cache=True, nogil=True)
+def rows_of(A, out):
+    """out[c, j] = A[j, c]: the columns of a pass's (n, m) output as m contiguous
+    n-vectors."""
+    n, m = A.shape
+    step = 512
+    for j0 in range(0, n, step):
+        j1 = min(j0 + step, n)
+        for c in range(m):
+            for j in range(j0, j1):
+                out[c, j] = A[j, c]
 
 
 # --------------------------------------------------------------- multinomial (softmax)
