@@ -278,6 +278,9 @@ def softmax_grad_precond(indptr, indices, data, n_features, bias, R, y_class, Ci
     K = P.shape[1]
     dl = np.empty(K)
     h = np.empty(K)
+    row_bytes = K * 8
+    end = np.uint64(indptr[len(indptr) - 1])
+    ahead = np.uint64(PREFETCH_AHEAD)
     for i in range(np.uint64(len(indptr) - 1)):
         top = -np.inf
         for c in range(K):
@@ -295,10 +298,14 @@ def softmax_grad_precond(indptr, indices, data, n_features, bias, R, y_class, Ci
             h[c] = Ci[i] * p * (1.0 - p)
         dl[y_class[i]] -= Ci[i]
         for q in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
+            if q + ahead < end:
+                prefetch_row_write(G, indices[q + ahead], row_bytes)
+                prefetch_row_write(M, indices[q + ahead], row_bytes)
             j = np.uint64(indices[q])
             v = data[q]
             for c in range(K):
                 G[j, c] += dl[c] * v
+            for c in range(K):
                 M[j, c] += h[c] * v * v
         if bias >= 0:
             for c in range(K):
@@ -312,10 +319,15 @@ def softmax_hess_vec(indptr, indices, data, n_features, bias, P, Ci, S, out):
     Hessian of the softmax loss at the P of the last softmax_grad_precond, times S."""
     K = P.shape[1]
     t = np.empty(K)
+    row_bytes = K * 8
+    end = np.uint64(indptr[len(indptr) - 1])
+    ahead = np.uint64(PREFETCH_AHEAD)
     for i in range(np.uint64(len(indptr) - 1)):
         for c in range(K):
             t[c] = 0.0
         for q in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
+            if q + ahead < end:
+                prefetch_row_read(S, indices[q + ahead], row_bytes)
             j = np.uint64(indices[q])
             v = data[q]
             for c in range(K):
@@ -329,6 +341,8 @@ def softmax_hess_vec(indptr, indices, data, n_features, bias, P, Ci, S, out):
         for c in range(K):
             t[c] = Ci[i] * P[i, c] * (t[c] - pr)
         for q in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
+            if q + ahead < end:
+                prefetch_row_write(out, indices[q + ahead], row_bytes)
             j = np.uint64(indices[q])
             v = data[q]
             for c in range(K):
