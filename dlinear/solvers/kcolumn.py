@@ -96,7 +96,7 @@ class KColumnLossTerm:
         # scatters into should stay in cache (BENCHMARKS.md, "k-column Newton")
         self.column_block = max(1, int(column_block or self.n_columns))
         self._pool = None
-        self._scratch = [Scratch() for _ in range(self.n_threads)]
+        self._scratch = [Scratch()]
 
     def counts(self):
         """(#positive rows, #rows) of each problem, (K, 2)."""
@@ -151,8 +151,9 @@ class KColumnLossTerm:
         if self._pool is None:
             from concurrent.futures import ThreadPoolExecutor
             self._pool = ThreadPoolExecutor(self.n_threads, thread_name_prefix="dlinear-kcol")
-        futures = [self._pool.submit(self._execute, *part,
-                                     self._scratch[q % self.n_threads])
+        while len(self._scratch) < len(parts):      # groups may run at once: one each
+            self._scratch.append(Scratch())
+        futures = [self._pool.submit(self._execute, *part, self._scratch[q])
                    for q, part in enumerate(parts)]
         for f in futures:
             results.update(f.result())
