@@ -27,23 +27,65 @@ PREFETCH_AHEAD = 24
 
 
 @njit(cache=True, nogil=True)
+def _gather_row(indptr, indices, data, i, S, t, m):
+    """t[c] += x_i . S[:, c] for c < m over row i's nonzeros (not the bias), the rows of S
+    prefetched PREFETCH_AHEAD nonzeros ahead."""
+    end = np.uint64(indptr[len(indptr) - 1])
+    ahead = np.uint64(PREFETCH_AHEAD)
+    row_bytes = m * 8
+    for q in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
+        if q + ahead < end:
+            prefetch_row_read(S, indices[q + ahead], row_bytes)
+        j = np.uint64(indices[q])
+        v = data[q]
+        for c in range(m):
+            t[c] += S[j, c] * v
+
+
+@njit(cache=True, nogil=True)
+def _scatter_row(indptr, indices, data, i, t, out, m):
+    """out[j, c] += t[c] x_ij for c < m over row i's nonzeros (not the bias)."""
+    end = np.uint64(indptr[len(indptr) - 1])
+    ahead = np.uint64(PREFETCH_AHEAD)
+    row_bytes = m * 8
+    for q in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
+        if q + ahead < end:
+            prefetch_row_write(out, indices[q + ahead], row_bytes)
+        j = np.uint64(indices[q])
+        v = data[q]
+        for c in range(m):
+            out[j, c] += t[c] * v
+
+
+@njit(cache=True, nogil=True)
+def _scatter_grad_precond_row(indptr, indices, data, i, dl, h, G, M, m):
+    """G[j, c] += dl[c] x_ij and M[j, c] += h[c] x_ij^2 for c < m over row i's nonzeros
+    (not the bias)."""
+    end = np.uint64(indptr[len(indptr) - 1])
+    ahead = np.uint64(PREFETCH_AHEAD)
+    row_bytes = m * 8
+    for q in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
+        if q + ahead < end:
+            prefetch_row_write(G, indices[q + ahead], row_bytes)
+            prefetch_row_write(M, indices[q + ahead], row_bytes)
+        j = np.uint64(indices[q])
+        v = data[q]
+        for c in range(m):
+            G[j, c] += dl[c] * v
+        for c in range(m):
+            M[j, c] += h[c] * v * v
+
+
+
+@njit(cache=True, nogil=True)
 def xv_k(indptr, indices, data, n_features, bias, V, R, cols):
     """R[i, cols[c]] = x_i . V[:, c] for every row i and c < len(cols)."""
     m = len(cols)
     t = np.empty(m)
-    row_bytes = m * 8
-    end = np.uint64(indptr[len(indptr) - 1])
-    ahead = np.uint64(PREFETCH_AHEAD)
     for i in range(np.uint64(len(indptr) - 1)):
         for c in range(m):
             t[c] = 0.0
-        for q in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
-            if q + ahead < end:
-                prefetch_row_read(V, indices[q + ahead], row_bytes)
-            j = np.uint64(indices[q])
-            v = data[q]
-            for c in range(m):
-                t[c] += V[j, c] * v
+        _gather_row(indptr, indices, data, i, V, t, m)
         if bias >= 0:
             for c in range(m):
                 t[c] += V[n_features, c] * bias
@@ -124,16 +166,7 @@ def grad_precond_k(loss, indptr, indices, data, n_features, bias, Y, C, R, cols,
         if n_act == 0:
             continue
         if n_act == m:                  # every column (logistic loss): no indirection
-            for q in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
-                if q + ahead < end:
-                    prefetch_row_write(G, indices[q + ahead], row_bytes)
-                    prefetch_row_write(M, indices[q + ahead], row_bytes)
-                j = np.uint64(indices[q])
-                v = data[q]
-                for c in range(m):
-                    G[j, c] += dl[c] * v
-                for c in range(m):
-                    M[j, c] += h[c] * v * v
+            _scatter_grad_precond_row(indptr, indices, data, i, dl, h, G, M, m)
         else:
             for q in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
                 if q + ahead < end:
@@ -173,25 +206,13 @@ def hess_vec_k(indptr, indices, data, n_features, bias, COEF, cols, S, out):
         if n_act == m:                  # every column (logistic loss): no indirection
             for c in range(m):
                 t[c] = 0.0
-            for q in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
-                if q + ahead < end:
-                    prefetch_row_read(S, indices[q + ahead], row_bytes)
-                j = np.uint64(indices[q])
-                v = data[q]
-                for c in range(m):
-                    t[c] += S[j, c] * v
+            _gather_row(indptr, indices, data, i, S, t, m)
             if bias >= 0:
                 for c in range(m):
                     t[c] += S[n_features, c] * bias
             for c in range(m):
                 t[c] = COEF[i, cols[c]] * t[c]
-            for q in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
-                if q + ahead < end:
-                    prefetch_row_write(out, indices[q + ahead], row_bytes)
-                j = np.uint64(indices[q])
-                v = data[q]
-                for c in range(m):
-                    out[j, c] += t[c] * v
+            _scatter_row(indptr, indices, data, i, t, out, m)
             if bias >= 0:
                 for c in range(m):
                     out[n_features, c] += t[c] * bias
@@ -223,29 +244,19 @@ def hess_vec_k(indptr, indices, data, n_features, bias, COEF, cols, S, out):
 
 
 @njit(cache=True, nogil=True)
-def columns_of(vectors, out):
-    """out[j, c] = vectors[c, j]: m n-vectors (rows of an (m, n) array) as the columns of
-    the (n, m) array a pass reads, transposed in blocks of features that stay in cache."""
-    m, n = vectors.shape
-    step = 512
-    for j0 in range(0, n, step):
-        j1 = min(j0 + step, n)
-        for c in range(m):
-            for j in range(j0, j1):
-                out[j, c] = vectors[c, j]
-
-
-@njit(cache=True, nogil=True)
-def rows_of(A, out):
-    """out[c, j] = A[j, c]: the columns of a pass's (n, m) output as m contiguous
-    n-vectors."""
-    n, m = A.shape
-    step = 512
-    for j0 in range(0, n, step):
-        j1 = min(j0 + step, n)
-        for c in range(m):
-            for j in range(j0, j1):
-                out[c, j] = A[j, c]
+def transpose_into(A, out):
+    """out = A.T, in tiles that stay in cache: the n-vectors of the classes (rows of an
+    (m, n) array) into the (n, m) array a pass reads, and a pass's (n, m) output back
+    into n-vectors."""
+    a, b = A.shape
+    step = 256
+    for i0 in range(0, a, step):
+        i1 = min(i0 + step, a)
+        for j0 in range(0, b, step):
+            j1 = min(j0 + step, b)
+            for i in range(i0, i1):
+                for j in range(j0, j1):
+                    out[j, i] = A[i, j]
 
 
 # --------------------------------------------------------------- multinomial (softmax)
@@ -278,9 +289,6 @@ def softmax_grad_precond(indptr, indices, data, n_features, bias, R, y_class, Ci
     K = P.shape[1]
     dl = np.empty(K)
     h = np.empty(K)
-    row_bytes = K * 8
-    end = np.uint64(indptr[len(indptr) - 1])
-    ahead = np.uint64(PREFETCH_AHEAD)
     for i in range(np.uint64(len(indptr) - 1)):
         top = -np.inf
         for c in range(K):
@@ -297,16 +305,7 @@ def softmax_grad_precond(indptr, indices, data, n_features, bias, R, y_class, Ci
             dl[c] = Ci[i] * p
             h[c] = Ci[i] * p * (1.0 - p)
         dl[y_class[i]] -= Ci[i]
-        for q in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
-            if q + ahead < end:
-                prefetch_row_write(G, indices[q + ahead], row_bytes)
-                prefetch_row_write(M, indices[q + ahead], row_bytes)
-            j = np.uint64(indices[q])
-            v = data[q]
-            for c in range(K):
-                G[j, c] += dl[c] * v
-            for c in range(K):
-                M[j, c] += h[c] * v * v
+        _scatter_grad_precond_row(indptr, indices, data, i, dl, h, G, M, K)
         if bias >= 0:
             for c in range(K):
                 G[n_features, c] += dl[c] * bias
@@ -319,19 +318,10 @@ def softmax_hess_vec(indptr, indices, data, n_features, bias, P, Ci, S, out):
     Hessian of the softmax loss at the P of the last softmax_grad_precond, times S."""
     K = P.shape[1]
     t = np.empty(K)
-    row_bytes = K * 8
-    end = np.uint64(indptr[len(indptr) - 1])
-    ahead = np.uint64(PREFETCH_AHEAD)
     for i in range(np.uint64(len(indptr) - 1)):
         for c in range(K):
             t[c] = 0.0
-        for q in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
-            if q + ahead < end:
-                prefetch_row_read(S, indices[q + ahead], row_bytes)
-            j = np.uint64(indices[q])
-            v = data[q]
-            for c in range(K):
-                t[c] += S[j, c] * v
+        _gather_row(indptr, indices, data, i, S, t, K)
         if bias >= 0:
             for c in range(K):
                 t[c] += S[n_features, c] * bias
@@ -340,13 +330,7 @@ def softmax_hess_vec(indptr, indices, data, n_features, bias, P, Ci, S, out):
             pr += P[i, c] * t[c]
         for c in range(K):
             t[c] = Ci[i] * P[i, c] * (t[c] - pr)
-        for q in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
-            if q + ahead < end:
-                prefetch_row_write(out, indices[q + ahead], row_bytes)
-            j = np.uint64(indices[q])
-            v = data[q]
-            for c in range(K):
-                out[j, c] += t[c] * v
+        _scatter_row(indptr, indices, data, i, t, out, K)
         if bias >= 0:
             for c in range(K):
                 out[n_features, c] += t[c] * bias

@@ -112,7 +112,7 @@ class KColumnLossTerm:
         rows = scratch.array("rows", (len(vectors), self.n_variables))
         np.stack(vectors, out=rows)
         V = scratch.array("columns", (self.n_variables, len(vectors)))
-        KK.columns_of(rows, V)
+        KK.transpose_into(rows, V)
         return V
 
     @staticmethod
@@ -120,7 +120,7 @@ class KColumnLossTerm:
         """The columns of a pass's (n, m) output as m n-vectors of their own (a driver
         may keep or change its own)."""
         rows = scratch.array("rows", (A.shape[1], A.shape[0]))
-        KK.rows_of(A, rows)
+        KK.transpose_into(A, rows)
         return [row.copy() for row in rows]
 
     def move(self, moves: dict):
