@@ -281,7 +281,9 @@ def fit_classes_together(problem: Problem, label, weighted_C, params: Params,
     from .solvers.kcolumn import fit_one_vs_rest_together
     Y, C = class_targets(problem.y, problem.sample_weight, label, weighted_C, params)
     w0s = [initial_w(params, k) for k in range(Y.shape[1])]
-    return fit_one_vs_rest_together(problem, Y, C, params, w0s, n_threads)
+    with progress_bar(Y.shape[1], "classes") as bar:
+        return fit_one_vs_rest_together(problem, Y, C, params, w0s, n_threads,
+                                        on_class_done=bar.update)
 
 
 def multinomial_C(class_of_row, sample_weight, weighted_C):

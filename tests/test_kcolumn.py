@@ -130,3 +130,24 @@ def test_in_process_default_follows_the_measured_rule(monkeypatch):
     assert len(calls) == 1
     np.testing.assert_array_equal(default.w, per_class.w)
     assert default.n_iter == per_class.n_iter
+
+
+def test_progress_bar_counts_the_classes_of_a_k_column_fit(monkeypatch):
+    import io
+    import sys
+
+    from dlinear.datasets import make_rcv1_like
+
+    class FakeTerminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    P = make_rcv1_like(300, n_features=2000, n_classes=8, nnz_per_row=60, seed=4)
+    params = Params(solver_type=0, kcolumn=True)
+    plain = train_in_process(P, params, n_threads=1)
+    tty = FakeTerminal()
+    monkeypatch.setattr(sys, "stderr", tty)
+    with_bar = train_in_process(P, params, n_threads=1)
+    assert "classes |" in tty.getvalue() and "8/8" in tty.getvalue()
+    assert tty.getvalue().endswith("\r")                 # erased when done
+    np.testing.assert_array_equal(with_bar.w, plain.w)

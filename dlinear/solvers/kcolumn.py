@@ -348,10 +348,11 @@ class ClassTerm:
 
 
 def fit_newton_together(execute, n_variables: int, counts, params, w0s,
-                        max_newton_iter=None):
+                        max_newton_iter=None, on_class_done=None):
     """fit_newton for K binary problems at once: the data terms are served by `execute`
     (KColumnLossTerm.execute or a cluster round), counts[c] = (#positive rows, #rows) of
-    problem c, w0s[c] its warm start or None. Returns (FitResults in class order, the
+    problem c, w0s[c] its warm start or None; `on_class_done()` (a progress bar's
+    update) is called as each class converges. Returns (FitResults in class order, the
     Lockstep, for its round statistics)."""
     from .newton import NEWTON_MAX_ITER, fit_newton
     K = len(w0s)
@@ -368,6 +369,8 @@ def fit_newton_together(execute, n_variables: int, counts, params, w0s,
             results[c] = fit_newton(task, params, objective=objective,
                                     max_newton_iter=max_newton_iter or NEWTON_MAX_ITER,
                                     counts=tuple(int(x) for x in counts[c]))
+            if on_class_done is not None:
+                on_class_done()
         except BaseException as error:
             errors[c] = error
         finally:
@@ -386,10 +389,10 @@ def fit_newton_together(execute, n_variables: int, counts, params, w0s,
     return results, lockstep
 
 
-def fit_one_vs_rest_together(problem, Y, C, params, w0s, n_threads=1):
+def fit_one_vs_rest_together(problem, Y, C, params, w0s, n_threads=1, on_class_done=None):
     """The one-vs-rest problems of -s 0 / -s 2 on one Problem, K = Y.shape[1] columns of
     labels (+1/-1) and per-instance C, through one KColumnLossTerm in this process
-    (its passes on n_threads threads)."""
+    (its passes on n_threads threads); on_class_done as in fit_newton_together."""
     if params.eps is None:
         params = params.resolved()
     term = KColumnLossTerm(problem, Y, C, params.bias, LOSS_OF_SOLVER[params.solver_type],
@@ -397,7 +400,7 @@ def fit_one_vs_rest_together(problem, Y, C, params, w0s, n_threads=1):
                            column_block=COLUMN_BLOCK)
     try:
         results, _ = fit_newton_together(term.execute, term.n_variables, term.counts(),
-                                         params, w0s)
+                                         params, w0s, on_class_done=on_class_done)
     finally:
         term.close()
     return results
