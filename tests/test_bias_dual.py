@@ -7,7 +7,7 @@ import os
 import numpy as np
 import pytest
 
-from conftest import rel_diff
+from conftest import rel_diff, warm_and_cold_fold_paths
 from liblinear_oracle import liblinear_decision_values, liblinear_train
 from dlinear import DlinearError, Params, Problem, load_model, predict, save_model, train
 from dlinear.data import read_libsvm
@@ -193,14 +193,9 @@ def test_warm_start_from_another_C_is_feasible_and_reaches_the_cold_optimum(solv
 def test_true_bias_search_warm_starts_alpha(solver, monkeypatch):
     """-C with -B 1 -R: each C starts from the previous C's alpha. Against cold starts on
     the same fold: fewer iterations, the same held-out counts to a few rows."""
-    import dlinear.model_selection as ms
     data = make_rcv1_like(3000, n_features=1500, nnz_per_row=25, seed=41)
     params = Params(solver_type=solver, bias=1.0, regularize_bias=False).resolved()
-    Cs = ms.c_grid(ms.calc_start_C(data, params), 64.0)
-    perm = np.random.default_rng(0).permutation(data.n_samples)
-    warm = ms.run_fold_path(data, perm, 0, 600, params, Cs, ms.PathRequest(0, 0))
-    monkeypatch.setattr(ms, "DUAL_SEARCH_SOLVERS", ())
-    cold = ms.run_fold_path(data, perm, 0, 600, params, Cs, ms.PathRequest(0, 0))
+    Cs, warm, cold, _ = warm_and_cold_fold_paths(data, params, monkeypatch)
     assert len(warm.scores) == len(cold.scores) == len(Cs)
     assert sum(warm.n_iter) < 0.8 * sum(cold.n_iter), (warm.n_iter, cold.n_iter)
     assert max(abs(a - b) for a, b in zip(warm.scores, cold.scores)) <= 6   # of 600 rows
