@@ -276,6 +276,32 @@ def plot_block_cd(results, path, x_axis):
     return written
 
 
+def block_cd_summary(results, target=1e-6):
+    """A markdown table: per case, the outer iterations, CD steps and CPU seconds each
+    kernel needs to reach a relative gap of `target` (or, if either never does, the
+    smallest gap both reach). Seconds are interpolated on the timing grid."""
+    print("| set | C | loss | shrinking | gap reached | one-var iter / steps / s "
+          "| two-var iter / steps / s | steps two/one | time two/one |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    for name, entry in results["sets"].items():
+        for case in entry["cases"]:
+            rel = {k: block_cd_relative(c, case["f_star"]) for k, c in case["curves"].items()}
+            goal = max(target, max(min(r) for r in rel.values()))
+            cells, reached = [], {}
+            for k, curve in case["curves"].items():
+                it = next(t for t, g in enumerate(rel[k]) if g <= goal) + 1
+                steps = curve["steps"][it - 1]
+                secs = float("nan")
+                if "seconds" in curve:
+                    secs = float(np.interp(it, curve["time_iters"], curve["seconds"]))
+                reached[k] = (steps, secs)
+                cells.append(f"{it} / {steps:.3g} / {secs:.3g}")
+            one, two = reached["one-variable"], reached["two-variable"]
+            print(f"| {name} | {case['C']:g} | {case['loss']} | "
+                  f"{'on' if case['shrinking'] else 'off'} | {goal:.0e} | {cells[0]} | "
+                  f"{cells[1]} | {two[0] / one[0]:.2f} | {two[1] / one[1]:.2f} |")
+
+
 def block_cd_main(args):
     if args.from_json:
         with open(args.from_json) as f:
@@ -289,6 +315,7 @@ def block_cd_main(args):
                 json.dump(results, f)
     for x_axis in ("steps", "time"):
         plot_block_cd(results, args.out, x_axis)
+    block_cd_summary(results)
 
 
 def main(argv=None):
