@@ -155,13 +155,26 @@ def block_cd_call(kernel, problem, y, C, l2_loss, eps, max_iter, shrinking, trac
                   Cv, l2_loss, eps, max_iter, 1, alpha, w, shrinking, trace)
 
 
+def newton_dual_optimum(problem, C):
+    """[minus the primal optimum of the L2-loss SVC] (strong duality: the dual optimum),
+    by the primal Newton -s 2 at eps 1e-10, which gets there in a few steps at any C
+    (it may end on "actred too small", i.e. at machine precision); [] if it stops at its
+    iteration cap instead (then -P(w) is only a lower bound of the dual optimum)."""
+    newton = Params(solver_type=2, C=C, eps=1e-10, bias=-1.0)
+    lines = []
+    model = train(problem, newton, n_threads=1, log=lines.append)
+    if any(line.startswith("WARNING: reaching max number") for line in lines):
+        return []
+    return [-primal_objective(problem, newton, model)]
+
+
 def block_cd_study(set_names, Cs, max_iter, ref_iter, timing, repeat):
     """Per set, C, loss and shrinking: each kernel's trace (CD steps, dual objective) per
     outer iteration, run to CURVE_EPS or max_iter; with `timing`, the CPU
     seconds of runs stopped after k outer iterations for k on a geometric grid (the time
     to reach that point from alpha = 0). f* is the lowest dual objective of long reference
     runs (L1 loss: both kernels, shrinking, REF_EPS or ref_iter outer iterations; L2
-    loss: minus the primal optimum of Newton -s 2 at eps 1e-10 if it converges) and of everything traced."""
+    loss: newton_dual_optimum, unless Newton stops at its cap) and of everything traced."""
     out = {"max_iter": max_iter, "ref_iter": ref_iter, "sets": {}}
     for name in set_names:
         problem = BLOCK_CD_SETS[name][1]()
@@ -172,14 +185,7 @@ def block_cd_study(set_names, Cs, max_iter, ref_iter, timing, repeat):
             for l2_loss in (False, True):
                 refs = []
                 if l2_loss:
-                    # strong duality: the L2-loss dual optimum is minus the primal optimum,
-                    # which the primal Newton -s 2 reaches in a few steps (if it stops
-                    # short, at its iteration cap, the CD reference runs are used instead)
-                    newton = Params(solver_type=2, C=C, eps=1e-10, bias=-1.0)
-                    lines = []
-                    model = train(problem, newton, n_threads=1, log=lines.append)
-                    if not any(line.startswith("WARNING") for line in lines):
-                        refs = [-primal_objective(problem, newton, model)]
+                    refs = newton_dual_optimum(problem, C)
                 if not refs:
                     refs = [block_cd_call(block_cd_kernel(k), problem, y, C, l2_loss,
                                           REF_EPS, ref_iter, True)[-1]
