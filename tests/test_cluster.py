@@ -98,13 +98,26 @@ def _transposes_on_worker():
     return task.transposes
 
 
+@pytest.fixture(scope="module")
+def client_without_stealing():
+    """A 2-worker cluster whose scheduler never moves a task to another worker, so each
+    class task runs where the engine placed it (work stealing, on a loaded machine,
+    moves some; a moved task transposes its copy again on the thief)."""
+    import dask
+    with dask.config.set({"distributed.scheduler.work-stealing": False}):
+        with local_cluster(2) as (_, c):
+            yield c
+
+
 @pytest.mark.parametrize("solver", [5, 6])
-def test_cluster_transposes_each_data_copy_once(client, multiclass_file, solver):
+def test_cluster_transposes_each_data_copy_once(client_without_stealing, multiclass_file,
+                                                solver):
     """-s 5/-s 6 one-vs-rest on the cluster: the class tasks on one worker share one
     transpose of its data copy (5 classes on 2 workers: 2 transposes, not 5), and the
     model is the in-process one."""
     import cloudpickle
     cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    client = client_without_stealing
     params = Params(solver_type=solver, bias=1.0, eps=1e-3)
     local = train(read_libsvm(multiclass_file), params)
     client.run(_count_transposes_on_worker)
