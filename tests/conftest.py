@@ -152,3 +152,17 @@ def dask_processes(directory, n_workers=2, extra_env=None):
                 except subprocess.TimeoutExpired:
                     p.kill()
                     p.wait()
+
+
+def warm_and_cold_fold_paths(data, params, monkeypatch, held=600):
+    """The -C path of one fold (the first `held` rows of a fixed permutation held out)
+    for a dual solver, each C warm-started from the previous C's alpha, and the same path
+    with every C started cold: (Cs, warm, cold, perm). The cold start stays patched in
+    for the rest of the test."""
+    import dlinear.model_selection as ms
+    Cs = ms.c_grid(ms.calc_start_C(data, params), 64.0)
+    perm = np.random.default_rng(0).permutation(data.n_samples)
+    warm = ms.run_fold_path(data, perm, 0, held, params, Cs, ms.PathRequest(0, 0))
+    monkeypatch.setattr(ms, "DUAL_SEARCH_SOLVERS", ())
+    cold = ms.run_fold_path(data, perm, 0, held, params, Cs, ms.PathRequest(0, 0))
+    return Cs, warm, cold, perm
