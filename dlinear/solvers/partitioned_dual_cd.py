@@ -36,10 +36,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..kernels.block_dual_cd import (DUAL_PART, N_STATS, PG_MAX, PG_MIN, PRIMAL_LOSS,
-                                     STEP_LINEAR, STEP_QUADRATIC, VIOLATION, INNER_STEPS,
-                                     block_round_lr, block_round_svc, block_round_svr,
-                                     squared_norms)
+from ..kernels.block_dual_cd import (ACTIVE, DUAL_PART, N_STATS, PG_MAX, PG_MIN,
+                                     PRIMAL_LOSS, ROWS, STEP_LINEAR, STEP_QUADRATIC,
+                                     VIOLATION, INNER_STEPS, block_round_lr,
+                                     block_round_svc, block_round_svr, squared_norms,
+                                     svc_records)
 from ..kernels.dual_cd_lr import INNER_EPS_FLOOR, INNER_EPS_START
 from ..kernels.dual_cd_svc import end_of_sweep
 from ..kernels.rng import seed_state
@@ -101,6 +102,15 @@ class BlockState:
             self.rest = [self.C[c] - self.alpha[c] for c in range(self.k)]
         self.step = [np.zeros(l) for _ in range(self.k)]
         self.rng = [seed_state(int(s)) for s in seeds]
+        # -s 1, 3 shrink: per class and part, the rows with C_i > 0 (local numbering) in
+        # an order whose prefix of n_active[c][part] rows is the active set
+        self.index = [[np.flatnonzero(self.C[c][s:e] > 0) for s, e in
+                       zip(self.starts[:-1], self.starts[1:])] for c in range(self.k)]
+        self.n_active = [[len(ix) for ix in self.index[c]] for c in range(self.k)]
+        self.records = ([[svc_records(self.Y[c][s:e], self.C[c][s:e], sq) for sq, s, e in
+                          zip(self.sq_norms, self.starts[:-1], self.starts[1:])]
+                         for c in range(self.k)]
+                        if not (self.logistic or self.regression) else None)
 
     @property
     def n_rows(self) -> int:
@@ -124,16 +134,22 @@ class BlockState:
                     np.maximum(a, 0.0, out=a)
             self.step[c][:] = 0.0
 
-    def round(self, W, classes, applied, sigma, n_passes, inner_eps=None):
+    def round(self, W, classes, applied, sigma, n_passes, inner_eps=None, bounds=None,
+              full_stats=True):
         """(dW, stats) of this block: W is (len(classes), w_size), the current w of each
-        class in `classes`; inner_eps (per class) the -s 7 Newton tolerance."""
+        class in `classes`; inner_eps (per class) the -s 7 Newton tolerance; bounds
+        (len(classes), 2) the global (PGmax, PGmin) of the last round that -s 1 and -s 3
+        shrink by (None or both infinite: no shrinking, every row active); full_stats:
+        the primal loss over shrunk rows too (for the duality gap of every round)."""
         self.apply(applied)
         dW = np.zeros_like(W)
         stats = empty_stats(len(classes))
         for j, c in enumerate(classes):
             w = np.ascontiguousarray(W[j])
-            for part, sq, s, e in zip(self.parts, self.sq_norms, self.starts[:-1],
-                                      self.starts[1:]):
+            pg_max_old, pg_min_old = ((np.inf, -np.inf) if bounds is None
+                                      else (float(bounds[j][0]), float(bounds[j][1])))
+            for b, (part, sq, s, e) in enumerate(zip(self.parts, self.sq_norms,
+                                                     self.starts[:-1], self.starts[1:])):
                 if self.logistic:
                     block_round_lr(part.indptr, part.indices, part.data, self.n_features,
                                    self.bias, self.Y[c][s:e], self.C[c][s:e], sq,
@@ -147,11 +163,11 @@ class BlockState:
                                     float(sigma), int(n_passes), self.rng[c],
                                     self.step[c][s:e], dW[j], stats[j])
                 else:
-                    block_round_svc(part.indptr, part.indices, part.data, self.n_features,
-                                    self.bias, self.Y[c][s:e], self.C[c][s:e], sq,
-                                    self.l2_loss, self.alpha[c][s:e], w, float(sigma),
-                                    int(n_passes), self.rng[c], self.step[c][s:e], dW[j],
-                                    stats[j])
+                    self.n_active[c][b] = block_round_svc(
+                        part.indptr, part.indices, part.data, self.n_features, self.bias,
+                        self.records[c][b], self.l2_loss, self.alpha[c][s:e], w, float(sigma), int(n_passes), self.rng[c],
+                        self.step[c][s:e], dW[j], stats[j], self.index[c][b],
+                        self.n_active[c][b], pg_max_old, pg_min_old, bool(full_stats))
         return dW, stats
 
     def w_of_alpha(self):
@@ -178,10 +194,11 @@ class SimulatedBlocks:
         self.blocks = list(blocks)
         self.n_blocks = len(self.blocks)
 
-    def round(self, W, classes, applied, sigma, n_passes, inner_eps=None):
+    def round(self, W, classes, applied, sigma, n_passes, inner_eps=None, bounds=None,
+              full_stats=True):
         total = None
         for b in self.blocks:
-            r = b.round(W, classes, applied, sigma, n_passes, inner_eps)
+            r = b.round(W, classes, applied, sigma, n_passes, inner_eps, bounds, full_stats)
             total = r if total is None else combine_rounds(total, r)
         return total
 
@@ -232,24 +249,30 @@ def fit_partitioned_dual_cd(blocks, n_problems, w_size, params, rule=DEFAULT_RUL
         few_inner_steps = blocks.rows() // 10
     dual = np.zeros(n_problems)
     gaps = np.full(n_problems, np.nan)
+    # LIBLINEAR's shrinking thresholds, global: the last round's reduced PG bounds
+    bounds = np.tile([np.inf, -np.inf], (n_problems, 1))
+    full_stats = on_round is not None
     for r in range(int(params.max_iter)):
         classes = np.flatnonzero(active)
         if len(classes) == 0:
             break
         sigma = float(blocks.n_blocks) if rule == "cocoa" else 1.0
-        dW, stats = blocks.round(W[classes], classes, applied, sigma, n_passes, inner_eps)
+        dW, stats = blocks.round(W[classes], classes, applied, sigma, n_passes, inner_eps,
+                                 bounds[classes], full_stats)
         applied[:] = 0.0
         restarted = getattr(blocks, "restarted_w", None)
         if restarted is not None:        # a block was lost: w(alpha) of the new start
             W[:] = restarted
             blocks.restarted_w = None
+            bounds[:] = (np.inf, -np.inf)       # the new actors start unshrunk
             active[:] = True
         for j, c in enumerate(classes):
             st = stats[j]
             half_ww = 0.5 * float(W[c] @ W[c])
             dual[c] = half_ww + st[DUAL_PART]
             primal = half_ww + st[PRIMAL_LOSS]
-            gaps[c] = (primal + dual[c]) / primal if primal > 0 else 0.0
+            if full_stats or st[ACTIVE] == st[ROWS]:    # shrunk rows' losses are missing
+                gaps[c] = (primal + dual[c]) / primal if primal > 0 else 0.0
             if on_round is not None:
                 on_round(r, int(c), primal, dual[c])
             # as LIBLINEAR, whose last sweep (the one whose gradients met eps) keeps its
@@ -265,7 +288,11 @@ def fit_partitioned_dual_cd(blocks, n_problems, w_size, params, rule=DEFAULT_RUL
             else:
                 pg_max = st[PG_MAX] if np.isfinite(st[PG_MAX]) else 0.0
                 pg_min = st[PG_MIN] if np.isfinite(st[PG_MIN]) else 0.0
-                active[c] = not end_of_sweep(pg_max, pg_min, eps, 0, 0)[0]
+                # converged on a shrunk set: the next round (bounds infinite) sweeps all
+                # rows, and only a full round may stop, as LIBLINEAR confirms
+                stop, _, bounds[c, 0], bounds[c, 1] = end_of_sweep(
+                    pg_max, pg_min, eps, int(st[ACTIVE]), int(st[ROWS]))
+                active[c] = not stop
             eta = step_size(rule, W[c], dW[j], st)
             W[c] += eta * dW[j]
             applied[c] = eta
