@@ -159,7 +159,7 @@ def training_mode(data, params: Params):
     params = replace(params, partition=partitioned)
     if partitioned:
         return params, (f"-s {params.solver_type} partitioned: dual CD on each worker's own "
-                        f"rows ({n} worker(s), rule {params.partition_rule})")
+                        f"rows ({n} worker(s), rule {params.resolved().partition_rule})")
     return params, (f"-s {params.solver_type} on a copy of the data per worker "
                     f"({n} worker(s))")
 
@@ -181,7 +181,8 @@ def _train_partitioned(dataset: Dataset, params: Params, emit) -> Model:
     else:
         label = order_labels(dataset.class_labels_by_first_appearance())
         weighted_C = weighted_class_C(label, params, emit)
-    results = train_partitioned(dataset, params, label, weighted_C, params.partition_rule,
+    results = train_partitioned(dataset, params, label, weighted_C,
+                                params.resolved().partition_rule,
                                 PARTITION_LOCAL_PASSES)
     placement = []
 

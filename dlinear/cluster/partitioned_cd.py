@@ -160,7 +160,8 @@ class PartitionedBlocks(TreeLossTerm):
                   else np.array(bounds, dtype=np.float64))
         self._round_args = (W, classes, applied)
         try:
-            return self._round("round", W, classes, applied, float(sigma), int(n_passes),
+            return self._round("round", W, classes, applied,
+                               np.asarray(sigma, dtype=np.float64), int(n_passes),
                                inner_eps, bounds, bool(full_stats))
         finally:
             self._round_args = None
