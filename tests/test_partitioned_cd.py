@@ -390,7 +390,7 @@ def test_cli_partition_says_the_mode_and_matches_liblinear(multiclass_split, tmp
     assert r.returncode == 1 and "-s 1, 3, 7, 12 and 13" in r.stderr
     assert not (tmp_path / "x.model").exists()
     r = run("--partition-rule", "sum", tmp_path / "data.train", tmp_path / "x.model")
-    assert r.returncode == 1 and "cocoa or linesearch" in r.stderr
+    assert r.returncode == 1 and "adaptive, linesearch or cocoa" in r.stderr
 
 
 def test_linear_svc_partition_on_dask_arrays(cluster, binary_split):
