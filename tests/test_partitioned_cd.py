@@ -100,15 +100,19 @@ def test_one_block_is_the_local_solver_without_shrinking(binary_split):
 
 
 class CountingBlocks(P.SimulatedBlocks):
+    """Counts rounds and their classes, and keeps each round's statistics of class 0."""
     def __init__(self, blocks):
         super().__init__(blocks)
         self.calls = 0
         self.classes_per_call = []
+        self.stats = []
 
     def round(self, W, classes, *args):
         self.calls += 1
         self.classes_per_call.append(len(classes))
-        return super().round(W, classes, *args)
+        dW, stats = super().round(W, classes, *args)
+        self.stats.append(stats[0].copy())
+        return dW, stats
 
 
 def test_all_classes_advance_in_each_round(multiclass_split, monkeypatch):
@@ -131,18 +135,6 @@ def test_all_classes_advance_in_each_round(multiclass_split, monkeypatch):
     assert abs(relative_gap(train_set, params.resolved(), model, theirs)) <= 1e-3
 
 
-class RecordingBlocks(P.SimulatedBlocks):
-    """Keeps each round's reduced statistics of class 0."""
-    def __init__(self, blocks):
-        super().__init__(blocks)
-        self.stats = []
-
-    def round(self, *args):
-        dW, stats = super().round(*args)
-        self.stats.append(stats[0].copy())
-        return dW, stats
-
-
 def test_shrinking_uses_global_bounds_and_stops_only_on_a_full_round(binary_split,
                                                                      monkeypatch):
     """Rows leave the local passes once the global PG bounds allow it (so rounds sweep
@@ -153,7 +145,7 @@ def test_shrinking_uses_global_bounds_and_stops_only_on_a_full_round(binary_spli
     made = []
 
     def recording(blocks):
-        made.append(RecordingBlocks(blocks))
+        made.append(CountingBlocks(blocks))
         return made[-1]
 
     monkeypatch.setattr(P, "SimulatedBlocks", recording)
