@@ -323,7 +323,7 @@ def train_main(argv=None) -> int:
                 data = with_sample_weight(data, check_weight_count(
                     weights, data.n_samples, opts["weight_file"], train_file))
             from .cluster.engine import training_mode
-            params, mode = training_mode(data, params)
+            params, mode = training_mode(data, params, solver_named="-s" in opts["given"])
             if not opts["quiet"]:
                 sys.stderr.write(f"dlinear: {mode}\n")
             return _train_and_save(data, params, opts, model_file, say)

@@ -300,8 +300,19 @@ def test_mode_is_chosen_from_worker_memory(cluster, binary_split, monkeypatch):
     assert not engine.choose_partitioned(data, Params(solver_type=5))   # copy path
     _, text = engine.training_mode(data, Params(solver_type=3))
     assert "partitioned" in text
+    # no -s named (the CLI's default): the distributed -s 2 instead of partitioned -s 1
+    params, text = engine.training_mode(data, Params(), solver_named=False)
+    assert params.solver_type == 2 and params.eps == 0.01 and text.startswith("-s 2 ")
+    params, text = engine.training_mode(data, Params(solver_type=1))
+    assert params.solver_type == 1 and params.partition and "partitioned" in text
+    params, _ = engine.training_mode(data, Params(partition=True), solver_named=False)
+    assert params.solver_type == 1 and params.partition
+    params, _ = engine.training_mode(data, Params(solver_type=3), solver_named=False)
+    assert params.solver_type == 3 and params.partition
     monkeypatch.setattr(engine, "smallest_worker_memory", lambda c: 4 * size)
     assert not engine.choose_partitioned(data, Params(solver_type=1))
+    params, _ = engine.training_mode(data, Params(), solver_named=False)
+    assert params.solver_type == 1 and not params.partition      # fits: the copy path
     assert engine.choose_partitioned(data, Params(solver_type=1, partition=True))
     _, text = engine.training_mode(data, Params(solver_type=1))
     assert "copy of the data per worker" in text
