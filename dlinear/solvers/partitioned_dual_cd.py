@@ -237,10 +237,14 @@ def line_search_optimum(w, dw, stats_row) -> float:
     return -slope / curvature
 
 
-def step_size(rule, optimum) -> float:
-    """eta of the combined step: 1 for CoCoA+; else the line search's, clipped to 1 (the
+def step_size(rule, optimum, sigma, n_blocks) -> float:
+    """eta of the combined step: 1 for CoCoA+, and for "adaptive" once sigma' has reached
+    CoCoA+'s safe K (with one block: plain serial CD, whose full sweep a line search
+    would cut short of the bounds it reached); else the line search's, clipped to 1 (the
     largest step every block's variables stay feasible at)."""
-    return 1.0 if rule == "cocoa" else min(1.0, optimum)
+    if rule == "cocoa" or (rule == "adaptive" and sigma >= n_blocks):
+        return 1.0
+    return min(1.0, optimum)
 
 
 def next_sigma(sigma, optimum, n_blocks) -> float:
@@ -319,7 +323,7 @@ def fit_partitioned_dual_cd(blocks, n_problems, w_size, params, rule="adaptive",
                     pg_max, pg_min, eps, int(st[ACTIVE]), int(st[ROWS]))
                 active[c] = not stop
             optimum = line_search_optimum(W[c], dW[j], st)
-            eta = step_size(rule, optimum)
+            eta = step_size(rule, optimum, sigma[c], blocks.n_blocks)
             if rule == "adaptive":
                 sigma[c] = next_sigma(sigma[c], optimum, blocks.n_blocks)
             W[c] += eta * dW[j]
