@@ -602,16 +602,59 @@ def _softmax_from_scores(scores):
     return e / e.sum(axis=1, keepdims=True)
 
 
+# ------------------------------------------------- LogisticRegression: the elastic net
+
+def _is_elasticnet(penalty, l1_ratio) -> bool:
+    """Whether LogisticRegression's penalty and l1_ratio ask for the elastic net:
+    penalty="elasticnet", or scikit-learn 1.9's spelling, a fractional l1_ratio with the
+    penalty left at "l2" (scikit-learn 1.9 deprecates `penalty` for l1_ratio alone)."""
+    return penalty == "elasticnet" or (penalty == "l2" and _fractional(l1_ratio))
+
+
+def _fractional(l1_ratio) -> bool:
+    return isinstance(l1_ratio, Real) and not isinstance(l1_ratio, bool) and 0 < l1_ratio < 1
+
+
+def _elasticnet_problem(params: Params, l1_ratio, solver, dual, multi_class,
+                        fit_intercept) -> Params:
+    """The Params of LogisticRegression's elastic net: -s 6 (newGLMNET) with
+    l1_ratio * ||w||_1 + (1 - l1_ratio)/2 * ||w||^2 + C * sum loss, and with fit_intercept
+    an intercept outside the penalty (-B 1 -R), the problem of scikit-learn's
+    LogisticRegression(penalty="elasticnet", solver="saga"). More than two classes are
+    one-vs-rest (scikit-learn's saga would fit the multinomial loss instead).
+    Raises scikit-learn's errors (ValueError) for what the elastic net cannot be."""
+    if l1_ratio is None:
+        raise ValueError("l1_ratio must be specified when penalty is elasticnet.")
+    if isinstance(l1_ratio, bool) or not isinstance(l1_ratio, Real) \
+            or not 0 <= l1_ratio <= 1:
+        raise ValueError(f"The 'l1_ratio' parameter of LogisticRegression must be a float "
+                         f"in the range [0.0, 1.0]. Got {l1_ratio!r} instead.")
+    if solver not in (None, "saga", 6):
+        raise ValueError(f"Only 'saga' solver supports elasticnet penalty, got "
+                         f"solver={solver}. (dlinear: solver='saga', None or 6 all train "
+                         f"the elastic net by -s 6's newGLMNET)")
+    if dual:
+        raise ValueError("Solver saga supports only dual=False, got dual=True")
+    if multi_class == "multinomial":
+        raise ValueError("the elastic net is solved one-vs-rest (-s 6); dlinear has no "
+                         "multinomial elastic net: use multi_class='ovr' or 'auto'")
+    return replace(params, solver_type=6, l1_ratio=float(l1_ratio),
+                   bias=1.0 if fit_intercept else -1.0, regularize_bias=not fit_intercept)
+
+
 class LogisticRegression(_LiblinearClassifier):
     """L2- or L1-regularized logistic regression (LIBLINEAR -s 0, 7, 6), one-vs-rest for
     more than two classes (predict_proba as LIBLINEAR's -b 1), or with
     multi_class="multinomial" the softmax model of scikit-learn's lbfgs (L2, -s 0 only;
     predict_proba the softmax). multi_class "auto" and "ovr" are one-vs-rest, LIBLINEAR's
-    way."""
+    way. penalty="elasticnet" with l1_ratio (or a fractional l1_ratio alone) is the
+    elastic net of scikit-learn's saga, by -s 6 with an unpenalized intercept
+    (_elasticnet_problem)."""
 
     def __init__(self, penalty="l2", C=1.0, dual=False, tol=None, fit_intercept=True,
                  intercept_scaling=1.0, class_weight=None, max_iter=300, random_state=None,
-                 solver=None, multi_class="auto", n_jobs=None, verbose=0, client=None):
+                 solver=None, multi_class="auto", n_jobs=None, verbose=0, client=None,
+                 l1_ratio=None):
         self.penalty = penalty
         self.C = C
         self.dual = dual
@@ -626,6 +669,7 @@ class LogisticRegression(_LiblinearClassifier):
         self.n_jobs = n_jobs
         self.verbose = verbose
         self.client = client
+        self.l1_ratio = l1_ratio
 
     def _multinomial(self) -> bool:
         if self.multi_class not in ("auto", "ovr", "multinomial"):
@@ -634,6 +678,11 @@ class LogisticRegression(_LiblinearClassifier):
         return self.multi_class == "multinomial"
 
     def _solver_type(self, n_samples, n_features):
+        if _is_elasticnet(self.penalty, self.l1_ratio):
+            return self._params(6).solver_type      # checks the elastic-net settings
+        if _fractional(self.l1_ratio):              # scikit-learn's warning, its words
+            warnings.warn(f"l1_ratio parameter is only used when penalty is 'elasticnet'. "
+                          f"Got (penalty={self.penalty})", UserWarning, stacklevel=4)
         explicit = self._explicit_solver()
         if self._multinomial():
             if self.penalty != "l2" or (explicit is not None and explicit != 0):
@@ -649,6 +698,9 @@ class LogisticRegression(_LiblinearClassifier):
 
     def _params(self, solver_type: int) -> Params:
         params = super()._params(solver_type)
+        if _is_elasticnet(self.penalty, self.l1_ratio):
+            return _elasticnet_problem(params, self.l1_ratio, self.solver, self.dual,
+                                       self.multi_class, self.fit_intercept)
         params.multinomial = self._multinomial()
         return params
 
