@@ -20,11 +20,12 @@ from dlinear.params import check_parameter
 from dlinear.predict import predict_probability
 from dlinear.solvers.primal_objective_values import primal_objective
 
-# Relative objective gap to saga's optimum allowed at -e 1e-3 (EPS): the largest gap
-# measured there over these cases is 7.4e-7; at -e 1e-2 (the 10x-loose mutation) the
-# gaps are 2.8e-7 to 1.4e-4 (BENCHMARKS.md, "Elastic net").
+# Relative objective gap to saga's optimum allowed at -e 3e-4 (EPS): the largest gap
+# measured there over these tests is 1.5e-7, so 4e-7 (the issue asks for 1e-6); at
+# -e 3e-3 (the 10x-loose mutation) the gaps are 2.4e-7 to 2.2e-4 and 11 of the 14
+# precision tests fail (BENCHMARKS.md, "Parity tolerances").
 EPS = 3e-4
-TOL = 1e-6
+TOL = 4e-7
 SAGA_TOL = 1e-10        # saga's own gap to the optimum is < 1e-13 here
 
 
