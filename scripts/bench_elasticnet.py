@@ -9,8 +9,9 @@ The problem is  min_w rho ||w||_1 + (1 - rho)/2 ||w||^2 + C sum_i log(1 + exp(-y
 (with --intercept an unpenalized intercept: dlinear's -B 1 -R, saga's fit_intercept).
 f* is the lower of dlinear's objective at -e 1e-9 and the best saga reached. Each solver
 runs from scratch at a sequence of tolerances (dlinear's -e 1e-1, 1e-2, ...; saga's tol
-1e-1, 1e-2, ...), each run timed (best of --repeat); a solver's time to a gap g is the
-time of its first run in the sequence whose objective is within g of f*. Both run on one
+1e-1, 1e-2, ...), the two sweeps in step and their runs interleaved, each run timed
+(best of --repeat); a solver's time to a gap g is the time of its first run in the
+sequence whose objective is within g of f*. Both run on one
 thread (saga is single-threaded; dlinear trains one binary problem). Numba and
 scikit-learn are warmed up on a tiny problem first, so no compile time is counted; the
 data are read once (not timed), and dlinear's timed call includes its CSC transposition.
@@ -71,9 +72,14 @@ def saga_run(X, y, rho, C, intercept, tol, max_iter):
         int(est.n_iter_[0])
 
 
-def best_of(repeat, run):
-    results = [run() for _ in range(repeat)]
-    return min(results, key=lambda r: r[0])
+def done(sweeps, name, f_star, gaps, args) -> bool:
+    """Whether a solver's sweep may stop: its last run is within a tenth of the smallest
+    gap of f*, or (saga) took longer than --saga-budget."""
+    if not sweeps[name]:
+        return False
+    _, seconds, f, _, _ = sweeps[name][-1]
+    return (f - f_star) / abs(f_star) <= gaps[-1] / 10 or \
+        (name == "saga" and seconds > args.saga_budget)
 
 
 def warm_up():
@@ -113,27 +119,33 @@ def main(argv=None):
         _, w, b, ys = dlinear_run(problem, rho, args.C, args.intercept, 1e-9)
         f_star = objective(X, ys, w, b, rho, args.C)
         sweeps = {"dlinear": [], "saga": []}
-        eps = 0.1
-        while eps >= 1e-9:
-            seconds, w, b, ys = best_of(args.repeat, lambda: dlinear_run(
-                problem, rho, args.C, args.intercept, eps))
-            sweeps["dlinear"].append((eps, seconds, objective(X, ys, w, b, rho, args.C),
-                                      np.count_nonzero(w), ""))
-            w_dlinear = w
-            if (sweeps["dlinear"][-1][2] - f_star) / abs(f_star) <= gaps[-1] / 10:
-                break
-            eps /= 10
+        last_w = {}
         tol = 0.1
-        while tol >= 1e-12:
-            seconds, w, b, ys, n_iter = best_of(args.repeat, lambda: saga_run(
-                X, y, rho, args.C, args.intercept, tol, args.saga_max_iter))
-            f = objective(X, ys, w, b, rho, args.C)
-            sweeps["saga"].append((tol, seconds, f, np.count_nonzero(w), f"{n_iter} epochs"))
-            f_star = min(f_star, f)
-            w_saga = w
-            if (f - f_star) / abs(f_star) <= gaps[-1] / 10 or seconds > args.saga_budget:
-                break
+        # both sweeps walk the same ladder of tolerances in step, their runs interleaved
+        # (dlinear, saga, dlinear, saga, ...), so a change of load hits both
+        while tol >= 1e-12 and not all(done(sweeps, name, f_star, gaps, args)
+                                       for name in sweeps):
+            runs = {"dlinear": [], "saga": []}
+            for _ in range(args.repeat):
+                if not done(sweeps, "dlinear", f_star, gaps, args) and tol >= 1e-9:
+                    runs["dlinear"].append(dlinear_run(problem, rho, args.C, args.intercept,
+                                                       tol) + ("",))
+                if not done(sweeps, "saga", f_star, gaps, args):
+                    *run, n_iter = saga_run(X, y, rho, args.C, args.intercept, tol,
+                                            args.saga_max_iter)
+                    runs["saga"].append(tuple(run) + (f"{n_iter} epochs",))
+            for name, results in runs.items():
+                if not results:
+                    continue
+                seconds, w, b, ys, extra = min(results, key=lambda r: r[0])
+                f = objective(X, ys, w, b, rho, args.C)
+                sweeps[name].append((tol, seconds, f, np.count_nonzero(w), extra))
+                last_w[name] = w
+                f_star = min(f_star, f)
             tol /= 10
+        if "dlinear" not in last_w or "saga" not in last_w:
+            continue
+        w_dlinear, w_saga = last_w["dlinear"], last_w["saga"]
 
         print(f"\nl1_ratio {rho:g}: f* = {f_star:.10g}; non-zero pattern of the last runs: "
               f"Jaccard {jaccard(w_dlinear, w_saga):.4f}")
