@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import sys
 import warnings
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from numbers import Integral, Real
 
 import numpy as np
@@ -52,6 +52,7 @@ from .errors import ConvergenceWarning as _DlinearConvergenceWarning
 from .model import Model, load_model, save_model
 from .params import Params
 from .solver_table import SOLVERS
+from .train import first_appearance, order_labels
 
 __all__ = ["LinearSVC", "LogisticRegression", "LinearSVR", "OneClassSVM", "ConvergenceWarning"]
 
@@ -98,7 +99,7 @@ def solver_for(loss: str, penalty: str, dual, n_samples: int, n_features: int) -
         for d in order:
             if (loss, penalty, d) in SKLEARN_SOLVERS:
                 return SKLEARN_SOLVERS[loss, penalty, d]
-        dual = order[0]
+        dual = order[1]                  # scikit-learn's _validate_dual_parameter
     if (loss, penalty, dual) in SKLEARN_SOLVERS:
         return SKLEARN_SOLVERS[loss, penalty, dual]
     if not any(k[:2] == (loss, penalty) for k in SKLEARN_SOLVERS):
@@ -217,25 +218,35 @@ def _encode_block(y_block, classes):
     return idx.astype(np.float64)
 
 
+def _label_order(y_encoded, sample_weight):
+    """The class indices in the order train gives their binary problems (LIBLINEAR's:
+    first appearance among the rows trained on, which leave out weight-0 rows)."""
+    if sample_weight is not None:
+        y_encoded = y_encoded[sample_weight > 0]
+    return order_labels(first_appearance(np.asarray(y_encoded, dtype=np.float64)))
+
+
 # ----------------------------------------------------------------- the shared base
 
 class _LiblinearEstimator(BaseEstimator):
     """The shared fit/predict machinery; subclasses name the parameters and the kind."""
 
     _kind = "classification"      # or "regression", "oneclass"
+    _C_may_be_inf = False
 
     # -- parameters -> Params
     def _check_common(self):
-        def positive(name, allow_none=False):
+        def positive(name, allow_none=False, allow_inf=False):
             v = getattr(self, name)
             if v is None and allow_none:
                 return
-            if isinstance(v, bool) or not isinstance(v, Real) or not (v > 0) or not np.isfinite(v):
+            if isinstance(v, bool) or not isinstance(v, Real) or not (v > 0) \
+                    or not (np.isfinite(v) or (allow_inf and v == np.inf)):
                 raise ValueError(f"The '{name}' parameter of {type(self).__name__} must be a "
                                  f"float in the range (0, inf){' or None' if allow_none else ''}"
                                  f". Got {v!r} instead.")
         if hasattr(self, "C"):
-            positive("C")
+            positive("C", allow_inf=self._C_may_be_inf)
         positive("tol", allow_none=True)
         if hasattr(self, "intercept_scaling"):
             positive("intercept_scaling")
@@ -329,11 +340,14 @@ class _LiblinearEstimator(BaseEstimator):
         if sample_weight is not None:
             sample_weight = _check_sample_weight(sample_weight, X, dtype=np.float64,
                                                  ensure_non_negative=True)
-        solver_type = self._solver_type(*X.shape)
-        params = self._params(solver_type)
+        classes = None
         if self._kind == "classification":
             check_classification_targets(y)
-            self.classes_, y = np.unique(y, return_inverse=True)
+            classes, y = np.unique(y, return_inverse=True)
+        params = self._fit_params(X.shape[0], X.shape[1], classes,
+                                  lambda: _label_order(y, sample_weight))
+        if self._kind == "classification":
+            self.classes_ = classes
             self._check_classes(y, sample_weight)
             params.class_weights = self._class_weights(y)
             y = y.astype(np.float64)
@@ -343,13 +357,12 @@ class _LiblinearEstimator(BaseEstimator):
             X, y, sample_weight = X[keep], y[keep], sample_weight[keep]
         problem = Problem.from_arrays(X, y, n_features=self.n_features_in_,
                                       sample_weight=sample_weight)
-        self._set_model(self._train(problem, params))
+        self._set_model(self._fitted(self._train(problem, params), params))
         return self
 
     def _fit_dask(self, X, y, sample_weight):
         import dask.array as da
 
-        from .cluster.dataset import Dataset, current_client
         X = _dask_rows(X)
         if np.isnan(X.shape[1]):
             raise ValueError("the number of columns of the dask array X must be known")
@@ -363,15 +376,23 @@ class _LiblinearEstimator(BaseEstimator):
             if y.ndim != 1:
                 raise ValueError(f"y must be 1-dimensional, got shape {y.shape}")
         n_samples = X.shape[0] if not np.isnan(X.shape[0]) else 0
-        solver_type = self._solver_type(n_samples, self.n_features_in_)
-        params = self._params(solver_type)
+        classes = None
         if self._kind == "classification":
             classes = np.sort(np.asarray(da.unique(y).compute()))   # only the distinct labels
             check_classification_targets(classes)
-            self.classes_ = classes
             if len(classes) < 2:
                 raise ValueError("This solver needs samples of at least 2 classes in the "
                                  f"data, but the data contains only one class: {classes[0]!r}")
+        data = None
+
+        def label_order():       # only for a warm start: the parts' labels, read once
+            nonlocal data
+            data = self._dataset(X, y, classes, sample_weight)
+            return order_labels(data.class_labels_by_first_appearance())
+
+        params = self._fit_params(n_samples, self.n_features_in_, classes, label_order)
+        if self._kind == "classification":
+            self.classes_ = classes
             if isinstance(self.class_weight, str) and self.class_weight == "balanced":
                 counts = da.bincount(y.map_blocks(_encode_block, classes, dtype=np.float64)
                                      .astype(np.int64), minlength=len(classes)).compute()
@@ -379,14 +400,31 @@ class _LiblinearEstimator(BaseEstimator):
                                                                      counts))
             else:
                 params.class_weights = self._class_weights(None)
+        if data is None:
+            data = self._dataset(X, y, classes, sample_weight)
+        self._set_model(self._fitted(self._train(data, params), params))
+        return self
+
+    def _dataset(self, X, y, classes, sample_weight):
+        """The cluster Dataset of dask X and y (classes encoded as their indices)."""
+        from .cluster.dataset import Dataset, current_client
+        if classes is not None:
             y = y.map_blocks(_encode_block, classes, dtype=np.float64)
         try:
-            data = Dataset.from_arrays(X, y, self.client or current_client(),
+            return Dataset.from_arrays(X, y, self.client or current_client(),
                                        sample_weight=sample_weight)
         except DlinearError as e:
             raise ValueError(str(e)) from e
-        self._set_model(self._train(data, params))
-        return self
+
+    def _fitted(self, model, params) -> Model:
+        """The model a fit keeps (as trained, here)."""
+        return model
+
+    def _fit_params(self, n_samples, n_features, classes, label_order) -> Params:
+        """The Params of this fit. classes: the sorted classes of y (None for regression
+        and one-class); label_order() gives their indices in the order the binary
+        problems will be trained (for a warm start; it may read the data)."""
+        return self._params(self._solver_type(n_samples, n_features))
 
     def _check_classes(self, y_encoded, sample_weight):
         k = len(self.classes_)
@@ -416,8 +454,18 @@ class _LiblinearEstimator(BaseEstimator):
         self.model_ = model
         n_classes = len(self.classes_) if self._kind == "classification" else None
         self.coef_, self.intercept_ = linear_attributes(model, n_classes)
-        self.n_iter_ = int(max(model.n_iter)) if model.n_iter else 0
+        self.n_iter_ = self._n_iter(model)
         self.solver_type_ = model.solver_type
+
+    def _n_iter(self, model):
+        """n_iter_ as scikit-learn's LinearSVC and LinearSVR: the most iterations of any
+        binary problem."""
+        return int(max(model.n_iter)) if model.n_iter else 0
+
+    def _dense_coef(self):
+        """coef_ as a 2-D array (also after sparsify())."""
+        coef = self.coef_.toarray() if sp.issparse(self.coef_) else self.coef_
+        return np.atleast_2d(np.asarray(coef, dtype=np.float64))
 
     # -- prediction
     def _validated(self, X):
@@ -434,7 +482,7 @@ class _LiblinearEstimator(BaseEstimator):
     def _scores(self, X):
         """(n, rows of coef_) scores; a dask array when X is one."""
         X = self._validated(X)
-        coef = np.atleast_2d(self.coef_)
+        coef = self._dense_coef()
         if _is_dask(X):
             return X.map_blocks(_block_decision, coef, self.intercept_, False,
                                 chunks=(X.chunks[0], (coef.shape[0],)), dtype=np.float64,
@@ -530,9 +578,25 @@ class _LiblinearClassifier(ClassifierMixin, _LiblinearEstimator):
             return scores[:, 0]
         return scores
 
+    def sparsify(self):
+        """coef_ as a scipy.sparse CSR array (intercept_ stays dense); predictions are
+        unchanged. Worth it when most coefficients are zero (penalty l1)."""
+        check_is_fitted(self, msg=f"Estimator, {type(self).__name__}, must be fitted "
+                                  "before sparsifying.")
+        self.coef_ = sp.csr_array(self.coef_)
+        return self
+
+    def densify(self):
+        """coef_ back to a numpy array (a no-op unless sparsify() was called)."""
+        check_is_fitted(self, msg=f"Estimator, {type(self).__name__}, must be fitted "
+                                  "before densifying.")
+        if sp.issparse(self.coef_):
+            self.coef_ = self.coef_.toarray()
+        return self
+
     def predict(self, X):
         X = self._validated(X)
-        coef = np.atleast_2d(self.coef_)
+        coef = self._dense_coef()
         if _is_dask(X):
             return X.map_blocks(_block_labels, coef, self.intercept_, self.classes_,
                                 drop_axis=1, dtype=self.classes_.dtype,
@@ -602,107 +666,277 @@ def _softmax_from_scores(scores):
     return e / e.sum(axis=1, keepdims=True)
 
 
-# ------------------------------------------------- LogisticRegression: the elastic net
+# ----------------------------------------------------------------- LogisticRegression:
+# scikit-learn's penalty, l1_ratio and solver names -> the problem dlinear solves. The
+# whole mapping is here: resolved_penalty, logistic_problem and _elasticnet_problem.
 
-def _is_elasticnet(penalty, l1_ratio) -> bool:
-    """Whether LogisticRegression's penalty and l1_ratio ask for the elastic net:
-    penalty="elasticnet", or scikit-learn 1.9's spelling, a fractional l1_ratio with the
-    penalty left at "l2" (scikit-learn 1.9 deprecates `penalty` for l1_ratio alone)."""
-    return penalty == "elasticnet" or (penalty == "l2" and _fractional(l1_ratio))
+LIBLINEAR_SOLVER = "liblinear"
+# scikit-learn's other solvers all minimize the multinomial loss for three or more
+# classes and leave the intercept out of the penalty
+MULTINOMIAL_SOLVERS = ("lbfgs", "newton-cg", "newton-cholesky", "sag", "saga")
+SKLEARN_LOGISTIC_SOLVERS = (LIBLINEAR_SOLVER,) + MULTINOMIAL_SOLVERS
+PENALTIES = ("l2", "l1", "elasticnet", None)
 
 
-def _fractional(l1_ratio) -> bool:
-    return isinstance(l1_ratio, Real) and not isinstance(l1_ratio, bool) and 0 < l1_ratio < 1
+@dataclass(frozen=True)
+class LogisticProblem:
+    """What a LogisticRegression fit solves: the -s number, the softmax loss over all
+    classes (Params.multinomial) instead of one-vs-rest, and the intercept left out of
+    the penalty (-B 1 -R)."""
+    solver_type: int
+    multinomial: bool = False
+    unpenalized_intercept: bool = False
+    l1_ratio: float | None = None         # -s 6's elastic net (Params.l1_ratio)
 
 
-def _elasticnet_problem(params: Params, l1_ratio, solver, dual, multi_class,
-                        fit_intercept) -> Params:
-    """The Params of LogisticRegression's elastic net: -s 6 (newGLMNET) with
-    l1_ratio * ||w||_1 + (1 - l1_ratio)/2 * ||w||^2 + C * sum loss, and with fit_intercept
-    an intercept outside the penalty (-B 1 -R), the problem of scikit-learn's
-    LogisticRegression(penalty="elasticnet", solver="saga"). More than two classes are
-    one-vs-rest (scikit-learn's saga would fit the multinomial loss instead).
-    Raises scikit-learn's errors (ValueError) for what the elastic net cannot be."""
+def resolved_penalty(penalty, l1_ratio, C):
+    """The penalty, "l2", "l1", "elasticnet" or None (none), as scikit-learn 1.9 reads
+    penalty, l1_ratio and C, with its warnings: `penalty` is deprecated there in favour
+    of l1_ratio (0: L2, 1: L1, in between: elastic net) and C=np.inf (no penalty)."""
+    if penalty == "deprecated":
+        if l1_ratio is None:
+            warnings.warn("'l1_ratio=None' was deprecated in version 1.8 and will trigger "
+                          "an error in 1.10. Use 0<=l1_ratio<=1 instead.", FutureWarning,
+                          stacklevel=6)
+            resolved = "l2"
+        else:
+            resolved = {0: "l2", 1: "l1"}.get(l1_ratio, "elasticnet")
+        if C == np.inf:
+            resolved = None
+    else:
+        resolved = penalty
+        warnings.warn("'penalty' was deprecated in version 1.8 and will be removed in 1.10. "
+                      "To avoid this warning, leave 'penalty' set to its default value and "
+                      "use 'l1_ratio' or 'C' instead. Use l1_ratio=0 instead of "
+                      "penalty='l2', l1_ratio=1 instead of penalty='l1', l1_ratio set to a "
+                      "float between 0 and 1 instead of penalty='elasticnet', and C=np.inf "
+                      "instead of penalty=None.", FutureWarning, stacklevel=6)
+    if resolved != "elasticnet" and l1_ratio is not None and 0 < l1_ratio < 1:
+        warnings.warn(f"l1_ratio parameter is only used when penalty is 'elasticnet'. Got "
+                      f"(penalty={resolved})", UserWarning, stacklevel=6)
+    if (penalty == "l2" and l1_ratio != 0) or (penalty == "l1" and l1_ratio != 1):
+        warnings.warn(f"Inconsistent values: penalty={penalty} with l1_ratio={l1_ratio}. "
+                      "penalty is deprecated. Please use l1_ratio only.", UserWarning,
+                      stacklevel=6)
+    if resolved == "elasticnet" and l1_ratio is None:
+        raise ValueError("l1_ratio must be specified when penalty is elasticnet.")
+    return resolved
+
+
+def logistic_problem(solver, penalty, dual, multi_class, n_classes, n_samples, n_features,
+                     l1_ratio=None) -> LogisticProblem:
+    """The problem of LogisticRegression(solver=..., penalty) on n_classes classes.
+
+    - "liblinear": scikit-learn's liblinear: -s 0 (dual=False) or -s 7 (dual=True) for
+      L2, -s 6 for L1, the intercept a penalized feature of value intercept_scaling;
+      binary only, as in scikit-learn 1.9 (dlinear: multi_class="ovr" for one-vs-rest);
+    - "lbfgs", "newton-cg", "newton-cholesky", "sag", "saga": the binary logistic loss
+      for two classes, the multinomial loss for more, the intercept not penalized
+      (-B 1 -R); dlinear solves them all by Newton (-s 0, the multinomial -s 0) and
+      saga's L1 by newGLMNET (-s 6 -R, binary or multi_class="ovr");
+    - None: LIBLINEAR's mapping (-s 0, 7, 6 by penalty and dual, one-vs-rest, the
+      intercept penalized), or multi_class="multinomial"; an int: that -s number.
+    scikit-learn's errors for the combinations it refuses keep its words; where dlinear
+    has no solver for the problem, a ValueError names the nearest supported choice."""
+    several = n_classes is not None and n_classes > 2
+    if isinstance(solver, str):
+        if solver not in SKLEARN_LOGISTIC_SOLVERS:
+            raise ValueError(f"The 'solver' parameter of LogisticRegression must be a str "
+                             f"among {set(SKLEARN_LOGISTIC_SOLVERS)}, None or a LIBLINEAR -s "
+                             f"number. Got {solver!r} instead.")
+        # scikit-learn's _check_solver, in its words
+        if solver not in (LIBLINEAR_SOLVER, "saga") and penalty not in ("l2", None):
+            raise ValueError(f"Solver {solver} supports only 'l2' or None penalties, got "
+                             f"{penalty} penalty.")
+        if solver != LIBLINEAR_SOLVER and dual:
+            raise ValueError(f"Solver {solver} supports only dual=False, got dual={dual}")
+        if penalty == "elasticnet" and solver != "saga":
+            raise ValueError(f"Only 'saga' solver supports elasticnet penalty, got "
+                             f"solver={solver}.")
+        if solver == LIBLINEAR_SOLVER and penalty is None:
+            raise ValueError("C=np.inf as well as penalty=None is not supported for the "
+                             "liblinear solver")
+    if penalty is None:
+        raise ValueError("unpenalized logistic regression (C=np.inf or penalty=None) is not "
+                         "supported by dlinear's solvers, which need a finite C: use a large "
+                         "one, e.g. C=1e6")
+    if penalty == "elasticnet":
+        return _elasticnet_problem(solver, l1_ratio, multi_class, n_classes)
+    if solver in MULTINOMIAL_SOLVERS:
+        if multi_class == "ovr" or not (several or multi_class == "multinomial"):
+            return LogisticProblem(0 if penalty == "l2" else 6, unpenalized_intercept=True)
+        if penalty == "l1":
+            raise ValueError(f"solver={solver!r} with l1_ratio=1 (L1) on {n_classes} classes "
+                             "is the L1-penalized multinomial model, which dlinear has no "
+                             "solver for: multi_class='ovr' trains one-vs-rest L1 (-s 6), "
+                             "l1_ratio=0 the L2 multinomial model")
+        return LogisticProblem(0, multinomial=True, unpenalized_intercept=True)
+    if solver == LIBLINEAR_SOLVER:
+        if multi_class == "multinomial":
+            raise ValueError("Solver liblinear does not support a multinomial backend.")
+        if several and multi_class != "ovr":
+            raise ValueError("The 'liblinear' solver does not support multiclass "
+                             "classification (n_classes >= 3). Either use another solver or "
+                             "wrap the estimator in a OneVsRestClassifier to keep applying a "
+                             "one-versus-rest scheme (dlinear: or multi_class='ovr').")
+        return LogisticProblem(solver_for("logistic_regression", penalty, dual, n_samples,
+                                          n_features))
+    if multi_class == "multinomial":
+        if penalty != "l2" or (solver is not None and solver != 0):
+            raise ValueError("multi_class='multinomial' is L2-regularized logistic "
+                             "regression by Newton (-s 0) only")
+        return LogisticProblem(0, multinomial=True)
+    if solver is not None:
+        return LogisticProblem(solver)
+    return LogisticProblem(solver_for("logistic_regression", penalty, dual, n_samples,
+                                      n_features))
+
+
+def _elasticnet_problem(solver, l1_ratio, multi_class, n_classes) -> LogisticProblem:
+    """The elastic net (penalty="elasticnet", or 0 < l1_ratio < 1): -s 6's newGLMNET with
+    l1_ratio ||w||_1 + (1 - l1_ratio)/2 ||w||^2 + C sum loss (Params.l1_ratio). "saga"
+    is scikit-learn's problem: the intercept unpenalized (-B 1 -R), binary, or one-vs-rest
+    with multi_class="ovr" (for three or more classes saga fits the multinomial loss,
+    which dlinear has no elastic-net solver for). None or 6 is LIBLINEAR's way: one-vs-rest,
+    the intercept a penalized feature. (logistic_problem has already raised scikit-learn's
+    errors for the other solver names and for dual=True with them.)"""
     if l1_ratio is None:
         raise ValueError("l1_ratio must be specified when penalty is elasticnet.")
-    if isinstance(l1_ratio, bool) or not isinstance(l1_ratio, Real) \
-            or not 0 <= l1_ratio <= 1:
-        raise ValueError(f"The 'l1_ratio' parameter of LogisticRegression must be a float "
-                         f"in the range [0.0, 1.0]. Got {l1_ratio!r} instead.")
-    if solver not in (None, "saga", 6):
-        raise ValueError(f"Only 'saga' solver supports elasticnet penalty, got "
-                         f"solver={solver}. (dlinear: solver='saga', None or 6 all train "
-                         f"the elastic net by -s 6's newGLMNET)")
-    if dual:
-        raise ValueError("Solver saga supports only dual=False, got dual=True")
+    if solver == "saga":
+        if n_classes is not None and n_classes > 2 and multi_class != "ovr":
+            raise ValueError(f"solver='saga' with the elastic net on {n_classes} classes is "
+                             "the elastic-net multinomial model, which dlinear has no solver "
+                             "for: multi_class='ovr' trains it one-vs-rest (-s 6)")
+        return LogisticProblem(6, unpenalized_intercept=True, l1_ratio=float(l1_ratio))
+    if solver not in (None, 6):
+        raise ValueError(f"the elastic net is solved by -s 6 (newGLMNET) only; got "
+                         f"solver={solver!r}: use solver='saga', None or 6")
     if multi_class == "multinomial":
-        raise ValueError("the elastic net is solved one-vs-rest (-s 6); dlinear has no "
-                         "multinomial elastic net: use multi_class='ovr' or 'auto'")
-    return replace(params, solver_type=6, l1_ratio=float(l1_ratio),
-                   bias=1.0 if fit_intercept else -1.0, regularize_bias=not fit_intercept)
+        raise ValueError("dlinear has no multinomial elastic net: use multi_class='ovr'")
+    return LogisticProblem(6, l1_ratio=float(l1_ratio))
 
 
 class LogisticRegression(_LiblinearClassifier):
-    """L2- or L1-regularized logistic regression (LIBLINEAR -s 0, 7, 6), one-vs-rest for
-    more than two classes (predict_proba as LIBLINEAR's -b 1), or with
-    multi_class="multinomial" the softmax model of scikit-learn's lbfgs (L2, -s 0 only;
-    predict_proba the softmax). multi_class "auto" and "ovr" are one-vs-rest, LIBLINEAR's
-    way. penalty="elasticnet" with l1_ratio (or a fractional l1_ratio alone) is the
-    elastic net of scikit-learn's saga, by -s 6 with an unpenalized intercept
-    (_elasticnet_problem)."""
+    """Logistic regression with scikit-learn 1.9's parameters.
 
-    def __init__(self, penalty="l2", C=1.0, dual=False, tol=None, fit_intercept=True,
-                 intercept_scaling=1.0, class_weight=None, max_iter=300, random_state=None,
-                 solver=None, multi_class="auto", n_jobs=None, verbose=0, client=None,
-                 l1_ratio=None):
+    solver: scikit-learn's names give scikit-learn's problems (logistic_problem):
+    "liblinear" is LIBLINEAR's -s 0 / 7 (L2, by dual) or -s 6 (L1) with the intercept
+    penalized; "lbfgs", "newton-cg", "newton-cholesky", "sag" and "saga" the binary or,
+    for three or more classes, multinomial loss with the intercept unpenalized, all
+    solved by dlinear's Newton (-s 0; saga's L1 by -s 6). None (dlinear's default) is
+    LIBLINEAR's way: -s 0, 7 or 6 by penalty and dual, one-vs-rest, the intercept
+    penalized; an int is that -s number. l1_ratio 0 / 1 is L2 / L1 (penalty, deprecated
+    in scikit-learn 1.8, still works and warns as there). multi_class (dlinear's): "auto"
+    (the solver's own way), "ovr" (one-vs-rest with any solver), "multinomial".
+    warm_start starts -s 0 (also multinomial) from the previous coef_ and intercept_;
+    n_iter_ is (1,), or (n_classes,) for one-vs-rest. partition (dask input only): as
+    LinearSVC's, for the dual solver -s 7 (dual=True).
+    """
+
+    def __init__(self, penalty="deprecated", *, C=1.0, l1_ratio=0.0, dual=False, tol=None,
+                 fit_intercept=True, intercept_scaling=1.0, class_weight=None,
+                 random_state=None, solver=None, max_iter=300, verbose=0, warm_start=False,
+                 n_jobs=None, multi_class="auto", partition=None, client=None):
         self.penalty = penalty
         self.C = C
+        self.l1_ratio = l1_ratio
         self.dual = dual
         self.tol = tol
         self.fit_intercept = fit_intercept
         self.intercept_scaling = intercept_scaling
         self.class_weight = class_weight
-        self.max_iter = max_iter
         self.random_state = random_state
         self.solver = solver
-        self.multi_class = multi_class
-        self.n_jobs = n_jobs
+        self.max_iter = max_iter
         self.verbose = verbose
+        self.warm_start = warm_start
+        self.n_jobs = n_jobs
+        self.multi_class = multi_class
+        self.partition = partition
         self.client = client
-        self.l1_ratio = l1_ratio
 
-    def _multinomial(self) -> bool:
+    _C_may_be_inf = True        # C=np.inf is scikit-learn's spelling of no penalty
+
+    def _problem(self, n_samples, n_features, n_classes) -> LogisticProblem:
+        if self.penalty != "deprecated" and self.penalty not in PENALTIES:
+            raise ValueError(f"The 'penalty' parameter of LogisticRegression must be a str "
+                             f"among {{'l1', 'l2', 'elasticnet'}} or None. Got "
+                             f"{self.penalty!r} instead.")
+        r = self.l1_ratio
+        if r is not None and (isinstance(r, bool) or not isinstance(r, Real)
+                              or not 0 <= r <= 1):
+            raise ValueError(f"The 'l1_ratio' parameter of LogisticRegression must be a "
+                             f"float in the range [0.0, 1.0] or None. Got {r!r} instead.")
         if self.multi_class not in ("auto", "ovr", "multinomial"):
             raise ValueError("multi_class must be 'auto', 'ovr' or 'multinomial', got "
                              f"{self.multi_class!r}")
-        return self.multi_class == "multinomial"
+        if not (self.warm_start is True or self.warm_start is False):
+            raise ValueError(f"The 'warm_start' parameter of LogisticRegression must be an "
+                             f"instance of 'bool'. Got {self.warm_start!r} instead.")
+        penalty = resolved_penalty(self.penalty, r, self.C)
+        if self.C == np.inf:
+            penalty = None
+        solver = self.solver if isinstance(self.solver, str) else self._explicit_solver()
+        problem = logistic_problem(solver, penalty, self.dual, self.multi_class, n_classes,
+                                   n_samples, n_features, r)
+        if not SOLVERS[problem.solver_type].probability:
+            raise ValueError(f"solver -s {problem.solver_type} is not logistic regression")
+        return problem
 
-    def _solver_type(self, n_samples, n_features):
-        if _is_elasticnet(self.penalty, self.l1_ratio):
-            return self._params(6).solver_type      # checks the elastic-net settings
-        if _fractional(self.l1_ratio):              # scikit-learn's warning, its words
-            warnings.warn(f"l1_ratio parameter is only used when penalty is 'elasticnet'. "
-                          f"Got (penalty={self.penalty})", UserWarning, stacklevel=4)
-        explicit = self._explicit_solver()
-        if self._multinomial():
-            if self.penalty != "l2" or (explicit is not None and explicit != 0):
-                raise ValueError("multi_class='multinomial' is L2-regularized logistic "
-                                 "regression by Newton (-s 0) only")
-            return 0
-        if explicit is not None:
-            if not SOLVERS[explicit].probability:
-                raise ValueError(f"solver -s {explicit} is not logistic regression")
-            return explicit
-        return solver_for("logistic_regression", self.penalty, self.dual, n_samples,
-                          n_features)
+    def _solver_type(self, n_samples, n_features, n_classes=2):
+        return self._problem(n_samples, n_features, n_classes).solver_type
 
-    def _params(self, solver_type: int) -> Params:
-        params = super()._params(solver_type)
-        if _is_elasticnet(self.penalty, self.l1_ratio):
-            return _elasticnet_problem(params, self.l1_ratio, self.solver, self.dual,
-                                       self.multi_class, self.fit_intercept)
-        params.multinomial = self._multinomial()
+    def _fit_params(self, n_samples, n_features, classes, label_order) -> Params:
+        problem = self._problem(n_samples, n_features, len(classes))
+        params = self._params(problem.solver_type)
+        params.multinomial = problem.multinomial
+        params.l1_ratio = problem.l1_ratio
+        if problem.unpenalized_intercept and self.fit_intercept:
+            params.bias = 1.0       # -R needs -B 1; an unpenalized intercept has no scale
+            params.regularize_bias = False
+        if self.warm_start and hasattr(self, "coef_") and params.spec.init_sol:
+            params.init_sol = self._previous_w(params, classes, n_features, label_order())
         return params
+
+    def _fitted(self, model, params) -> Model:
+        """A multinomial model's unpenalized intercepts are unique only up to a common
+        constant (the softmax ignores it): they are shifted to sum to 0, scikit-learn's
+        symmetric convention. The probabilities do not change."""
+        if not (model.multinomial and params.bias >= 0 and not params.regularize_bias):
+            return model
+        W = np.array(model.w, dtype=np.float64).reshape(model.w_size, model.nr_w)
+        W[-1] -= W[-1].mean()
+        return replace(model, w=W)
+
+    def _previous_w(self, params, classes, n_features, order):
+        """coef_ and intercept_ of the previous fit as Params.init_sol: a column per binary
+        problem (or class, multinomial) in the order they are trained."""
+        coef = self._dense_coef()
+        if coef.shape[1] != n_features or not np.array_equal(self.classes_, classes):
+            raise ValueError(f"warm_start=True starts from the previous fit's coef_ "
+                             f"{coef.shape} and classes {list(self.classes_)}; this fit has "
+                             f"{n_features} features and classes {list(classes)}: fit with "
+                             "warm_start=False")
+        W = coef.T
+        if params.bias >= 0:
+            intercept = np.broadcast_to(np.asarray(self.intercept_, dtype=np.float64),
+                                        (coef.shape[0],))
+            W = np.vstack([W, intercept / params.bias])
+        if len(classes) > 2:
+            return np.ascontiguousarray(W[:, order])
+        if params.multinomial:      # w_1 - w_0 = coef_ at the symmetric optimum
+            return np.ascontiguousarray(np.column_stack([-W[:, 0] / 2, W[:, 0] / 2])[:, order])
+        return W[:, :1] * (1.0 if order[0] == 1 else -1.0)
+
+    def _n_iter(self, model):
+        """scikit-learn's shape: (1,) for a binary or multinomial fit, else one count per
+        class in the order of classes_."""
+        counts = np.asarray(model.n_iter, dtype=np.int32)
+        if len(counts) <= 1:
+            return counts.reshape(1) if len(counts) else np.zeros(1, dtype=np.int32)
+        by_class = np.empty(len(counts), dtype=np.int32)
+        by_class[np.asarray(model.label, dtype=np.int64)] = counts
+        return by_class
 
     def predict_proba(self, X):
         """(n_samples, n_classes) probabilities in the order of classes_."""
@@ -723,13 +957,16 @@ class LogisticRegression(_LiblinearClassifier):
 
 
 class LinearSVR(RegressorMixin, _LiblinearEstimator):
-    """Linear support vector regression (LIBLINEAR -s 11, 12, 13); epsilon is -p."""
+    """Linear support vector regression (LIBLINEAR -s 11, 12, 13); epsilon is -p.
+    partition (dask input only): as LinearSVC's, for the dual solvers -s 12, 13
+    (dual=True)."""
 
     _kind = "regression"
 
     def __init__(self, epsilon=0.1, tol=None, C=1.0, loss="squared_epsilon_insensitive",
                  fit_intercept=True, intercept_scaling=1.0, dual=False, max_iter=300,
-                 random_state=None, solver=None, n_jobs=None, verbose=0, client=None):
+                 random_state=None, solver=None, partition=None, n_jobs=None, verbose=0,
+                 client=None):
         self.epsilon = epsilon
         self.tol = tol
         self.C = C
@@ -740,6 +977,7 @@ class LinearSVR(RegressorMixin, _LiblinearEstimator):
         self.max_iter = max_iter
         self.random_state = random_state
         self.solver = solver
+        self.partition = partition
         self.n_jobs = n_jobs
         self.verbose = verbose
         self.client = client

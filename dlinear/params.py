@@ -43,7 +43,8 @@ class Params:
     max_updates: int = 0              # online update budget; 0: max_iter x #variables
     newton: str = "linesearch"        # -s 0/2/11 driver: "linesearch" (LIBLINEAR 2.40+) or "tron"
     # -s 0/2 one-vs-rest: True = all classes share each pass (k-column Newton), False = one
-    # driver per class, None = per class in process, k-column on a cluster
+    # driver per class, None = k-column on a cluster, and in process where it was measured
+    # faster (dlinear.train.classes_together)
     kcolumn: Optional[bool] = None
     # -s 0 only: multinomial (softmax) logistic regression instead of one-vs-rest
     multinomial: bool = False

@@ -235,18 +235,34 @@ def _run_all(fn: Callable, items: list, n_threads: int, label: str = "tasks") ->
             return [f.result() for f in futures]
 
 
-def classes_together(params: Params, n_problems: int, nnz_per_row: float) -> bool:
+# In process, k-column Newton replaces one driver per class for -s 0 when each thread
+# carries at least this many classes and the rows have at least this many nonzeros
+# (measured on one core, BENCHMARKS.md "Multi-class Newton": whole fits 1.2-1.7x faster
+# from k = 8 at 70 and 300 nonzeros per row; slower at 10 nonzeros per row, where the
+# per-row work of k columns is not repaid by a shorter pass, and for k <= 4).
+KCOLUMN_MIN_CLASSES_PER_THREAD = 8
+KCOLUMN_MIN_NNZ_PER_ROW = 50
+
+
+def classes_together(params: Params, n_problems: int, nnz_per_row: float,
+                     n_threads: int = 1) -> bool:
     """Whether the one-vs-rest problems of a Newton solver (-s 0, -s 2) share their passes
     over the data (k-column Newton) rather than run one driver each, in this process.
 
-    Only when asked (Params(kcolumn=True)): measured on one core (BENCHMARKS.md,
-    "Multi-class Newton"), whole fits by k-column Newton took 0.4-1.15x the per-class
-    drivers' speed for k = 2..35 and 10..300 nonzeros per row, i.e. no crossover was
-    found in process; on a cluster it is the default (rounds, not passes, cost there).
-    `nnz_per_row` is kept for a rule by data shape once one is measured."""
-    if params.solver_type not in (0, 2) or params.primal_cd:
+    Params(kcolumn=True / False) decides. By default (None), by measurement: -s 0 with at
+    least KCOLUMN_MIN_CLASSES_PER_THREAD classes per thread (the classes are split over
+    the n_threads threads, each group a k-column fit of its own) and at least
+    KCOLUMN_MIN_NNZ_PER_ROW nonzeros per row. -s 2 stays per class: a row has curvature
+    only in the classes whose margin it violates, so a k-column pass fetches a whole row
+    of S for the few columns it uses, and one driver per class visiting only its own rows
+    was as fast or faster (BENCHMARKS.md)."""
+    if params.solver_type not in (0, 2) or params.primal_cd or n_problems <= 1:
         return False
-    return bool(params.kcolumn) and n_problems > 1
+    if params.kcolumn is not None:
+        return bool(params.kcolumn)
+    return (params.solver_type == 0
+            and n_problems >= KCOLUMN_MIN_CLASSES_PER_THREAD * max(1, n_threads)
+            and nnz_per_row >= KCOLUMN_MIN_NNZ_PER_ROW)
 
 
 def class_targets(y, sample_weight, label, weighted_C, params: Params):
@@ -265,7 +281,9 @@ def fit_classes_together(problem: Problem, label, weighted_C, params: Params,
     from .solvers.kcolumn import fit_one_vs_rest_together
     Y, C = class_targets(problem.y, problem.sample_weight, label, weighted_C, params)
     w0s = [initial_w(params, k) for k in range(Y.shape[1])]
-    return fit_one_vs_rest_together(problem, Y, C, params, w0s, n_threads)
+    with progress_bar(Y.shape[1], "classes") as bar:
+        return fit_one_vs_rest_together(problem, Y, C, params, w0s, n_threads,
+                                        on_class_done=bar.update)
 
 
 def multinomial_C(class_of_row, sample_weight, weighted_C):
@@ -312,7 +330,7 @@ def train_in_process(problem: Problem, params: Params,
         label = order_labels(first_appearance(problem.y))
         weighted_C = weighted_class_C(label, params, emit)
         n_problems = n_binary_problems(len(label))
-        if classes_together(params, n_problems, problem.nnz / problem.n_samples):
+        if classes_together(params, n_problems, problem.nnz / problem.n_samples, n_threads):
             results = fit_classes_together(problem, label, weighted_C, params, n_threads)
         else:
             columns = SharedColumns()     # transposed at most once for all classes

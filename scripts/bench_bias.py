@@ -5,11 +5,16 @@ data, one thread.
 
     python scripts/bench_bias.py                      # 100k rcv1-like rows, 50k x 20 dense
     python scripts/bench_bias.py --rows 50000 --repeat 3
+    python scripts/bench_bias.py --search --rows 20000 --dense-rows 5000   # -C warm start
 
 For each set, solver and tolerance: iterations (outer passes), time (best of --repeat),
 the primal objective of each run's own formulation, and test accuracy. For L2 loss,
 LIBLINEAR's primal Newton -s 2 -B 1 -R solves the same true-bias problem and is timed as a
 reference. Numba is warmed up on a tiny problem first.
+
+--search: the -C path of one fold (dlinear.model_selection.run_fold_path, the first fifth
+held out) for -s 1 / -s 3 with -B 1 -R, each C warm-started from the previous C's alpha
+against every C started cold; total outer iterations, seconds and held-out counts.
 """
 from __future__ import annotations
 
@@ -49,6 +54,27 @@ def timed(fn, repeat):
     return best, out
 
 
+def search_paths(sets, repeat):
+    """Warm-started against cold -C paths of the true-bias duals (see --search)."""
+    import dlinear.model_selection as ms
+    print(f"{'set':<26} {'-s':>3} {'#C':>3} {'start':<5} {'iter':>6} {'s':>8}  held-out counts")
+    for name, (tr, _) in sets.items():
+        perm = np.random.default_rng(0).permutation(tr.n_samples)
+        end = tr.n_samples // 5
+        for s in (1, 3):
+            params = Params(solver_type=s, bias=1.0, regularize_bias=False).resolved()
+            Cs = ms.c_grid(ms.calc_start_C(tr, params), 1024.0)
+            runs = {}
+            for start in ("warm", "cold"):
+                ms.DUAL_SEARCH_SOLVERS = (1, 3) if start == "warm" else ()
+                t, path = timed(lambda: ms.run_fold_path(tr, perm, 0, end, params, Cs,
+                                                         ms.PathRequest(0, 0)), repeat)
+                runs[start] = path
+                print(f"{name:<26} {s:>3} {len(path.scores):>3} {start:<5} "
+                      f"{sum(path.n_iter):>6} {t:>8.3f}  {path.scores}", flush=True)
+            ms.DUAL_SEARCH_SOLVERS = (1, 3)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--rows", type=int, default=100000)
@@ -57,6 +83,8 @@ def main(argv=None):
     ap.add_argument("--eps", default="0.1,0.001")
     ap.add_argument("--C", type=float, default=1.0)
     ap.add_argument("--repeat", type=int, default=2)
+    ap.add_argument("--search", action="store_true",
+                    help="time -C paths warm-started against cold instead")
     args = ap.parse_args(argv)
     from liblinear import liblinearutil
 
@@ -70,6 +98,9 @@ def main(argv=None):
                                                                n_features=47236, seed=3),
         f"dense {args.dense_rows} x 20": dense_split(args.dense_rows, args.test_rows, 20, 4),
     }
+    if args.search:
+        search_paths(sets, args.repeat)
+        return
     print(f"{'set':<26} {'-s':>3} {'eps':>6} {'bias':<9} {'iter':>6} {'s':>8} "
           f"{'primal f':>16} {'test acc':>8}")
     for name, (tr, te) in sets.items():

@@ -32,7 +32,9 @@ PARITY_FILES = [
     "tests/test_elasticnet.py",
     "tests/test_weights.py",
     "tests/test_estimators.py",
+    "tests/test_sklearn_dropin.py",
     "tests/test_model_selection.py",
+    "tests/test_partitioned_cd.py",
 ]
 
 

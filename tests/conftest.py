@@ -27,23 +27,28 @@ def pytest_configure(config):
 
 def scale_solver_eps(factor):
     """Wraps dlinear's fit functions (dlinear.solvers.FIT_ONE_TASK and FIT_ALL_CLASSES, the
-    one way train, the CV and the -C search reach a solver in this process) so each gets
-    eps x factor."""
+    one way train, the CV and the -C search reach a solver in this process, and the
+    partitioned dual CD's driver) so each gets eps x factor."""
     from dataclasses import replace
 
     from dlinear import solvers
 
     def scaled(fit, params_at):
-        def fit_with_scaled_eps(*args):
+        def fit_with_scaled_eps(*args, **kwargs):
             args = list(args)
             args[params_at] = replace(args[params_at], eps=args[params_at].eps * factor)
-            return fit(*args)
+            return fit(*args, **kwargs)
         return fit_with_scaled_eps
 
     # fit(task, params); fit_all_classes(problem, class_of_row, weighted_C, params, seed)
     for table, params_at in ((solvers.FIT_ONE_TASK, 1), (solvers.FIT_ALL_CLASSES, 3)):
         for sid, fit in list(table.items()):
             table[sid] = scaled(fit, params_at)
+    # the partitioned dual CD's rounds (in process or on workers, the driver runs here):
+    # fit_partitioned_dual_cd(blocks, n_problems, w_size, params, ...)
+    from dlinear.solvers import partitioned_dual_cd
+    partitioned_dual_cd.fit_partitioned_dual_cd = scaled(
+        partitioned_dual_cd.fit_partitioned_dual_cd, 3)
 
 
 def accuracy(model, problem):
@@ -147,3 +152,17 @@ def dask_processes(directory, n_workers=2, extra_env=None):
                 except subprocess.TimeoutExpired:
                     p.kill()
                     p.wait()
+
+
+def warm_and_cold_fold_paths(data, params, monkeypatch, held=600):
+    """The -C path of one fold (the first `held` rows of a fixed permutation held out)
+    for a dual solver, each C warm-started from the previous C's alpha, and the same path
+    with every C started cold: (Cs, warm, cold, perm). The cold start stays patched in
+    for the rest of the test."""
+    import dlinear.model_selection as ms
+    Cs = ms.c_grid(ms.calc_start_C(data, params), 64.0)
+    perm = np.random.default_rng(0).permutation(data.n_samples)
+    warm = ms.run_fold_path(data, perm, 0, held, params, Cs, ms.PathRequest(0, 0))
+    monkeypatch.setattr(ms, "DUAL_SEARCH_SOLVERS", ())
+    cold = ms.run_fold_path(data, perm, 0, held, params, Cs, ms.PathRequest(0, 0))
+    return Cs, warm, cold, perm

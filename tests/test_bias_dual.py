@@ -7,7 +7,7 @@ import os
 import numpy as np
 import pytest
 
-from conftest import rel_diff
+from conftest import rel_diff, warm_and_cold_fold_paths
 from liblinear_oracle import liblinear_decision_values, liblinear_train
 from dlinear import DlinearError, Params, Problem, load_model, predict, save_model, train
 from dlinear.data import read_libsvm
@@ -157,3 +157,45 @@ def test_cli_trains_s3_with_true_bias(tmp_path):
 def test_minus_R_is_refused_where_it_makes_no_sense(kwargs, fragment):
     with pytest.raises(DlinearError, match=fragment):
         train(dense_set(), Params(regularize_bias=False, **kwargs))
+
+
+@pytest.mark.parametrize("solver", [1, 3])
+def test_warm_start_from_another_C_is_feasible_and_reaches_the_cold_optimum(solver):
+    """The solution at C = 4 as the start at C = 0.5 (-s 3's box shrinks: scaled back into
+    it, y^T alpha = 0 kept) and at C = 8: the warm runs reach the cold runs' objective
+    in fewer iterations."""
+    from dataclasses import replace
+
+    from dlinear.solvers.dual_cd import feasible_warm_start
+    problem = sparse_set()
+    y = np.where(problem.y > 0, 1.0, -1.0)
+    params = Params(solver_type=solver, eps=1e-3, bias=1.0, regularize_bias=False)
+
+    def task(C):
+        return SubProblem(problem, y, np.full(problem.n_samples, C), 1.0, seed=1)
+
+    at_1 = fit_bias_dual_cd_svc(task(1.0), params).alpha
+    for C in (0.25, 2.0):
+        start = feasible_warm_start(replace(task(C), alpha0=at_1), params)
+        assert abs(y @ start) <= 1e-9 * start.sum()
+        assert start.min() >= 0.0 and (solver == 1 or start.max() <= C)
+        cold = fit_bias_dual_cd_svc(task(C), params)
+        warm = fit_bias_dual_cd_svc(replace(task(C), alpha0=at_1), params)
+        assert cold.n_iter < params.max_iter
+        if C > 1.0:
+            assert warm.n_iter < cold.n_iter, (warm.n_iter, cold.n_iter)
+        obj = [float(line.split("= ")[1]) for r in (cold, warm) for line in r.log
+               if line.startswith("Objective value")]
+        assert rel_diff(obj[1], obj[0]) <= 1e-6, (C, obj)
+
+
+@pytest.mark.parametrize("solver", [1, 3])
+def test_true_bias_search_warm_starts_alpha(solver, monkeypatch):
+    """-C with -B 1 -R: each C starts from the previous C's alpha. Against cold starts on
+    the same fold: fewer iterations, the same held-out counts to a few rows."""
+    data = make_rcv1_like(3000, n_features=1500, nnz_per_row=25, seed=41)
+    params = Params(solver_type=solver, bias=1.0, regularize_bias=False).resolved()
+    Cs, warm, cold, _ = warm_and_cold_fold_paths(data, params, monkeypatch)
+    assert len(warm.scores) == len(cold.scores) == len(Cs)
+    assert sum(warm.n_iter) < 0.8 * sum(cold.n_iter), (warm.n_iter, cold.n_iter)
+    assert max(abs(a - b) for a, b in zip(warm.scores, cold.scores)) <= 6   # of 600 rows

@@ -394,3 +394,33 @@ def test_cli_parses_the_new_options():
     defaults, _, _, _ = parse_train_args(["data.txt"])
     assert (defaults.cd_block, defaults.primal_cd, defaults.online, defaults.max_updates) == \
         (1, False, False, 0)
+
+
+@pytest.mark.parametrize("two_variable", [False, True])
+def test_dual_cd_trace_and_no_shrinking(two_variable):
+    """The kernels' convergence-study options (scripts/plot_convergence.py --block-cd):
+    the trace holds the CD steps so far and the dual objective after every outer
+    iteration (its last row is the returned objective, and it never increases); without
+    shrinking every iteration visits all l variables (l steps, or l/2 pairs), with
+    shrinking fewer; both reach the same optimum."""
+    from dlinear.kernels.block_cd_svc import block_cd_svc
+    from dlinear.kernels.dual_cd_svc import dual_cd_svc
+    kernel = block_cd_svc if two_variable else dual_cd_svc
+    X = make_rcv1_like(600, n_features=300, nnz_per_row=15, seed=5)
+    y = np.where(X.y > 0, 1.0, -1.0)
+    l = X.n_samples
+    runs = {}
+    for shrinking in (True, False):
+        trace = np.zeros((200, 2))
+        r = kernel(X.indptr, X.indices, X.data, X.n_features, -1.0, y, np.ones(l), False,
+                   1e-6, 200, 1, np.zeros(l), np.zeros(X.n_features), shrinking, trace)
+        it = r[0]
+        assert it < 200
+        assert trace[it - 1, 1] == r[-1]
+        assert np.all(np.diff(trace[:it, 1]) <= 1e-12 * abs(r[-1]))
+        runs[shrinking] = (trace[:it], r[-1])
+    per_pass = l // 2 if two_variable else l
+    passes = np.arange(1, len(runs[False][0]) + 1)
+    np.testing.assert_array_equal(runs[False][0][:, 0], per_pass * passes)
+    assert runs[True][0][-1, 0] < runs[False][0][-1, 0]
+    assert rel_diff(runs[True][1], runs[False][1]) <= 1e-8

@@ -92,6 +92,54 @@ def test_elastic_net_ratio_reaches_the_workers(client, multiclass_file):
     assert not np.array_equal(local.w, l1.w)
 
 
+def _count_transposes_on_worker():
+    """Wraps this worker's columns_of (the transposition of X) to count its calls."""
+    import dlinear.solvers.task as task
+    original = getattr(task, "_uncounted_columns_of", task.columns_of)
+    task._uncounted_columns_of = original
+    task.transposes = 0
+
+    def counted(*args, **kwargs):
+        task.transposes += 1
+        return original(*args, **kwargs)
+    task.columns_of = counted
+
+
+def _transposes_on_worker():
+    import dlinear.solvers.task as task
+    return task.transposes
+
+
+@pytest.fixture(scope="module")
+def client_without_stealing():
+    """A 2-worker cluster whose scheduler never moves a task to another worker, so each
+    class task runs where the engine placed it (work stealing, on a loaded machine,
+    moves some; a moved task transposes its copy again on the thief)."""
+    import dask
+    with dask.config.set({"distributed.scheduler.work-stealing": False}):
+        with local_cluster(2) as (_, c):
+            yield c
+
+
+@pytest.mark.parametrize("solver", [5, 6])
+def test_cluster_transposes_each_data_copy_once(client_without_stealing, multiclass_file,
+                                                solver):
+    """-s 5/-s 6 one-vs-rest on the cluster: the class tasks on one worker share one
+    transpose of its data copy (5 classes on 2 workers: 2 transposes, not 5), and the
+    model is the in-process one."""
+    import cloudpickle
+    cloudpickle.register_pickle_by_value(sys.modules[__name__])
+    client = client_without_stealing
+    params = Params(solver_type=solver, bias=1.0, eps=1e-3)
+    local = train(read_libsvm(multiclass_file), params)
+    client.run(_count_transposes_on_worker)
+    on_cluster = train(Dataset.from_libsvm(multiclass_file, client), params)
+    counts = client.run(_transposes_on_worker)
+    assert len(local.label) == 5
+    assert sorted(counts.values()) == [1, 1]
+    np.testing.assert_array_equal(on_cluster.w, local.w)
+
+
 def test_one_worker_gives_the_same_model(multiclass_file):
     params = Params(eps=1e-3)
     local = train(read_libsvm(multiclass_file), params)

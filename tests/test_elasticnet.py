@@ -282,8 +282,10 @@ def test_estimator_elasticnet_is_sagas_problem():
     X, y = problem.to_scipy(), problem.y
     w_saga, b_saga, f_saga = saga("b", 0.3, True)
     for kw in ({"penalty": "elasticnet", "l1_ratio": 0.3, "solver": "saga"},
-               {"l1_ratio": 0.3}):           # scikit-learn 1.9's spelling
-        est = LogisticRegression(C=C, tol=EPS, **kw).fit(X, y)
+               {"l1_ratio": 0.3, "solver": "saga"}):           # scikit-learn 1.9's spelling
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", FutureWarning)       # penalty is deprecated
+            est = LogisticRegression(C=C, tol=EPS, **kw).fit(X, y)
         assert est.solver_type_ == 6 and est.model_.bias == 1.0
         ysign = np.where(y == est.classes_[1], 1.0, -1.0)
         f_ours = enet_objective(X, ysign, est.coef_.ravel(), float(est.intercept_[0]), 0.3, C)
@@ -291,7 +293,7 @@ def test_estimator_elasticnet_is_sagas_problem():
         assert jaccard(est.coef_.ravel(), w_saga) >= 0.97
         # the objective is flat along the intercept: at -e 1e-3 it is within 2% of saga's
         np.testing.assert_allclose(est.intercept_, [b_saga], rtol=2e-2)
-    no_intercept = LogisticRegression(penalty="elasticnet", l1_ratio=0.3, C=C, tol=EPS,
+    no_intercept = LogisticRegression(l1_ratio=0.3, C=C, tol=EPS, solver="saga",
                                       fit_intercept=False).fit(X, y)
     assert no_intercept.model_.bias == -1.0 and np.all(no_intercept.intercept_ == 0)
     f = enet_objective(X, ysign, no_intercept.coef_.ravel(), 0.0, 0.3, C)
@@ -299,24 +301,47 @@ def test_estimator_elasticnet_is_sagas_problem():
 
 
 @pytest.mark.parametrize("kw,message", [
-    ({"penalty": "elasticnet"}, "l1_ratio must be specified when penalty is elasticnet"),
+    ({"penalty": "elasticnet", "l1_ratio": None},
+     "l1_ratio must be specified when penalty is elasticnet"),
     ({"penalty": "elasticnet", "l1_ratio": 1.5}, "must be a float in the range"),
-    ({"penalty": "elasticnet", "l1_ratio": 0.5, "solver": "lbfgs"},
-     "Only 'saga' solver supports elasticnet penalty"),
-    ({"penalty": "elasticnet", "l1_ratio": 0.5, "dual": True}, "supports only dual=False"),
+    ({"l1_ratio": 0.5, "solver": "lbfgs"}, "Solver lbfgs supports only 'l2' or None"),
+    ({"l1_ratio": 0.5, "solver": "liblinear"}, "Only 'saga' solver supports elasticnet"),
+    ({"l1_ratio": 0.5, "solver": "saga", "dual": True}, "supports only dual=False"),
     ({"l1_ratio": 0.5, "multi_class": "multinomial"}, "no multinomial elastic net"),
+    ({"l1_ratio": 0.5, "solver": 0}, "solved by -s 6"),
 ])
 def test_estimator_refuses_what_the_elastic_net_cannot_be(kw, message):
     from dlinear import LogisticRegression
     problem, _ = data_set("b")
-    with pytest.raises(ValueError, match=message):
-        LogisticRegression(**kw).fit(problem.to_scipy(), problem.y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        with pytest.raises(ValueError, match=message):
+            LogisticRegression(**kw).fit(problem.to_scipy(), problem.y)
+
+
+def test_estimator_saga_elastic_net_on_three_classes():
+    """saga's own multi-class elastic net is multinomial, which dlinear refuses;
+    multi_class="ovr" trains the one-vs-rest classes, each saga's binary problem."""
+    from dlinear import LogisticRegression
+    problem, C = data_set("three")
+    X, y = problem.to_scipy(), problem.y
+    with pytest.raises(ValueError, match="multi_class='ovr' trains it one-vs-rest"):
+        LogisticRegression(l1_ratio=0.6, solver="saga", C=C).fit(X, y)
+    est = LogisticRegression(l1_ratio=0.6, solver="saga", C=C, tol=EPS,
+                             multi_class="ovr").fit(X, y)
+    assert est.coef_.shape == (3, problem.n_features) and est.model_.bias == 1.0
+    for k, label in enumerate(est.classes_):
+        ysign = np.where(y == label, 1.0, -1.0)
+        f = enet_objective(X, ysign, est.coef_[k], float(est.intercept_[k]), 0.6, C)
+        assert_near_optimum(f, saga("three", 0.6, True, positive=label)[2], TOL)
 
 
 def test_estimator_ratio_with_l1_penalty_warns_as_sklearn():
     from dlinear import LogisticRegression
     problem, _ = data_set("b")
-    with pytest.warns(UserWarning, match="l1_ratio parameter is only used when penalty is"):
-        est = LogisticRegression(penalty="l1", l1_ratio=0.5).fit(problem.to_scipy(),
-                                                                 problem.y)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", FutureWarning)
+        with pytest.warns(UserWarning, match="l1_ratio parameter is only used when penalty"):
+            est = LogisticRegression(penalty="l1", l1_ratio=0.5).fit(problem.to_scipy(),
+                                                                     problem.y)
     assert est.solver_type_ == 6 and est.model_.bias == 1.0     # LIBLINEAR's -s 6 -B 1

@@ -21,7 +21,8 @@ CHECKED = [
     LinearSVC(penalty="l1", dual=False),             # -s 5
     LinearSVC(multi_class="crammer_singer"),         # -s 4
     LogisticRegression(),                            # -s 0
-    LogisticRegression(penalty="l1"),                # -s 6
+    LogisticRegression(l1_ratio=1.0),                # -s 6
+    LogisticRegression(solver="lbfgs"),              # -s 0 -B 1 -R, multinomial for 3+
     LinearSVR(),                                     # -s 11
     LinearSVR(loss="epsilon_insensitive", dual=True),  # -s 13
     OneClassSVM(),                                   # -s 21
@@ -76,7 +77,7 @@ def test_mapping_reads_the_solver_table():
     (LinearSVC(loss="hinge", dual=False), "not supported when dual=False"),
     (LinearSVC(penalty="l1", loss="hinge"), "is not supported"),
     (LinearSVC(penalty="l1", dual=True), "not supported when dual=True"),
-    (LogisticRegression(penalty="l1", dual=True), "not supported when dual=True"),
+    (LogisticRegression(l1_ratio=1.0, dual=True), "not supported when dual=True"),
     (LinearSVR(loss="epsilon_insensitive", dual=False), "not supported when dual=False"),
     (LinearSVC(C=0), "'C' parameter"),
     (LinearSVC(multi_class="ovo"), "multi_class"),
@@ -119,7 +120,7 @@ PARITY = [
     (LinearSVC(C=0.5, loss="hinge"), "binary", 3),
     (LinearSVC(C=0.5, multi_class="crammer_singer"), "multi", 4),
     (LinearSVC(C=0.5, penalty="l1", dual=False), "binary", 5),
-    (LogisticRegression(C=2.0), "multi", 0), (LogisticRegression(penalty="l1"), "binary", 6),
+    (LogisticRegression(C=2.0), "multi", 0), (LogisticRegression(l1_ratio=1.0), "binary", 6),
     (LogisticRegression(dual=True, intercept_scaling=2.0), "binary", 7),
     (LinearSVR(epsilon=0.01), "regression", 11),
     (LinearSVR(dual=True, fit_intercept=False), "regression", 12),
@@ -318,3 +319,21 @@ def test_dask_arrays_train_on_the_cluster(client, sets, make):
         np.testing.assert_allclose(dec.compute(), remote.decision_function(X))
     if isinstance(remote, LogisticRegression):
         np.testing.assert_allclose(remote.predict_proba(dX).compute(), remote.predict_proba(X))
+
+
+def test_warm_start_on_the_cluster(client, sets):
+    """warm_start with dask arrays: the previous coef_ in the order of the parts' labels
+    (first appearance), so a second fit at the same C takes no Newton step."""
+    import dask.array as da
+    X, y = sets["multi"]
+    X = X.toarray()
+    order = np.argsort(-y, kind="stable")                 # classes appear in reverse
+    dX = da.from_array(X[order], chunks=(150, X.shape[1]))
+    dy = da.from_array(y[order], chunks=150)
+    for params in (dict(solver="lbfgs"), dict(solver="newton-cg", multi_class="ovr")):
+        est = LogisticRegression(**params, tol=1e-6, warm_start=True).fit(dX, dy)
+        assert np.all(est.n_iter_ > 0)
+        local = LogisticRegression(**params, tol=1e-6).fit(X[order], y[order])
+        np.testing.assert_allclose(est.coef_, local.coef_, rtol=1e-6, atol=1e-9)
+        est.fit(dX, dy)
+        assert np.all(est.n_iter_ == 0)

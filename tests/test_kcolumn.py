@@ -59,6 +59,9 @@ def test_train_switch_and_warm_start(multiclass_split, monkeypatch):
     monkeypatch.setattr(kcolumn, "COLUMN_BLOCK", 3)
     blocks = train_in_process(train_set, replace(base, kcolumn=True), n_threads=1)
     np.testing.assert_array_equal(blocks.w, tog.w)
+    # more blocks than threads: blocks served at once each have their own scratch arrays
+    blocks2 = train_in_process(train_set, replace(base, kcolumn=True), n_threads=2)
+    np.testing.assert_array_equal(blocks2.w, tog.w)
     # warm start from the optimum: every class stops at once, the active set empties
     warm = train_in_process(train_set, replace(base, kcolumn=True, init_sol=tog.w))
     assert all(n == 0 for n in warm.n_iter)
@@ -90,3 +93,61 @@ def test_kernels_equal_one_column_kernels(multiclass_split):
                    W[(c + 1) % k], out)
         np.testing.assert_array_equal(hv[c], out)
     assert term.n_passes == 3           # one pass per kind for all columns
+
+
+def test_in_process_default_follows_the_measured_rule(monkeypatch):
+    from dlinear.datasets import make_rcv1_like
+    from dlinear.solvers import kcolumn
+    from dlinear.train import (KCOLUMN_MIN_CLASSES_PER_THREAD, KCOLUMN_MIN_NNZ_PER_ROW,
+                               classes_together)
+    k, dense = KCOLUMN_MIN_CLASSES_PER_THREAD, KCOLUMN_MIN_NNZ_PER_ROW
+    s0, s2 = Params(solver_type=0), Params(solver_type=2)
+    assert classes_together(s0, k, dense, n_threads=1)
+    assert not classes_together(s0, k - 1, dense, n_threads=1)
+    assert not classes_together(s0, k, dense - 1, n_threads=1)
+    assert not classes_together(s0, k, dense, n_threads=2)       # k / 2 per thread
+    assert classes_together(s0, 2 * k, dense, n_threads=2)
+    assert not classes_together(s2, 4 * k, 10 * dense, n_threads=1)
+    assert not classes_together(replace(s0, kcolumn=False), 4 * k, 10 * dense)
+    assert classes_together(replace(s2, kcolumn=True), 2, 1.0)
+    assert not classes_together(replace(s0, primal_cd=False, solver_type=1), 4 * k, dense)
+
+    # a set the rule picks: the default fit goes through k-column Newton, and its model
+    # is the per-class drivers' to the last bit
+    P = make_rcv1_like(400, n_features=3000, n_classes=k, nnz_per_row=dense + 10, seed=2)
+    assert P.nnz / P.n_samples >= dense and len(np.unique(P.y)) == k
+    calls = []
+    real = kcolumn.fit_one_vs_rest_together
+
+    def spy(*args, **kwargs):
+        calls.append(args[2].shape)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(kcolumn, "fit_one_vs_rest_together", spy)
+    default = train_in_process(P, s0, n_threads=1)
+    assert calls == [(P.n_samples, k)]
+    per_class = train_in_process(P, replace(s0, kcolumn=False), n_threads=1)
+    assert len(calls) == 1
+    np.testing.assert_array_equal(default.w, per_class.w)
+    assert default.n_iter == per_class.n_iter
+
+
+def test_progress_bar_counts_the_classes_of_a_k_column_fit(monkeypatch):
+    import io
+    import sys
+
+    from dlinear.datasets import make_rcv1_like
+
+    class FakeTerminal(io.StringIO):
+        def isatty(self):
+            return True
+
+    P = make_rcv1_like(300, n_features=2000, n_classes=8, nnz_per_row=60, seed=4)
+    params = Params(solver_type=0, kcolumn=True)
+    plain = train_in_process(P, params, n_threads=1)
+    tty = FakeTerminal()
+    monkeypatch.setattr(sys, "stderr", tty)
+    with_bar = train_in_process(P, params, n_threads=1)
+    assert "classes |" in tty.getvalue() and "8/8" in tty.getvalue()
+    assert tty.getvalue().endswith("\r")                 # erased when done
+    np.testing.assert_array_equal(with_bar.w, plain.w)

@@ -19,6 +19,7 @@ import sys
 import numpy as np
 import pytest
 
+from conftest import warm_and_cold_fold_paths
 from dlinear import Params
 from dlinear.data import Problem, write_libsvm
 from dlinear.datasets import make_rcv1_like
@@ -296,14 +297,9 @@ def test_dual_solvers_search_with_warm_alpha(solver, monkeypatch):
     """dlinear's extension: -C for -s 1 and -s 3 warm-starts alpha from the previous C.
     Against cold starts on the same fold: far fewer iterations, the same CV scores to a
     few rows (both stop at eps, from different starting points)."""
-    import dlinear.model_selection as ms
     data = make_rcv1_like(3000, n_features=1500, nnz_per_row=25, seed=41)
     params = Params(solver_type=solver).resolved()
-    Cs = ms.c_grid(ms.calc_start_C(data, params), 64.0)
-    perm = np.random.default_rng(0).permutation(data.n_samples)
-    warm = ms.run_fold_path(data, perm, 0, 600, params, Cs, ms.PathRequest(0, 0))
-    monkeypatch.setattr(ms, "DUAL_SEARCH_SOLVERS", ())
-    cold = ms.run_fold_path(data, perm, 0, 600, params, Cs, ms.PathRequest(0, 0))
+    Cs, warm, cold, perm = warm_and_cold_fold_paths(data, params, monkeypatch)
     assert len(warm.scores) == len(cold.scores) == len(Cs)
     assert sum(warm.n_iter) < 0.8 * sum(cold.n_iter), (warm.n_iter, cold.n_iter)
     assert max(abs(a - b) for a, b in zip(warm.scores, cold.scores)) <= 6   # of 600 rows

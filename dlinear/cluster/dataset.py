@@ -117,12 +117,18 @@ class Dataset:
         plans = client.gather([client.submit(_plan_ranges, p, block_bytes, n_workers,
                                              storage_options, pure=False)
                                for p in paths])
+        # Ranges go to the workers in turn: left to itself the scheduler may give most
+        # quick reads to one worker, which then holds most of the data, and the
+        # partitioned solvers (whose blocks are the workers' parts) get one huge block.
+        addresses = worker_addresses(client)
         parts = []
         for path, stamp, ranges in plans:
             for start, end, first_line in ranges:
                 key = f"dlinear-read-{tokenize(path, stamp, start, end, storage_options)}"
+                where = [addresses[len(parts) % len(addresses)]] if addresses else None
                 parts.append(client.submit(_read_part, path, start, end, first_line,
-                                           storage_options, key=key))
+                                           storage_options, key=key, workers=where,
+                                           allow_other_workers=True))
         dataset = cls._from_parts(client, parts, n_features, name=", ".join(map(str, paths)))
         if dataset.n_samples == 0:
             raise DlinearError(f"{paths[0]}: line 1: file has no data")

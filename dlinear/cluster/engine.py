@@ -17,6 +17,7 @@ from ..data import Problem
 from ..errors import DlinearError
 from ..model import Model
 from ..params import Params
+from ..solvers import SharedColumns
 from ..train import (assemble_model, cv_folds, fit_class, initial_w, n_binary_problems,
                      order_labels, run_cv_fold, train_in_process, warn_about_logs,
                      weighted_class_C)
@@ -64,10 +65,12 @@ def _train_whole(problem: Problem, params: Params):
     return model, lines
 
 
-def _fit_class_without_duals(problem: Problem, label, k, weighted_C, params: Params):
+def _fit_class_without_duals(problem: Problem, label, k, weighted_C, params: Params,
+                             columns: SharedColumns = None):
     """fit_class on a worker, returning w without the dual variables: nothing asks for
-    them after a fit, and they are a float per row and class."""
-    return replace(fit_class(problem, label, k, weighted_C, params), alpha=None)
+    them after a fit, and they are a float per row and class. `columns` is the worker's
+    holder of X by columns, shared by its class tasks."""
+    return replace(fit_class(problem, label, k, weighted_C, params, columns), alpha=None)
 
 
 def train_on_cluster(data, params: Params, client=None, log=None) -> Model:
@@ -99,10 +102,17 @@ def train_on_cluster(data, params: Params, client=None, log=None) -> Model:
     label = order_labels(dataset.class_labels_by_first_appearance())
     weighted_C = weighted_class_C(label, params, emit)
     futures = []
+    # one holder of X by columns per worker (filled by the first class task of a solver
+    # that walks features: -s 5, -s 6, --primal-cd), so each data copy is transposed once
+    # for all its classes, as in process; it goes when this training's futures go
+    columns = {}
     for k in range(n_binary_problems(len(label))):
         options, worker = place(k)
+        if worker not in columns:
+            columns[worker] = client.submit(SharedColumns, **options)
         futures.append(client.submit(_fit_class_without_duals, dataset.local_copy(worker),
-                                     label, k, weighted_C, params, **options))
+                                     label, k, weighted_C, params, columns[worker],
+                                     **options))
     results = _gather(client, futures, "classes")
     for r in results:
         for line in r.log:

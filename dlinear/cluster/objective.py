@@ -137,11 +137,21 @@ class Placement:
         holders = client.who_has(self.dataset.parts)
         live = worker_addresses(client)
         by_worker = {}
-        for part in self.dataset.parts:
+        rows = dict.fromkeys(live, 0)
+        homeless = []
+        for part, n_rows in zip(self.dataset.parts, self.dataset.rows):
             workers = sorted(w for w in holders.get(part.key, ()) if w in live)
             if not workers:       # not computed yet, or lost: Dask recomputes it there
-                workers = live[:1]
+                homeless.append((part, n_rows))
+                continue
             by_worker.setdefault(workers[0], []).append(part)
+            rows[workers[0]] += n_rows
+        # a lost worker's parts go to the live workers with the fewest rows, not all to
+        # one: no survivor should get twice its share of memory and work
+        for part, n_rows in homeless:
+            worker = min(live, key=lambda w: (rows[w], w))
+            by_worker.setdefault(worker, []).append(part)
+            rows[worker] += n_rows
         return dict(sorted(by_worker.items()))
 
     def rebuilt(self, generation: int):

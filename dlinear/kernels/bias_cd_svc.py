@@ -53,13 +53,16 @@ def _up_low(a, U, y):
 
 
 @njit(cache=True, nogil=True)
-def bias_dual_cd_svc(indptr, indices, data, n_features, y, C, l2_loss, eps, max_iter, w):
-    """Solves from alpha = 0 (feasible: y^T 0 = 0). w (length >= n_features) receives
-    sum_i alpha_i y_i x_i in its first n_features entries.
+def bias_dual_cd_svc(indptr, indices, data, n_features, y, C, l2_loss, eps, max_iter, w,
+                     alpha):
+    """Solves from `alpha` (a feasible warm start: 0 <= alpha <= U, y^T alpha = 0, e.g.
+    zeros, or the solution at another C made feasible by `feasible_warm_start`), which
+    receives the solution. w (length >= n_features) receives sum_i alpha_i y_i x_i in its
+    first n_features entries. b needs no warm start: each iteration derives it from the
+    gradients at alpha.
 
     Returns (iterations, pair steps, bias b, dual objective, alpha, shrinking restarts)."""
     l = len(indptr) - 1
-    alpha = np.zeros(l)
     inst, index, n = init_dual_state(indptr, indices, data, n_features, -1.0, y, C,
                                      l2_loss, alpha, w)
     buf = np.zeros(n_features)          # x_i scattered while x_i^T x_j is formed

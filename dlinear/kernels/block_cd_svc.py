@@ -205,10 +205,12 @@ def _projected(G, a, U, PGmax_old, PGmin_old):
 
 @njit(cache=True, nogil=True)
 def block_cd_svc(indptr, indices, data, n_features, bias, y, C, l2_loss, eps, max_iter,
-                 seed, alpha, w):
+                 seed, alpha, w, shrinking=True, trace=None):
     """Runs the solver in place on `alpha` (warm start; zeros for a cold one) and `w`
     (set to sum_i alpha_i y_i x_i first). Inputs are never written. Instances with
-    C_i <= 0 (zero instance weight) take no part: their alpha_i is 0.
+    C_i <= 0 (zero instance weight) take no part: their alpha_i is 0. `shrinking` and
+    `trace` as in dual_cd_svc (a CD step here is a pair's sub-problem, or a single
+    variable's when it has no partner).
 
     Returns (iterations, final active-set size, shrinking restarts, pair updates,
     objective)."""
@@ -223,6 +225,7 @@ def block_cd_svc(indptr, indices, data, n_features, bias, y, C, l2_loss, eps, ma
     it = 0
     restarts = 0
     pairs = 0
+    steps = 0
     while it < max_iter and n > 0:
         PGmax_new = -INF
         PGmin_new = INF
@@ -311,10 +314,17 @@ def block_cd_svc(indptr, indices, data, n_features, bias, y, C, l2_loss, eps, ma
                 s += 1
             if not moved_i:
                 clear_row(indptr, indices, i, buf)     # buf is all zero again
+            steps += 1
 
+        if trace is not None:
+            trace[it, 0] = steps
+            trace[it, 1] = dual_objective(w, inst, l2_loss, alpha)
         it += 1
         stop, restart, PGmax_old, PGmin_old = end_of_sweep(PGmax_new, PGmin_new, eps,
                                                            active_size, n)
+        if not shrinking:
+            PGmax_old = INF
+            PGmin_old = -INF
         if stop:
             break
         if restart:

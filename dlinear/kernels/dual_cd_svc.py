@@ -92,9 +92,12 @@ def dual_objective(w, inst, l2_loss, alpha):
 
 @njit(cache=True, nogil=True)
 def dual_cd_svc(indptr, indices, data, n_features, bias, y, C, l2_loss, eps, max_iter,
-                seed, alpha, w):
+                seed, alpha, w, shrinking=True, trace=None):
     """Runs the solver in place on `alpha` (warm start; zeros for a cold one) and `w`
     (which it sets to sum_i alpha_i y_i x_i first). Inputs are never written.
+    shrinking=False keeps every variable active (for convergence studies); a `trace`
+    array (max_iter x 2) receives after each outer iteration (CD steps so far, dual
+    objective), as scripts/plot_convergence.py --block-cd draws them.
 
     Returns (iterations, final active-set size, number of shrinking restarts, objective)."""
     inst, index, l = init_dual_state(indptr, indices, data, n_features, bias, y, C,
@@ -106,6 +109,7 @@ def dual_cd_svc(indptr, indices, data, n_features, bias, y, C, l2_loss, eps, max
     PGmin_old = -INF
     it = 0
     restarts = 0
+    steps = 0
     while it < max_iter:
         PGmax_new = -INF
         PGmin_new = INF
@@ -152,10 +156,17 @@ def dual_cd_svc(indptr, indices, data, n_features, bias, y, C, l2_loss, eps, max
                 inst[i, ALPHA] = a
                 row_axpy((a - a_i) * yi, indptr, indices, data, i, w, n_features, bias)
             s += 1
+            steps += 1
 
+        if trace is not None:
+            trace[it, 0] = steps
+            trace[it, 1] = dual_objective(w, inst, l2_loss, alpha)
         it += 1
         stop, restart, PGmax_old, PGmin_old = end_of_sweep(PGmax_new, PGmin_new, eps,
                                                            active_size, l)
+        if not shrinking:
+            PGmax_old = INF
+            PGmin_old = -INF
         if stop:
             break
         if restart:

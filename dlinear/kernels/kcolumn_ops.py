@@ -18,7 +18,63 @@ import math
 import numpy as np
 from numba import njit
 
+from .prefetch import prefetch_row_read, prefetch_row_write
 from .primal_ops import LR, L2SVC, _c_times_loss
+
+# nonzeros ahead whose rows of the (n, m) arrays a pass prefetches (kernels.prefetch):
+# 16-32 measured best on one core, k = 20 (BENCHMARKS.md, "Multi-class Newton")
+PREFETCH_AHEAD = 24
+
+
+@njit(cache=True, nogil=True)
+def _gather_row(indptr, indices, data, i, S, t, m):
+    """t[c] += x_i . S[:, c] for c < m over row i's nonzeros (not the bias), the rows of S
+    prefetched PREFETCH_AHEAD nonzeros ahead."""
+    end = np.uint64(indptr[len(indptr) - 1])
+    ahead = np.uint64(PREFETCH_AHEAD)
+    row_bytes = m * 8
+    for q in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
+        if q + ahead < end:
+            prefetch_row_read(S, indices[q + ahead], row_bytes)
+        j = np.uint64(indices[q])
+        v = data[q]
+        for c in range(m):
+            t[c] += S[j, c] * v
+
+
+@njit(cache=True, nogil=True)
+def _scatter_row(indptr, indices, data, i, t, out, m):
+    """out[j, c] += t[c] x_ij for c < m over row i's nonzeros (not the bias)."""
+    end = np.uint64(indptr[len(indptr) - 1])
+    ahead = np.uint64(PREFETCH_AHEAD)
+    row_bytes = m * 8
+    for q in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
+        if q + ahead < end:
+            prefetch_row_write(out, indices[q + ahead], row_bytes)
+        j = np.uint64(indices[q])
+        v = data[q]
+        for c in range(m):
+            out[j, c] += t[c] * v
+
+
+@njit(cache=True, nogil=True)
+def _scatter_grad_precond_row(indptr, indices, data, i, dl, h, G, M, m):
+    """G[j, c] += dl[c] x_ij and M[j, c] += h[c] x_ij^2 for c < m over row i's nonzeros
+    (not the bias)."""
+    end = np.uint64(indptr[len(indptr) - 1])
+    ahead = np.uint64(PREFETCH_AHEAD)
+    row_bytes = m * 8
+    for q in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
+        if q + ahead < end:
+            prefetch_row_write(G, indices[q + ahead], row_bytes)
+            prefetch_row_write(M, indices[q + ahead], row_bytes)
+        j = np.uint64(indices[q])
+        v = data[q]
+        for c in range(m):
+            G[j, c] += dl[c] * v
+        for c in range(m):
+            M[j, c] += h[c] * v * v
+
 
 
 @njit(cache=True, nogil=True)
@@ -29,11 +85,7 @@ def xv_k(indptr, indices, data, n_features, bias, V, R, cols):
     for i in range(np.uint64(len(indptr) - 1)):
         for c in range(m):
             t[c] = 0.0
-        for q in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
-            j = np.uint64(indices[q])
-            v = data[q]
-            for c in range(m):
-                t[c] += V[j, c] * v
+        _gather_row(indptr, indices, data, i, V, t, m)
         if bias >= 0:
             for c in range(m):
                 t[c] += V[n_features, c] * bias
@@ -73,6 +125,9 @@ def grad_precond_k(loss, indptr, indices, data, n_features, bias, Y, C, R, cols,
     dl = np.empty(m)
     h = np.empty(m)
     act = np.empty(m, dtype=np.int64)
+    row_bytes = m * 8
+    end = np.uint64(indptr[len(indptr) - 1])
+    ahead = np.uint64(PREFETCH_AHEAD)
     for i in range(np.uint64(len(indptr) - 1)):
         for c in range(m):
             col = cols[c]
@@ -110,13 +165,19 @@ def grad_precond_k(loss, indptr, indices, data, n_features, bias, Y, C, R, cols,
                 n_act += 1
         if n_act == 0:
             continue
-        for q in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
-            j = np.uint64(indices[q])
-            v = data[q]
-            for a in range(n_act):
-                c = act[a]
-                G[j, c] += dl[c] * v
-                M[j, c] += h[c] * v * v
+        if n_act == m:                  # every column (logistic loss): no indirection
+            _scatter_grad_precond_row(indptr, indices, data, i, dl, h, G, M, m)
+        else:
+            for q in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
+                if q + ahead < end:
+                    prefetch_row_write(G, indices[q + ahead], row_bytes)
+                    prefetch_row_write(M, indices[q + ahead], row_bytes)
+                j = np.uint64(indices[q])
+                v = data[q]
+                for a in range(n_act):
+                    c = act[a]
+                    G[j, c] += dl[c] * v
+                    M[j, c] += h[c] * v * v
         if bias >= 0:
             for a in range(n_act):
                 c = act[a]
@@ -131,6 +192,9 @@ def hess_vec_k(indptr, indices, data, n_features, bias, COEF, cols, S, out):
     m = len(cols)
     t = np.empty(m)
     act = np.empty(m, dtype=np.int64)
+    row_bytes = m * 8
+    end = np.uint64(indptr[len(indptr) - 1])
+    ahead = np.uint64(PREFETCH_AHEAD)
     for i in range(np.uint64(len(indptr) - 1)):
         n_act = 0
         for c in range(m):
@@ -142,21 +206,13 @@ def hess_vec_k(indptr, indices, data, n_features, bias, COEF, cols, S, out):
         if n_act == m:                  # every column (logistic loss): no indirection
             for c in range(m):
                 t[c] = 0.0
-            for q in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
-                j = np.uint64(indices[q])
-                v = data[q]
-                for c in range(m):
-                    t[c] += S[j, c] * v
+            _gather_row(indptr, indices, data, i, S, t, m)
             if bias >= 0:
                 for c in range(m):
                     t[c] += S[n_features, c] * bias
             for c in range(m):
                 t[c] = COEF[i, cols[c]] * t[c]
-            for q in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
-                j = np.uint64(indices[q])
-                v = data[q]
-                for c in range(m):
-                    out[j, c] += t[c] * v
+            _scatter_row(indptr, indices, data, i, t, out, m)
             if bias >= 0:
                 for c in range(m):
                     out[n_features, c] += t[c] * bias
@@ -164,6 +220,8 @@ def hess_vec_k(indptr, indices, data, n_features, bias, COEF, cols, S, out):
         for a in range(n_act):
             t[a] = 0.0
         for q in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
+            if q + ahead < end:
+                prefetch_row_read(S, indices[q + ahead], row_bytes)
             j = np.uint64(indices[q])
             v = data[q]
             for a in range(n_act):
@@ -174,6 +232,8 @@ def hess_vec_k(indptr, indices, data, n_features, bias, COEF, cols, S, out):
         for a in range(n_act):
             t[a] = COEF[i, cols[act[a]]] * t[a]
         for q in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
+            if q + ahead < end:
+                prefetch_row_write(out, indices[q + ahead], row_bytes)
             j = np.uint64(indices[q])
             v = data[q]
             for a in range(n_act):
@@ -181,6 +241,22 @@ def hess_vec_k(indptr, indices, data, n_features, bias, COEF, cols, S, out):
         if bias >= 0:
             for a in range(n_act):
                 out[n_features, act[a]] += t[a] * bias
+
+
+@njit(cache=True, nogil=True)
+def transpose_into(A, out):
+    """out = A.T, in tiles that stay in cache: the n-vectors of the classes (rows of an
+    (m, n) array) into the (n, m) array a pass reads, and a pass's (n, m) output back
+    into n-vectors."""
+    a, b = A.shape
+    step = 256
+    for i0 in range(0, a, step):
+        i1 = min(i0 + step, a)
+        for j0 in range(0, b, step):
+            j1 = min(j0 + step, b)
+            for i in range(i0, i1):
+                for j in range(j0, j1):
+                    out[j, i] = A[i, j]
 
 
 # --------------------------------------------------------------- multinomial (softmax)
@@ -229,12 +305,7 @@ def softmax_grad_precond(indptr, indices, data, n_features, bias, R, y_class, Ci
             dl[c] = Ci[i] * p
             h[c] = Ci[i] * p * (1.0 - p)
         dl[y_class[i]] -= Ci[i]
-        for q in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
-            j = np.uint64(indices[q])
-            v = data[q]
-            for c in range(K):
-                G[j, c] += dl[c] * v
-                M[j, c] += h[c] * v * v
+        _scatter_grad_precond_row(indptr, indices, data, i, dl, h, G, M, K)
         if bias >= 0:
             for c in range(K):
                 G[n_features, c] += dl[c] * bias
@@ -250,11 +321,7 @@ def softmax_hess_vec(indptr, indices, data, n_features, bias, P, Ci, S, out):
     for i in range(np.uint64(len(indptr) - 1)):
         for c in range(K):
             t[c] = 0.0
-        for q in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
-            j = np.uint64(indices[q])
-            v = data[q]
-            for c in range(K):
-                t[c] += S[j, c] * v
+        _gather_row(indptr, indices, data, i, S, t, K)
         if bias >= 0:
             for c in range(K):
                 t[c] += S[n_features, c] * bias
@@ -263,11 +330,7 @@ def softmax_hess_vec(indptr, indices, data, n_features, bias, P, Ci, S, out):
             pr += P[i, c] * t[c]
         for c in range(K):
             t[c] = Ci[i] * P[i, c] * (t[c] - pr)
-        for q in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
-            j = np.uint64(indices[q])
-            v = data[q]
-            for c in range(K):
-                out[j, c] += t[c] * v
+        _scatter_row(indptr, indices, data, i, t, out, K)
         if bias >= 0:
             for c in range(K):
                 out[n_features, c] += t[c] * bias

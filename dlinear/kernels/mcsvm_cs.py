@@ -124,7 +124,28 @@ def mcsvm_cs(indptr, indices, data, n_features, bias, y, C, eps, max_iter, seed,
             Ci = C[i]
             act = active_size_i[i]
             yidx = y_index[i]
-            if 2 * act > nr_class:
+            if nr_class == 2:
+                # binary: both gradients in two scalars (a 2-long inner loop over classes
+                # costs loop overhead per nonzero); same additions, same order as below
+                g0 = 1.0
+                g1 = 1.0
+                if y[i] == 0:
+                    g0 = 0.0
+                else:
+                    g1 = 0.0
+                for k in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
+                    f = np.uint64(indices[k])
+                    v = data[k]
+                    g0 += w[f, 0] * v
+                    g1 += w[f, 1] * v
+                if bias >= 0:
+                    g0 += w[n_features, 0] * bias
+                    g1 += w[n_features, 1] * bias
+                G_all[0] = g0
+                G_all[1] = g1
+                for m in range(act):
+                    G[m] = G_all[alpha_index[i, m]]
+            elif 2 * act > nr_class:
                 # most classes active: G of every class over contiguous rows of w (no
                 # indirection, vectorisable), then picked in U_i's order. Each G[m] sees
                 # the same additions in the same order as the indirect loop below.
@@ -213,11 +234,22 @@ def mcsvm_cs(indptr, indices, data, n_features, bias, y, C, eps, max_iter, seed,
                     d_ind[nz_d] = cls
                     d_val[nz_d] = d
                     nz_d += 1
-            for k in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
-                f = np.uint64(indices[k])
-                v = data[k]
-                for m in range(nz_d):
-                    w[f, d_ind[m]] += d_val[m] * v
+            if nz_d == 2:
+                c0 = np.uint64(d_ind[0])
+                c1 = np.uint64(d_ind[1])
+                d0 = d_val[0]
+                d1 = d_val[1]
+                for k in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
+                    f = np.uint64(indices[k])
+                    v = data[k]
+                    w[f, c0] += d0 * v
+                    w[f, c1] += d1 * v
+            else:
+                for k in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
+                    f = np.uint64(indices[k])
+                    v = data[k]
+                    for m in range(nz_d):
+                        w[f, d_ind[m]] += d_val[m] * v
             if bias >= 0:
                 for m in range(nz_d):
                     w[n_features, d_ind[m]] += d_val[m] * bias

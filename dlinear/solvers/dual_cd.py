@@ -20,6 +20,25 @@ def starting_alpha(task, params) -> np.ndarray:
     return alpha
 
 
+def feasible_warm_start(task, params) -> np.ndarray:
+    """The true-bias dual's starting point: zeros, or the warm start task.alpha0 (the -C
+    search passes the solution at the previous C) scaled by the largest t <= 1 that keeps
+    it in the box [0, U_i] (U_i = C_i for -s 3, unbounded for -s 1; 0 for a row with
+    C_i <= 0, which takes no part). Clipping alone would break y^T alpha = 0; scaling
+    keeps it. Along the -C grid (C grows) t is 1 and alpha0 is kept as it is."""
+    if task.alpha0 is None:
+        return np.zeros(task.problem.n_samples)
+    alpha = np.array(task.alpha0, dtype=np.float64)
+    if params.solver_type == 3:
+        U = np.maximum(task.C, 0.0)
+    else:
+        U = np.where(task.C > 0.0, np.inf, 0.0)
+    over = alpha > U
+    if np.any(over):
+        alpha *= float(np.min(U[over] / alpha[over]))
+    return alpha
+
+
 def fit_dual_cd_svc(task, params):
     """-s 1 (L2-loss) or -s 3 (L1-loss) on one binary task, warm-started from
     task.alpha0 when given (also with --cd-block 2 and --online); with -B 1 -R, the dual
@@ -67,15 +86,17 @@ def fit_block_cd_svc(task, params):
 
 def fit_bias_dual_cd_svc(task, params):
     """-s 1 / -s 3 with -B 1 -R: the dual with a true bias b (the multiplier of
-    y^T alpha = 0), by two-variable CD (kernels/bias_cd_svc.py). The model stores b as
+    y^T alpha = 0), by two-variable CD (kernels/bias_cd_svc.py), warm-started from
+    task.alpha0 when given (feasible_warm_start). The model stores b as
     the weight of the bias feature, b / bias, as LIBLINEAR's -R models do, so any
     LIBLINEAR predict reads it."""
     from ..kernels.bias_cd_svc import bias_dual_cd_svc
     X = task.problem
     w = np.zeros(task.w_size)
+    alpha = feasible_warm_start(task, params)
     n_iter, steps, b, obj, alpha, restarts = bias_dual_cd_svc(
         X.indptr, X.indices, X.data, X.n_features, task.y, task.C, params.solver_type == 1,
-        float(params.eps), int(params.max_iter), w)
+        float(params.eps), int(params.max_iter), w, alpha)
     w[X.n_features] = b / task.bias
     return dual_svc_result(w, alpha, n_iter, obj, params, [
         f"two-variable steps = {steps}, bias b = {b:g}, shrinking restarts = {restarts}"])

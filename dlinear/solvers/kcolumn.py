@@ -40,6 +40,29 @@ def _as_vector(v):
     return np.ascontiguousarray(v, dtype=np.float64)
 
 
+class Scratch:
+    """Arrays a k-column pass reuses from round to round. The (n, m) inputs and outputs
+    of a pass are tens of MB (297,064 x 35 x 8 B = 83 MB); allocated afresh each round
+    they come from the system as untouched pages, and the first write of every 4 KB
+    page faulted inside the passes (measured: a third of a whole k-column fit's time at
+    k = 20, n = 47,236)."""
+
+    def __init__(self):
+        self._buffers = {}
+
+    def array(self, name, shape, zero=False):
+        """A C-order float64 array of `shape` over the buffer `name` (grown when needed;
+        overwritten by the next call with the same name)."""
+        size = int(np.prod(shape))
+        buffer = self._buffers.get(name)
+        if buffer is None or len(buffer) < size:
+            buffer = self._buffers[name] = np.empty(size)
+        out = buffer[:size].reshape(shape)
+        if zero:
+            out.fill(0.0)
+        return out
+
+
 class KColumnLossTerm:
     """The data terms of K binary problems on the rows of one or more CSR blocks (taken as
     their rows in order): labels Y and per-instance C are (l, K). Row state: R (l, 2K), its
@@ -73,6 +96,7 @@ class KColumnLossTerm:
         # scatters into should stay in cache (BENCHMARKS.md, "k-column Newton")
         self.column_block = max(1, int(column_block or self.n_columns))
         self._pool = None
+        self._scratch = [Scratch()]
 
     def counts(self):
         """(#positive rows, #rows) of each problem, (K, 2)."""
@@ -83,11 +107,21 @@ class KColumnLossTerm:
         for b, start, stop in zip(self.blocks, self._starts[:-1], self._starts[1:]):
             yield b, slice(int(start), int(stop))
 
-    def _stack(self, vectors):
-        V = np.empty((self.n_variables, len(vectors)))
-        for c, v in enumerate(vectors):
-            V[:, c] = v
+    def _stack(self, vectors, scratch):
+        """The (n, m) array of a pass whose columns are `vectors`."""
+        rows = scratch.array("rows", (len(vectors), self.n_variables))
+        np.stack(vectors, out=rows)
+        V = scratch.array("columns", (self.n_variables, len(vectors)))
+        KK.transpose_into(rows, V)
         return V
+
+    @staticmethod
+    def _unstack(A, scratch):
+        """The columns of a pass's (n, m) output as m n-vectors of their own (a driver
+        may keep or change its own)."""
+        rows = scratch.array("rows", (A.shape[1], A.shape[0]))
+        KK.transpose_into(A, rows)
+        return [row.copy() for row in rows]
 
     def move(self, moves: dict):
         """Accepts line-search steps {class: alpha}: z += alpha X s of each."""
@@ -104,19 +138,24 @@ class KColumnLossTerm:
         n_groups = min(max(self.n_threads, -(-len(classes) // self.column_block)),
                        len(classes))
         if n_groups <= 1:
-            return self._execute(moves, requests)
+            return self._execute(moves, requests, self._scratch[0])
         groups = [set(g) for g in np.array_split(np.array(classes), n_groups)]
         parts = [({c: a for c, a in moves.items() if c in g},
                   {c: r for c, r in requests.items() if c in g}) for g in groups]
         results = {}
         if self.n_threads <= 1:
             for group_moves, group_requests in parts:
-                results.update(self._execute(group_moves, group_requests))
+                results.update(self._execute(group_moves, group_requests,
+                                             self._scratch[0]))
             return results
         if self._pool is None:
             from concurrent.futures import ThreadPoolExecutor
             self._pool = ThreadPoolExecutor(self.n_threads, thread_name_prefix="dlinear-kcol")
-        for f in [self._pool.submit(self._execute, *part) for part in parts]:
+        while len(self._scratch) < len(parts):      # groups may run at once: one each
+            self._scratch.append(Scratch())
+        futures = [self._pool.submit(self._execute, *part, self._scratch[q])
+                   for q, part in enumerate(parts)]
+        for f in futures:
             results.update(f.result())
         return results
 
@@ -125,7 +164,7 @@ class KColumnLossTerm:
             self._pool.shutdown()
             self._pool = None
 
-    def _execute(self, moves: dict, requests: dict) -> dict:
+    def _execute(self, moves: dict, requests: dict, scratch) -> dict:
         K = self.n_columns
         results = {}
         self.move(moves)
@@ -148,7 +187,7 @@ class KColumnLossTerm:
         if zero_cols:
             self.R[:, zero_cols] = 0.0
         if xv_cols:
-            V = self._stack(xv_vecs)
+            V = self._stack(xv_vecs, scratch)
             cols = np.array(xv_cols, dtype=np.int64)
             for b, rows in self._pieces():
                 KK.xv_k(b.indptr, b.indices, b.data, self.n_features, self.bias, V,
@@ -171,67 +210,104 @@ class KColumnLossTerm:
         grads = by_method.get("grad_precond", [])
         if grads:
             cols = np.array([c for c, _ in grads], dtype=np.int64)
-            G = np.zeros((self.n_variables, len(cols)))
-            M = np.zeros((self.n_variables, len(cols)))
+            G = scratch.array("G", (self.n_variables, len(cols)), zero=True)
+            M = scratch.array("M", (self.n_variables, len(cols)), zero=True)
             for b, rows in self._pieces():
                 KK.grad_precond_k(self.loss, b.indptr, b.indices, b.data, self.n_features,
                                   self.bias, self.Y[rows], self.C[rows], self.R[rows], cols,
                                   self.p, G, M, self.COEF[rows])
             self.n_passes += 1
-            for q, c in enumerate(cols):
-                results[int(c)] = (G[:, q].copy(), M[:, q].copy())
+            for c, g, m in zip(cols, self._unstack(G, scratch), self._unstack(M, scratch)):
+                results[int(c)] = (g, m)
 
         hvs = by_method.get("hv", [])
         if hvs:
             cols = np.array([c for c, _ in hvs], dtype=np.int64)
-            S = self._stack([s for _, (s,) in hvs])
-            out = np.zeros((self.n_variables, len(cols)))
+            S = self._stack([s for _, (s,) in hvs], scratch)
+            out = scratch.array("Hv", (self.n_variables, len(cols)), zero=True)
             for b, rows in self._pieces():
                 KK.hess_vec_k(b.indptr, b.indices, b.data, self.n_features, self.bias,
                               self.COEF[rows], cols, S, out)
             self.n_passes += 1
-            for q, c in enumerate(cols):
-                results[int(c)] = out[:, q].copy()
+            for c, hv in zip(cols, self._unstack(out, scratch)):
+                results[int(c)] = hv
         return results
 
 
 class Lockstep:
     """Collects one request from each running class, then serves them all with one call
-    of `execute(moves, requests) -> {class: result}` (made by the last class to ask, while
-    the others wait). Accepted line-search steps (`move`) travel with the next round."""
+    of `execute(moves, requests) -> {class: result}`. Accepted line-search steps (`move`)
+    travel with the next round.
+
+    The class drivers are threads, but only one runs at a time: a driver that has posted
+    its request hands the baton to the next class that has not posted in this round
+    (releasing that class's gate) and parks on its own gate; the last to post executes
+    the round, then goes on with its own result. So a round costs one thread hand-off
+    per class, with no contention for the GIL or a shared lock (a Condition woken with
+    notify_all had every driver contend for both, and each NumPy call that releases the
+    GIL handed it to another driver). Only the baton holder touches the Lockstep's state."""
 
     def __init__(self, execute, n_classes: int):
         self._execute = execute
-        self._cond = threading.Condition()
-        self._running = n_classes
+        self._gates = [threading.Lock() for _ in range(n_classes)]
+        for gate in self._gates:
+            gate.acquire()              # closed: a class runs once given the baton
+        self._running = list(range(n_classes))
         self._requests = {}
         self._moves = {}
         self._results = {}
         self.n_rounds = 0
         self.columns_per_round = []     # active classes served by each round
 
+    def start(self):
+        """Gives the baton to the first class (called once, by the thread that started
+        the drivers)."""
+        if self._running:
+            self._gates[self._running[0]].release()
+
+    def wait_turn(self, c):
+        """Parks class c's thread until it is given the baton."""
+        self._gates[c].acquire()
+
     def move(self, c, alpha):
-        with self._cond:
-            self._moves[c] = self._moves.get(c, 0.0) + float(alpha)
+        self._moves[c] = self._moves.get(c, 0.0) + float(alpha)
 
     def request(self, c, method, *args):
-        with self._cond:
-            self._requests[c] = (method, args)
-            if len(self._requests) == self._running:
-                self._serve()
-            while c not in self._results:
-                self._cond.wait()
-            result = self._results.pop(c)
+        self._requests[c] = (method, args)
+        if len(self._requests) == len(self._running):
+            self._serve()               # c goes on with its result, holding the baton
+        else:
+            self._pass_baton(c)
+            self._gates[c].acquire()
+        result = self._results.pop(c)
         if isinstance(result, BaseException):
             raise result
         return result
 
-    def leave(self):
-        """A class's driver has finished: rounds no longer wait for it."""
-        with self._cond:
-            self._running -= 1
-            if self._requests and len(self._requests) == self._running:
-                self._serve()
+    def leave(self, c):
+        """Class c's driver has finished: rounds no longer wait for it; the baton goes
+        on to a class that still runs."""
+        position = self._running.index(c)
+        self._running.pop(position)
+        if not self._running:
+            return
+        if self._requests and len(self._requests) == len(self._running):
+            self._serve()
+        self._pass_baton(self._running[position - 1] if position else None)
+
+    def _pass_baton(self, c):
+        """Opens the gate of the first running class after c (in class order, cyclically;
+        from the start for c None) that has not posted in this round."""
+        running = self._running
+        start = 0
+        if c is not None:
+            start = next((q for q, r in enumerate(running) if r > c), len(running))
+        for q in range(len(running)):
+            nxt = running[(start + q) % len(running)]
+            if nxt not in self._requests:
+                self._gates[nxt].release()
+                return
+        raise RuntimeError("k-column Newton: no class left to run")   # a broken invariant
 
     def _serve(self):
         requests, self._requests = self._requests, {}
@@ -243,7 +319,6 @@ class Lockstep:
         self.n_rounds += 1
         self.columns_per_round.append(len(requests))
         self._results.update(results)
-        self._cond.notify_all()
 
 
 class ClassTerm:
@@ -273,10 +348,11 @@ class ClassTerm:
 
 
 def fit_newton_together(execute, n_variables: int, counts, params, w0s,
-                        max_newton_iter=None):
+                        max_newton_iter=None, on_class_done=None):
     """fit_newton for K binary problems at once: the data terms are served by `execute`
     (KColumnLossTerm.execute or a cluster round), counts[c] = (#positive rows, #rows) of
-    problem c, w0s[c] its warm start or None. Returns (FitResults in class order, the
+    problem c, w0s[c] its warm start or None; `on_class_done()` (a progress bar's
+    update) is called as each class converges. Returns (FitResults in class order, the
     Lockstep, for its round statistics)."""
     from .newton import NEWTON_MAX_ITER, fit_newton
     K = len(w0s)
@@ -285,6 +361,7 @@ def fit_newton_together(execute, n_variables: int, counts, params, w0s,
     errors = [None] * K
 
     def run(c):
+        lockstep.wait_turn(c)
         try:
             objective = RegularizedObjective(ClassTerm(lockstep, c), n_variables,
                                              params.regularize_bias)
@@ -292,15 +369,18 @@ def fit_newton_together(execute, n_variables: int, counts, params, w0s,
             results[c] = fit_newton(task, params, objective=objective,
                                     max_newton_iter=max_newton_iter or NEWTON_MAX_ITER,
                                     counts=tuple(int(x) for x in counts[c]))
+            if on_class_done is not None:
+                on_class_done()
         except BaseException as error:
             errors[c] = error
         finally:
-            lockstep.leave()
+            lockstep.leave(c)
 
     threads = [threading.Thread(target=run, args=(c,), daemon=True,
                                 name=f"dlinear-class-{c}") for c in range(K)]
     for t in threads:
         t.start()
+    lockstep.start()
     for t in threads:
         t.join()
     for error in errors:
@@ -309,10 +389,10 @@ def fit_newton_together(execute, n_variables: int, counts, params, w0s,
     return results, lockstep
 
 
-def fit_one_vs_rest_together(problem, Y, C, params, w0s, n_threads=1):
+def fit_one_vs_rest_together(problem, Y, C, params, w0s, n_threads=1, on_class_done=None):
     """The one-vs-rest problems of -s 0 / -s 2 on one Problem, K = Y.shape[1] columns of
     labels (+1/-1) and per-instance C, through one KColumnLossTerm in this process
-    (its passes on n_threads threads)."""
+    (its passes on n_threads threads); on_class_done as in fit_newton_together."""
     if params.eps is None:
         params = params.resolved()
     term = KColumnLossTerm(problem, Y, C, params.bias, LOSS_OF_SOLVER[params.solver_type],
@@ -320,7 +400,7 @@ def fit_one_vs_rest_together(problem, Y, C, params, w0s, n_threads=1):
                            column_block=COLUMN_BLOCK)
     try:
         results, _ = fit_newton_together(term.execute, term.n_variables, term.counts(),
-                                         params, w0s)
+                                         params, w0s, on_class_done=on_class_done)
     finally:
         term.close()
     return results

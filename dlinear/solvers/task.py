@@ -29,6 +29,15 @@ class SharedColumns:
                 self._arrays[key] = columns_of(problem, bias)
             return self._arrays[key]
 
+    # Sent to a Dask worker (a class task that moved off its worker takes its holder
+    # along): the lock cannot travel and the arrays need not; the receiver transposes
+    # again when asked.
+    def __getstate__(self):
+        return {}
+
+    def __setstate__(self, state):
+        self.__init__()
+
 
 def columns_of(problem: Problem, bias: float):
     """X by columns (see SharedColumns.get), without sharing."""
