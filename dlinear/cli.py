@@ -79,8 +79,9 @@ TRAIN_USAGE = (
     "--partition : on a cluster, -s 1, 3, 7, 12, 13 by partitioned dual CD: each worker\n"
     "\tsolves its own rows, no copy of the data per worker (default: when the data does not fit one\n"
     "\tworker's memory); --no-partition: a copy per worker, classes in parallel\n"
-    "--partition-rule {cocoa,linesearch} : how --partition combines the workers' steps:\n"
-    "\tCoCoA+ adding (default) or block-diagonal approximation with a line search\n"
+    "--partition-rule {adaptive,linesearch,cocoa} : how --partition combines the workers'\n"
+    "\tsteps: a line search on subproblems scaled between the next two (default), the\n"
+    "\tblock-diagonal approximation with a line search, or CoCoA+ adding\n"
     "--version : print dlinear's version\n"
     "-h, --help : show this help\n"
     "Solvers available in this version: "
@@ -224,9 +225,9 @@ def parse_train_args(argv: list[str]):
                 raise UsageError(f"option --newton needs linesearch or tron, got {value!r}")
             params.newton = value
         elif arg == "--partition-rule":
-            if value not in ("cocoa", "linesearch"):
-                raise UsageError(f"option --partition-rule needs cocoa or linesearch, "
-                                 f"got {value!r}")
+            if value not in ("adaptive", "linesearch", "cocoa"):
+                raise UsageError(f"option --partition-rule needs adaptive, linesearch or "
+                                 f"cocoa, got {value!r}")
             params.partition_rule = value
         elif arg == "--max-updates":
             params.max_updates = _number(arg, value, int)
@@ -326,7 +327,7 @@ def train_main(argv=None) -> int:
                 data = with_sample_weight(data, check_weight_count(
                     weights, data.n_samples, opts["weight_file"], train_file))
             from .cluster.engine import training_mode
-            params, mode = training_mode(data, params)
+            params, mode = training_mode(data, params, solver_named="-s" in opts["given"])
             if not opts["quiet"]:
                 sys.stderr.write(f"dlinear: {mode}\n")
             return _train_and_save(data, params, opts, model_file, say)

@@ -52,7 +52,8 @@ class Params:
     # True, False (a copy of the data per worker), or None: partitioned when the data does
     # not fit one worker's memory (dlinear.cluster.engine.choose_partitioned)
     partition: Optional[bool] = None
-    partition_rule: str = "cocoa"     # "cocoa" (CoCoA+, sigma' = K) or "linesearch" (BDA)
+    # "adaptive", "linesearch" (BDA) or "cocoa" (CoCoA+); None: the solver's default
+    partition_rule: Optional[str] = None
     # warm start of -s 0, 2, 11 (LIBLINEAR's init_sol): weights shaped like Model.w,
     # (w_size, 1) or (w_size,) for a binary or regression model, (w_size, k) for k classes
     init_sol: Optional[np.ndarray] = None
@@ -65,10 +66,21 @@ class Params:
         return SOLVERS[self.solver_type]
 
     def resolved(self) -> "Params":
-        """A copy with eps filled in from the solver's default."""
-        if self.eps is not None:
-            return self
-        return replace(self, eps=SOLVERS[self.solver_type].default_eps)
+        """A copy with eps and the partitioned rule filled in from the solver's defaults."""
+        changes = {}
+        if self.eps is None:
+            changes["eps"] = SOLVERS[self.solver_type].default_eps
+        if self.partition_rule is None:
+            changes["partition_rule"] = default_partition_rule(self.solver_type)
+        return replace(self, **changes) if changes else self
+
+
+def default_partition_rule(solver_type: int) -> str:
+    """The partitioned dual CD's combination rule when none is named: "adaptive" for the
+    SVC duals -s 1 and -s 3, measured fastest (BENCHMARKS.md, "Partitioned dual CD");
+    CoCoA+ for -s 7, 12 and 13, where "adaptive" was not measured (its earlier stop under
+    the SVR rule relative to the first round left -s 12 2.7% above the optimum at -e 0.1)."""
+    return "adaptive" if solver_type in (1, 3) else "cocoa"
 
 
 def class_C(label, params: Params, C: Optional[float] = None):
@@ -147,8 +159,8 @@ def _check_cd_options(params: Params) -> None:
         raise DlinearError("max_updates < 0")
     if params.max_updates > 0 and not params.online:
         raise DlinearError("--max-updates needs --online")
-    if params.partition_rule not in ("cocoa", "linesearch"):
-        raise DlinearError(f"--partition-rule must be cocoa or linesearch, got "
+    if params.partition_rule not in (None, "adaptive", "linesearch", "cocoa"):
+        raise DlinearError(f"--partition-rule must be adaptive, linesearch or cocoa, got "
                            f"{params.partition_rule!r}")
     if params.partition and (sid not in (1, 3, 7, 12, 13) or params.cd_block != 1
                              or params.online):

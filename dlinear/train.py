@@ -437,7 +437,7 @@ def train_partitioned_in_process(problem: Problem, params: Params, n_blocks: int
                                    params.p))
     w_size = problem.n_features + (1 if params.bias >= 0 else 0)
     results = P.fit_partitioned_dual_cd(P.SimulatedBlocks(blocks), k, w_size, params,
-                                        rule or P.DEFAULT_RULE,
+                                        rule or params.partition_rule,
                                         n_passes or P.DEFAULT_LOCAL_PASSES, on_round)
 
     def primal_fitter(c):

@@ -1,15 +1,20 @@
 """Benchmarks of the partitioned dual CD (BENCHMARKS.md, "Partitioned dual CD").
 
     python scripts/bench_partitioned.py rounds --rows 20000 --plot docs/partitioned_rounds.png
-        rounds to relative duality gaps 1e-2/1e-3/1e-4 against K = 1..64 blocks, simulated
-        in one process (rounds do not need cores), both combination rules, -s 1 and -s 3
-    python scripts/bench_partitioned.py time --rows 200000 --repeat 2
-        seconds on an rcv1-shaped set: local dual CD (1 core), partitioned on 1 and 2
-        workers (both rules) to LIBLINEAR's default eps and to the gaps, and the
-        distributed Newton -s 2 (same optimum as -s 1) on 2 workers
+        rounds to relative duality gaps 1e-2/1e-3/1e-4 and to LIBLINEAR's default eps
+        against K = 1..64 blocks, simulated in one process (rounds do not need cores),
+        every combination rule, -s 1 and -s 3
+    python scripts/bench_partitioned.py time --data FILE --solver 1 --workers 2 --gaps --newton
+        seconds on an rcv1-shaped set: local dual CD (1 core), then partitioned on
+        --workers workers (both rules) to LIBLINEAR's default eps and (--gaps) to the
+        gaps, and (--newton) the distributed Newton -s 2 (same optimum as -s 1), each as
+        a ratio to the local run of the same call
 """
 import argparse
+import contextlib
+import os
 import time
+import warnings
 
 import numpy as np
 
@@ -36,13 +41,18 @@ def gap_watcher(start, record, last_gap=GAPS[-1]):
     return on_round
 
 
+RULES = ("adaptive", "cocoa", "linesearch")
+
+
 def rounds_vs_k(args):
+    """Rounds to each duality gap, and to LIBLINEAR's default eps (its projected-gradient
+    stop, as dlinear-train runs), for K = 1..64 simulated blocks."""
     from dlinear.train import train_partitioned_in_process
     problem = make_rcv1_like(args.rows, seed=1)
     ks = [1, 2, 4, 8, 16, 32, 64]
     table = {}
     for solver in (1, 3):
-        for rule in ("cocoa", "linesearch"):
+        for rule in RULES:
             for k in ks:
                 record = {}
                 params = Params(solver_type=solver, eps=1e-12, max_iter=args.max_rounds)
@@ -50,16 +60,21 @@ def rounds_vs_k(args):
                     train_partitioned_in_process(problem, params, k, rule=rule,
                                                  on_round=gap_watcher(time.perf_counter(),
                                                                       record))
-                except Reached:
+                except (Reached, Warning):
                     pass
-                except Warning:
-                    pass
-                table[solver, rule, k] = [record.get(g, (None,))[0] for g in GAPS]
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore")
+                    model = train_partitioned_in_process(
+                        problem, Params(solver_type=solver, max_iter=args.max_rounds), k,
+                        rule=rule)
+                to_eps = model.n_iter[0] if model.n_iter[0] < args.max_rounds else None
+                table[solver, rule, k] = [record.get(g, (None,))[0] for g in GAPS] + [to_eps]
                 print(solver, rule, k, table[solver, rule, k], flush=True)
+    print("\nrounds to gap 1e-2 / 1e-3 / 1e-4 / LIBLINEAR's default eps")
     print("\n| solver | rule | " + " | ".join(f"K={k}" for k in ks) + " |")
     print("| --- | --- | " + " | ".join("---" for _ in ks) + " |")
     for solver in (1, 3):
-        for rule in ("cocoa", "linesearch"):
+        for rule in RULES:
             cells = []
             for k in ks:
                 cells.append(" / ".join(str(r) if r is not None else f">{args.max_rounds}"
@@ -69,87 +84,155 @@ def rounds_vs_k(args):
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
-        fig, axes = plt.subplots(1, 2, figsize=(10, 4), sharey=True)
+        fig, axes = plt.subplots(1, 2, figsize=(11, 4.5), sharey=True)
+        targets = [f"gap {g:g}" for g in GAPS] + ["default eps"]
+        colors = ("tab:blue", "tab:orange", "tab:green", "tab:red")
         for ax, solver in zip(axes, (1, 3)):
-            for rule, style in (("cocoa", "-"), ("linesearch", "--")):
-                for g, color in zip(GAPS, ("tab:blue", "tab:orange", "tab:green")):
-                    ys = [table[solver, rule, k][GAPS.index(g)] for k in ks]
+            for rule, style in zip(RULES, ("-", ":", "--")):
+                for t, (target, color) in enumerate(zip(targets, colors)):
+                    ys = [table[solver, rule, k][t] for k in ks]
                     ys = [y if y is not None else np.nan for y in ys]
-                    ax.plot(ks, ys, style, color=color, marker="o",
-                            label=f"{rule}, gap {g:g}")
+                    ax.plot(ks, ys, style, color=color, marker="o", markersize=3,
+                            label=f"{rule}, {target}")
             ax.set_xscale("log", base=2)
             ax.set_yscale("log")
             ax.set_xlabel("K (blocks)")
             ax.set_title(f"-s {solver}, {args.rows} rcv1-like rows")
-        axes[0].set_ylabel("rounds to relative duality gap")
-        axes[1].legend(fontsize=7)
+        axes[0].set_ylabel("rounds")
+        axes[1].legend(fontsize=6, ncol=2)
         fig.tight_layout()
         fig.savefig(args.plot, dpi=100)
 
 
-def timings(args):
-    import logging
+@contextlib.contextmanager
+def timed_section(lock_path, pids=()):
+    """The shared benchmark lock and nice -10 (this process and `pids`, the workers) for
+    the timed runs only; loading data and starting workers happen before, at nice 15."""
+    if lock_path is None:
+        yield
+        return
+    import fcntl
+
+    def renice(value):       # Linux nice is per thread: every thread of each process
+        for pid in (os.getpid(), *pids):
+            for tid in os.listdir(f"/proc/{pid}/task"):
+                with contextlib.suppress(OSError):
+                    os.setpriority(os.PRIO_PROCESS, int(tid), value)
+
+    with open(lock_path, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            renice(-10)
+            print(f"(timed under {lock_path}; load {os.getloadavg()[0]:.2f})", flush=True)
+            yield
+        finally:
+            print(f"(load {os.getloadavg()[0]:.2f} at the end)", flush=True)
+            renice(15)
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def load_problem(args):
+    """The --data file (a pickled Problem when it ends in .pkl, for repeated runs), or
+    make_rcv1_like(--rows)."""
+    if args.data:
+        if args.data.endswith(".pkl"):
+            import pickle
+            with open(args.data, "rb") as f:
+                return pickle.load(f)
+        from dlinear import read_libsvm
+        return read_libsvm(args.data)
+    return make_rcv1_like(args.rows, seed=1)
+
+
+def timed_cluster_runs(args, data, solver, label, busy, report):
     import warnings
+
+    from dlinear import train
+    from dlinear.cluster import partitioned_cd as PC
+    for rule in args.rules:
+        params = Params(solver_type=solver, partition_rule=rule, max_iter=args.max_rounds)
+        busy.clear()
+        t = time.perf_counter()
+        with warnings.catch_warnings(record=True):
+            model = train(data, params, partition=True)
+        seconds = time.perf_counter() - t
+        report(f"-s {solver} partitioned, {args.workers} worker(s), {rule}, to eps "
+               f"{params.resolved().eps:g}", seconds,
+               f"{model.n_iter[0]} rounds; actors computing {busy[0]:.2f}s "
+               f"(summed over {args.workers} workers)")
+        if args.gaps:
+            record = {}
+            weighted_C = None if label is None else np.ones(2)
+            t = time.perf_counter()
+            try:
+                PC.train_partitioned(data, Params(solver_type=solver, eps=1e-12,
+                                                  max_iter=args.max_rounds).resolved(),
+                                     label, weighted_C, rule, 1,
+                                     on_round=gap_watcher(t, record))
+            except Reached:
+                pass
+            for g in GAPS:
+                if g in record:
+                    report(f"  {rule}, {args.workers} worker(s), to gap {g:g}",
+                           record[g][1], f"{record[g][0]} rounds")
+                else:
+                    print(f"  {rule}: gap {g:g} not reached in {args.max_rounds} rounds")
+    if args.newton:
+        t = time.perf_counter()
+        model = train(data, Params(solver_type=2))
+        report(f"-s 2 distributed Newton, {args.workers} worker(s)",
+               time.perf_counter() - t, f"{model.n_iter[0]} iterations")
+
+
+def timings(args):
+    """One solver, one cluster size per call (so a call holds the bench lock briefly):
+    the local single-core run first, then each rule partitioned to LIBLINEAR's default eps
+    and, with --gaps, to the relative duality gaps; with --newton the distributed -s 2.
+    Every figure is printed with its ratio to the local run of the same call."""
+    import logging
 
     import distributed
 
     from dlinear import train
     from dlinear.cluster import Dataset
-    from dlinear.cluster.partitioned_cd import train_partitioned
-    problem = make_rcv1_like(args.rows, seed=1)
-    label = np.array([1, -1])
-    results = {}
+    from dlinear.cluster import partitioned_cd as PC
+    problem = load_problem(args)
+    solver = args.solver
+    label = None if solver in (12, 13) else np.array([1, -1])
+    rows = []
 
-    def best(name, seconds, extra=""):
-        old = results.get(name)
-        if old is None or seconds < old[0]:
-            results[name] = (seconds, extra)
-        print(name, f"{seconds:.2f}s", extra, flush=True)
+    def report(name, seconds, extra=""):
+        ratio = seconds / rows[0][1] if rows else 1.0
+        rows.append((name, seconds, ratio, extra))
+        print(f"{name}: {seconds:.2f}s ({ratio:.2f}x local) {extra}", flush=True)
 
-    for _ in range(args.repeat):
-        for solver in args.solvers:
+    busy = []
+    close = PC.PartitionedBlocks.close
+
+    def recording_close(self):     # the actors' compute seconds, before they go
+        if self.actors:
+            busy.append(self.stats()[2])
+        close(self)
+
+    PC.PartitionedBlocks.close = recording_close
+    with distributed.LocalCluster(n_workers=args.workers, threads_per_worker=1,
+                                  processes=True, dashboard_address=None,
+                                  silence_logs=logging.CRITICAL) as cluster, \
+            distributed.Client(cluster) as client:
+        client.wait_for_workers(args.workers)
+        data = Dataset.from_arrays(problem, None, client, n_parts=2 * args.workers)
+        train(data, Params(solver_type=solver, max_iter=2), partition=True)   # warm up
+        train(problem, Params(solver_type=solver, max_iter=2), n_threads=1)
+        pids = list(client.run(os.getpid).values())
+        with timed_section(args.lock, pids):
             t = time.perf_counter()
             model = train(problem, Params(solver_type=solver), n_threads=1)
-            best(f"-s {solver} local 1 core", time.perf_counter() - t,
-                 f"iters {model.n_iter}")
-        for n_workers in (1, 2):
-            with distributed.LocalCluster(n_workers=n_workers, threads_per_worker=1,
-                                          processes=True, dashboard_address=None,
-                                          silence_logs=logging.CRITICAL) as cluster, \
-                    distributed.Client(cluster) as client:
-                data = Dataset.from_arrays(problem, None, client, n_parts=2 * n_workers)
-                client.wait_for_workers(n_workers)
-                train(data, Params(solver_type=1, max_iter=2), partition=True)  # warm up
-                for solver in args.solvers:
-                    for rule in ("cocoa", "linesearch"):
-                        params = Params(solver_type=solver, partition_rule=rule,
-                                        max_iter=args.max_rounds)
-                        t = time.perf_counter()
-                        with warnings.catch_warnings(record=True):
-                            model = train(data, params, partition=True)
-                        best(f"-s {solver} partitioned {n_workers} worker(s) {rule}, eps 0.1",
-                             time.perf_counter() - t, f"rounds {model.n_iter}")
-                        record = {}
-                        t = time.perf_counter()
-                        try:
-                            train_partitioned(data, Params(solver_type=solver, eps=1e-12,
-                                                           max_iter=args.max_rounds).resolved(),
-                                              label, np.ones(2), rule, 1,
-                                              on_round=gap_watcher(t, record))
-                        except Reached:
-                            pass
-                        best(f"-s {solver} partitioned {n_workers} worker(s) {rule}, gaps",
-                             record.get(1e-3, (0, np.inf))[1],
-                             "  ".join(f"gap {g:g}: {record[g][0]} rounds "
-                                       f"{record[g][1]:.2f}s" for g in GAPS if g in record))
-                if n_workers == 2:
-                    t = time.perf_counter()
-                    model = train(data, Params(solver_type=2))
-                    best("-s 2 distributed Newton 2 workers", time.perf_counter() - t,
-                         f"iters {model.n_iter}")
+            report(f"-s {solver} local dual CD, 1 core", time.perf_counter() - t,
+                   f"{model.n_iter[0]} iterations")
+            timed_cluster_runs(args, data, solver, label, busy, report)
     print()
-    for name, (seconds, extra) in results.items():
-        print(f"| {name} | {seconds:.2f} | {extra} |")
+    for name, seconds, ratio, extra in rows:
+        print(f"| {name} | {seconds:.2f} | {ratio:.2f} | {extra} |")
 
 
 def main():
@@ -157,8 +240,14 @@ def main():
     ap.add_argument("what", choices=["rounds", "time"])
     ap.add_argument("--rows", type=int, default=20000)
     ap.add_argument("--max-rounds", type=int, default=1000)
-    ap.add_argument("--repeat", type=int, default=1)
-    ap.add_argument("--solvers", type=lambda s: [int(x) for x in s.split(",")], default=[1])
+    ap.add_argument("--data", help="LIBSVM file or pickled Problem (default: make_rcv1_like)")
+    ap.add_argument("--solver", type=int, default=1)
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--rules", type=lambda s: s.split(","), default=["cocoa", "linesearch"])
+    ap.add_argument("--gaps", action="store_true", help="also time to the duality gaps")
+    ap.add_argument("--newton", action="store_true", help="also the distributed -s 2")
+    ap.add_argument("--lock", help="hold this file's lock (and nice -10) for the timed runs "
+                                   "only, e.g. /tmp/dlinear-bench.lock")
     ap.add_argument("--plot")
     args = ap.parse_args()
     rounds_vs_k(args) if args.what == "rounds" else timings(args)

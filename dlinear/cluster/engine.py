@@ -156,20 +156,31 @@ def choose_partitioned(dataset: Dataset, params: Params) -> bool:
     return limit > 0 and dataset_bytes(dataset) > COPY_MEMORY_SHARE * limit
 
 
-def training_mode(data, params: Params):
-    """(params with `partition` decided, one line saying how the cluster will train)."""
+def training_mode(data, params: Params, solver_named: bool = True):
+    """(params with `partition` decided, one line saying how the cluster will train).
+    When the user named no solver (the CLI without -s) and the default -s 1 would train
+    partitioned because the data does not fit one worker, the distributed Newton -s 2
+    trains instead: the same optimum, measured ~10x faster on 2 workers (BENCHMARKS.md,
+    "Partitioned dual CD"). An explicit -s 1 or --partition keeps the dual."""
     from dataclasses import replace
     dataset = as_dataset(data, None)
+    named = params
     params = params.resolved()
     n = len(_workers(dataset.client))
     if is_map_reduce(params):
         return params, (f"-s {params.solver_type} map-reduced over the parts on "
                         f"{n} worker(s)")
     partitioned = choose_partitioned(dataset, params)
+    if (partitioned and not solver_named and named.partition is None
+            and params.solver_type == 1):
+        primal, _ = training_mode(data, replace(named, solver_type=2))
+        return primal, ("-s 2 (the primal of the default -s 1: the same model) map-reduced "
+                        f"over the parts on {n} worker(s): the data does not fit one "
+                        "worker, where -s 1 would train partitioned dual CD, ~10x slower")
     params = replace(params, partition=partitioned)
     if partitioned:
         return params, (f"-s {params.solver_type} partitioned: dual CD on each worker's own "
-                        f"rows ({n} worker(s), rule {params.partition_rule})")
+                        f"rows ({n} worker(s), rule {params.resolved().partition_rule})")
     return params, (f"-s {params.solver_type} on a copy of the data per worker "
                     f"({n} worker(s))")
 
@@ -191,7 +202,8 @@ def _train_partitioned(dataset: Dataset, params: Params, emit) -> Model:
     else:
         label = order_labels(dataset.class_labels_by_first_appearance())
         weighted_C = weighted_class_C(label, params, emit)
-    results = train_partitioned(dataset, params, label, weighted_C, params.partition_rule,
+    results = train_partitioned(dataset, params, label, weighted_C,
+                                params.resolved().partition_rule,
                                 PARTITION_LOCAL_PASSES)
     placement = []
 

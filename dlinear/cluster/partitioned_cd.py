@@ -149,16 +149,20 @@ class PartitionedBlocks(TreeLossTerm):
     def w_of_alpha(self):
         return self._round("w_of_alpha")
 
-    def round(self, W, classes, applied, sigma, n_passes, inner_eps=None):
+    def round(self, W, classes, applied, sigma, n_passes, inner_eps=None, bounds=None,
+              full_stats=True):
         W = np.ascontiguousarray(W, dtype=np.float64)
         inner_eps = np.zeros(len(applied)) if inner_eps is None else np.asarray(inner_eps,
                                                                                  dtype=float)
         applied = np.array(applied, dtype=np.float64)
         classes = np.asarray(classes, dtype=np.int64)
+        bounds = (np.tile([np.inf, -np.inf], (len(classes), 1)) if bounds is None
+                  else np.array(bounds, dtype=np.float64))
         self._round_args = (W, classes, applied)
         try:
-            return self._round("round", W, classes, applied, float(sigma), int(n_passes),
-                               inner_eps)
+            return self._round("round", W, classes, applied,
+                               np.asarray(sigma, dtype=np.float64), int(n_passes),
+                               inner_eps, bounds, bool(full_stats))
         finally:
             self._round_args = None
 

@@ -29,7 +29,7 @@ from .dual_cd_lr import one_variable_newton
 from .dual_cd_svr import one_variable_step as svr_step
 from .dual_cd_svr import violation as svr_violation
 from .rng import shuffle_prefix
-from .sparse_ops import row_axpy, row_dot, row_sq_norm
+from .sparse_ops import row_axpy, row_dot, row_dot2, row_sq_norm
 
 INF = np.inf
 
@@ -37,9 +37,10 @@ INF = np.inf
 # solvers.partitioned_dual_cd.combine_stats: PG_MAX is a max, PG_MIN a min, the rest sums.
 # VIOLATION is SVR's stopping measure (the 1-norm of the minimum-norm sub-gradient);
 # for -s 7, PG_MAX is the largest |gradient| and INNER_STEPS counts Newton steps.
+# ACTIVE and ROWS (-s 1, 3) count the rows left active by shrinking and all rows with C_i > 0.
 (PG_MAX, PG_MIN, DUAL_PART, PRIMAL_LOSS, STEP_LINEAR, STEP_QUADRATIC, VIOLATION,
- INNER_STEPS) = range(8)
-N_STATS = 8
+ INNER_STEPS, ACTIVE, ROWS) = range(10)
+N_STATS = 10
 
 
 @njit(cache=True, nogil=True)
@@ -52,70 +53,125 @@ def squared_norms(indptr, data, bias):
     return out
 
 
+# Per-row constants of the SVC block kernel packed in one 32-byte record (y_i, C_i,
+# ||x_i||^2, and the round's margin y_i x_i.w): rows visited in random order then cost one
+# cache miss for them instead of four, as in dual_cd_svc.
+REC_Y, REC_C, REC_SQ, REC_MARGIN = range(4)
+
+
+def svc_records(y, C, sq_norm):
+    """The (rows, 4) records block_round_svc reads (REC_Y...)."""
+    rec = np.zeros((len(y), 4))
+    rec[:, REC_Y] = y
+    rec[:, REC_C] = C
+    rec[:, REC_SQ] = sq_norm
+    return rec
+
+
 @njit(cache=True, nogil=True)
-def block_round_svc(indptr, indices, data, n_features, bias, y, C, sq_norm, l2_loss,
-                    alpha, w, sigma, n_passes, state, step, dw, stats):
+def block_round_svc(indptr, indices, data, n_features, bias, rec, l2_loss, alpha, w, sigma,
+                    n_passes, state, step, dw, stats, index, n_active, pg_max_old,
+                    pg_min_old, full_stats):
     """`n_passes` random-order passes of one-variable CD on the block subproblem at the
-    current global `w` (read only) and this block's `alpha` (read only). Writes the step
-    into `step` (d, zeroed first), adds sum_i d_i y_i x_i into `dw` (which may already hold
-    other parts' steps of the same block: the block is one subproblem), and fills or
-    combines `stats` (see PG_MAX...): PG bounds, sum (D_ii alpha_i^2 / 2 - alpha_i), the
-    primal loss sum C_i xi(y_i x_i.w) at the round's start, and the line search's scalars
-    sum (D_ii alpha_i - 1) d_i and sum D_ii d_i^2. Rows with C_i <= 0 take no part."""
+    current global `w` (read only) and this block's `alpha` (read only), over the rows
+    index[:n_active] (`index` holds this part's rows with C_i > 0 and persists across
+    rounds; `rec` their svc_records). Writes the step into `step` (d, zeroed first), adds
+    sum_i d_i y_i x_i into `dw` (which may already hold other parts' steps of the same
+    block: the block is one subproblem), and fills or combines `stats` (see PG_MAX...):
+    PG bounds, sum (D_ii alpha_i^2 / 2 - alpha_i), the primal loss sum C_i xi(y_i x_i.w)
+    at the round's start, the line search's scalars sum (D_ii alpha_i - 1) d_i and
+    sum D_ii d_i^2, and the active and eligible row counts.
+
+    Shrinking (Hsieh et al. 2008, Sec. 3.2) with the *global* bounds of the previous
+    round: a row at a bound whose gradient at the round's start lies beyond
+    pg_max_old / pg_min_old leaves the active prefix of `index` (LIBLINEAR's test, on the
+    exact gradient of the whole dual at this round's alpha). Both bounds infinite (the
+    first round, or the driver confirming convergence) make every row active again.
+    Shrunk rows add nothing to PRIMAL_LOSS unless `full_stats` (one dot product each).
+    Returns the new number of active rows."""
     l = len(indptr) - 1
-    index = np.empty(l, dtype=np.int64)
-    n = 0
-    for i in range(l):
+    n_all = len(index)
+    n = n_active
+    if pg_max_old == INF and pg_min_old == -INF:
+        n = n_all
+    for i in range(l):            # the dual part of the objective needs every row
         step[i] = 0.0
-        if C[i] > 0.0:
-            index[n] = i
-            n += 1
-    margin = np.empty(l)          # y_i x_i.w, fixed during the round
+        a0 = alpha[i]
+        Ci = rec[i, REC_C]
+        if a0 != 0.0 and Ci > 0.0:
+            Di = 0.5 / Ci if l2_loss else 0.0
+            stats[DUAL_PART] += a0 * (0.5 * Di * a0 - 1.0)
     for p in range(n_passes):
         shuffle_prefix(state, index, n)
-        for s in range(n):
+        s = 0
+        while s < n:
             i = index[s]
-            yi = y[i]
+            yi = rec[i, REC_Y]
+            Ci = rec[i, REC_C]
             if l2_loss:
-                Di = 0.5 / C[i]
+                Di = 0.5 / Ci
                 Ui = INF
             else:
                 Di = 0.0
-                Ui = C[i]
+                Ui = Ci
             a0 = alpha[i]
             if p == 0:
-                m = yi * row_dot(w, indptr, indices, data, i, n_features, bias)
-                margin[i] = m
+                # the round's w and this block's step so far, in one walk over the row
+                m, v = row_dot2(w, dw, indptr, indices, data, i, n_features, bias)
+                m *= yi
                 G0 = m - 1.0 + Di * a0
                 PG = G0
                 if a0 == 0.0:
+                    if G0 > pg_max_old:
+                        n -= 1
+                        index[s], index[n] = index[n], index[s]
+                        continue
                     PG = min(G0, 0.0)
                 elif a0 >= Ui:
+                    if G0 < pg_min_old:
+                        n -= 1
+                        index[s], index[n] = index[n], index[s]
+                        continue
                     PG = max(G0, 0.0)
+                rec[i, REC_MARGIN] = m
                 if PG > stats[PG_MAX]:
                     stats[PG_MAX] = PG
                 if PG < stats[PG_MIN]:
                     stats[PG_MIN] = PG
-                stats[DUAL_PART] += a0 * (0.5 * Di * a0 - 1.0)
                 hinge = 1.0 - m
                 if hinge > 0.0:
-                    stats[PRIMAL_LOSS] += C[i] * (hinge * hinge if l2_loss else hinge)
-            a = a0 + step[i]
-            G = (margin[i] + sigma * yi * row_dot(dw, indptr, indices, data, i, n_features,
-                                                  bias) - 1.0 + Di * a)
+                    stats[PRIMAL_LOSS] += Ci * (hinge * hinge if l2_loss else hinge)
+                a = a0
+                G = m + sigma * yi * v - 1.0 + Di * a
+            else:
+                a = a0 + step[i]
+                G = (rec[i, REC_MARGIN] + sigma * yi * row_dot(dw, indptr, indices, data, i,
+                                                               n_features, bias)
+                     - 1.0 + Di * a)
+            s += 1
             if (a == 0.0 and G >= 0.0) or (a >= Ui and G <= 0.0) or abs(G) <= 1.0e-12:
                 continue
-            new = one_variable_step(a, G, sigma * sq_norm[i] + Di, Ui)
+            new = one_variable_step(a, G, sigma * rec[i, REC_SQ] + Di, Ui)
             if new != a:
                 step[i] = new - a0
                 row_axpy((new - a) * yi, indptr, indices, data, i, dw, n_features, bias)
+    if full_stats:
+        for s in range(n, n_all):
+            i = index[s]
+            hinge = 1.0 - rec[i, REC_Y] * row_dot(w, indptr, indices, data, i, n_features,
+                                                  bias)
+            if hinge > 0.0:
+                stats[PRIMAL_LOSS] += rec[i, REC_C] * (hinge * hinge if l2_loss else hinge)
     for s in range(n):
         i = index[s]
         d = step[i]
         if d != 0.0:
-            Di = 0.5 / C[i] if l2_loss else 0.0
+            Di = 0.5 / rec[i, REC_C] if l2_loss else 0.0
             stats[STEP_LINEAR] += (Di * alpha[i] - 1.0) * d
             stats[STEP_QUADRATIC] += Di * d * d
+    stats[ACTIVE] += n
+    stats[ROWS] += n_all
+    return n
 
 
 @njit(cache=True, nogil=True)

@@ -22,6 +22,22 @@ def row_dot(w, indptr, indices, data, i, n_features, bias):
 
 
 @njit(cache=True, nogil=True, inline="always")
+def row_dot2(u, v, indptr, indices, data, i, n_features, bias):
+    """(x_i.u, x_i.v) in one walk over row i: its indices and values are read once."""
+    su = 0.0
+    sv = 0.0
+    for k in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
+        j = np.uint64(indices[k])
+        x = data[k]
+        su += u[j] * x
+        sv += v[j] * x
+    if bias >= 0:
+        su += u[n_features] * bias
+        sv += v[n_features] * bias
+    return su, sv
+
+
+@njit(cache=True, nogil=True, inline="always")
 def row_axpy(a, indptr, indices, data, i, w, n_features, bias):
     """w += a * x_i"""
     for k in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):

@@ -12,6 +12,15 @@ class) and six scalars per class go back. The driver combines them:
   the exact minimiser eta in (0, 1] of the dual along the combined step. The SVC dual is
   quadratic, so eta needs only w.dw, dw.dw (on the driver) and two reduced sums; the SVR
   dual's p |beta| is bounded by its chord along the step, and eta minimises that bound.
+- "adaptive" (the default of -s 1 and -s 3, params.default_partition_rule): that line search, on subproblems whose scaling sigma' moves
+  between 1 (Lee & Chang's) and K (CoCoA+'s safe value) from round to round, so that the
+  line search's unclipped optimum stays near ADAPTIVE_TARGET, just above 1:
+  sigma' <- sigma' * ADAPTIVE_TARGET / optimum. With sigma' = 1 the optimum is often
+  below 1, and eta < 1 leaves a dual variable whose local step reached a bound short of
+  it (its projected gradient then keeps LIBLINEAR's stopping test failing for hundreds
+  of rounds); with sigma' = K every step is cut K-fold. Measured in BENCHMARKS.md: far
+  fewer rounds than either to LIBLINEAR's eps. The line search keeps every round a
+  descent step whatever sigma' is.
 
 Stopping rule: LIBLINEAR's own. The first local pass visits each row once before moving
 it, so it gives every row's projected gradient of the *global* dual at the round's alpha;
@@ -36,17 +45,18 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..kernels.block_dual_cd import (DUAL_PART, N_STATS, PG_MAX, PG_MIN, PRIMAL_LOSS,
-                                     STEP_LINEAR, STEP_QUADRATIC, VIOLATION, INNER_STEPS,
-                                     block_round_lr, block_round_svc, block_round_svr,
-                                     squared_norms)
+from ..kernels.block_dual_cd import (ACTIVE, DUAL_PART, N_STATS, PG_MAX, PG_MIN,
+                                     PRIMAL_LOSS, ROWS, STEP_LINEAR, STEP_QUADRATIC,
+                                     VIOLATION, INNER_STEPS, block_round_lr,
+                                     block_round_svc, block_round_svr, squared_norms,
+                                     svc_records)
 from ..kernels.dual_cd_lr import INNER_EPS_FLOOR, INNER_EPS_START
 from ..kernels.dual_cd_svc import end_of_sweep
 from ..kernels.rng import seed_state
 from . import FitResult
 
-RULES = ("linesearch", "cocoa")
-DEFAULT_RULE = "cocoa"     # fewer rounds here: see BENCHMARKS.md
+RULES = ("adaptive", "linesearch", "cocoa")
+ADAPTIVE_TARGET = 1.2         # the line-search optimum "adaptive" steers sigma' towards
 DEFAULT_LOCAL_PASSES = 1
 PARTITIONED_SOLVERS = (1, 3, 7, 12, 13)
 REGRESSION_SOLVERS = (12, 13)
@@ -101,6 +111,15 @@ class BlockState:
             self.rest = [self.C[c] - self.alpha[c] for c in range(self.k)]
         self.step = [np.zeros(l) for _ in range(self.k)]
         self.rng = [seed_state(int(s)) for s in seeds]
+        # -s 1, 3 shrink: per class and part, the rows with C_i > 0 (local numbering) in
+        # an order whose prefix of n_active[c][part] rows is the active set
+        self.index = [[np.flatnonzero(self.C[c][s:e] > 0) for s, e in
+                       zip(self.starts[:-1], self.starts[1:])] for c in range(self.k)]
+        self.n_active = [[len(ix) for ix in self.index[c]] for c in range(self.k)]
+        self.records = ([[svc_records(self.Y[c][s:e], self.C[c][s:e], sq) for sq, s, e in
+                          zip(self.sq_norms, self.starts[:-1], self.starts[1:])]
+                         for c in range(self.k)]
+                        if not (self.logistic or self.regression) else None)
 
     @property
     def n_rows(self) -> int:
@@ -124,16 +143,25 @@ class BlockState:
                     np.maximum(a, 0.0, out=a)
             self.step[c][:] = 0.0
 
-    def round(self, W, classes, applied, sigma, n_passes, inner_eps=None):
+    def round(self, W, classes, applied, sigma, n_passes, inner_eps=None, bounds=None,
+              full_stats=True):
         """(dW, stats) of this block: W is (len(classes), w_size), the current w of each
-        class in `classes`; inner_eps (per class) the -s 7 Newton tolerance."""
+        class in `classes`; sigma the subproblems' scaling sigma' (one, or one per class);
+        inner_eps (per class) the -s 7 Newton tolerance; bounds
+        (len(classes), 2) the global (PGmax, PGmin) of the last round that -s 1 and -s 3
+        shrink by (None or both infinite: no shrinking, every row active); full_stats:
+        the primal loss over shrunk rows too (for the duality gap of every round)."""
         self.apply(applied)
         dW = np.zeros_like(W)
         stats = empty_stats(len(classes))
+        sigmas = np.broadcast_to(np.asarray(sigma, dtype=np.float64), (len(classes),))
         for j, c in enumerate(classes):
             w = np.ascontiguousarray(W[j])
-            for part, sq, s, e in zip(self.parts, self.sq_norms, self.starts[:-1],
-                                      self.starts[1:]):
+            sigma = float(sigmas[j])
+            pg_max_old, pg_min_old = ((np.inf, -np.inf) if bounds is None
+                                      else (float(bounds[j][0]), float(bounds[j][1])))
+            for b, (part, sq, s, e) in enumerate(zip(self.parts, self.sq_norms,
+                                                     self.starts[:-1], self.starts[1:])):
                 if self.logistic:
                     block_round_lr(part.indptr, part.indices, part.data, self.n_features,
                                    self.bias, self.Y[c][s:e], self.C[c][s:e], sq,
@@ -147,11 +175,12 @@ class BlockState:
                                     float(sigma), int(n_passes), self.rng[c],
                                     self.step[c][s:e], dW[j], stats[j])
                 else:
-                    block_round_svc(part.indptr, part.indices, part.data, self.n_features,
-                                    self.bias, self.Y[c][s:e], self.C[c][s:e], sq,
-                                    self.l2_loss, self.alpha[c][s:e], w, float(sigma),
-                                    int(n_passes), self.rng[c], self.step[c][s:e], dW[j],
-                                    stats[j])
+                    self.n_active[c][b] = block_round_svc(
+                        part.indptr, part.indices, part.data, self.n_features, self.bias,
+                        self.records[c][b], self.l2_loss, self.alpha[c][s:e], w, sigma,
+                        int(n_passes), self.rng[c],
+                        self.step[c][s:e], dW[j], stats[j], self.index[c][b],
+                        self.n_active[c][b], pg_max_old, pg_min_old, bool(full_stats))
         return dW, stats
 
     def w_of_alpha(self):
@@ -178,10 +207,11 @@ class SimulatedBlocks:
         self.blocks = list(blocks)
         self.n_blocks = len(self.blocks)
 
-    def round(self, W, classes, applied, sigma, n_passes, inner_eps=None):
+    def round(self, W, classes, applied, sigma, n_passes, inner_eps=None, bounds=None,
+              full_stats=True):
         total = None
         for b in self.blocks:
-            r = b.round(W, classes, applied, sigma, n_passes, inner_eps)
+            r = b.round(W, classes, applied, sigma, n_passes, inner_eps, bounds, full_stats)
             total = r if total is None else combine_rounds(total, r)
         return total
 
@@ -195,21 +225,37 @@ class SimulatedBlocks:
         pass
 
 
-def step_size(rule, w, dw, stats_row) -> float:
-    """eta of the combined step: 1 for CoCoA+; for the line-search rule the minimiser in
-    (0, 1] of the quadratic dual along the step, or 0 when it does not descend."""
-    if rule == "cocoa":
-        return 1.0
+def line_search_optimum(w, dw, stats_row) -> float:
+    """The minimiser eta >= 0 of the (quadratic, or chord-bounded) dual along the combined
+    step: 0 when it does not descend, inf when the dual is linear along it."""
     slope = float(w @ dw) + stats_row[STEP_LINEAR]
     curvature = float(dw @ dw) + stats_row[STEP_QUADRATIC]
     if slope >= 0.0:
         return 0.0
     if curvature <= 0.0:
+        return np.inf
+    return -slope / curvature
+
+
+def step_size(rule, optimum, sigma, n_blocks) -> float:
+    """eta of the combined step: 1 for CoCoA+, and for "adaptive" once sigma' has reached
+    CoCoA+'s safe K (with one block: plain serial CD, whose full sweep a line search
+    would cut short of the bounds it reached); else the line search's, clipped to 1 (the
+    largest step every block's variables stay feasible at)."""
+    if rule == "cocoa" or (rule == "adaptive" and sigma >= n_blocks):
         return 1.0
-    return min(1.0, -slope / curvature)
+    return min(1.0, optimum)
 
 
-def fit_partitioned_dual_cd(blocks, n_problems, w_size, params, rule=DEFAULT_RULE,
+def next_sigma(sigma, optimum, n_blocks) -> float:
+    """The "adaptive" rule's sigma' for the next round (see the module text): a step that
+    overshot (optimum < 1) raises it, a timid one lowers it, within [1, K]."""
+    if optimum <= 0.0:
+        return float(n_blocks)
+    return min(float(n_blocks), max(1.0, sigma * ADAPTIVE_TARGET / optimum))
+
+
+def fit_partitioned_dual_cd(blocks, n_problems, w_size, params, rule="adaptive",
                             n_passes=DEFAULT_LOCAL_PASSES, on_round=None):
     """Runs the rounds for `n_problems` binary problems at once on `blocks`; returns one
     FitResult per problem (w, rounds as n_iter, hit_max_iter at params.max_iter rounds).
@@ -232,24 +278,30 @@ def fit_partitioned_dual_cd(blocks, n_problems, w_size, params, rule=DEFAULT_RUL
         few_inner_steps = blocks.rows() // 10
     dual = np.zeros(n_problems)
     gaps = np.full(n_problems, np.nan)
+    # LIBLINEAR's shrinking thresholds, global: the last round's reduced PG bounds
+    bounds = np.tile([np.inf, -np.inf], (n_problems, 1))
+    full_stats = on_round is not None
+    sigma = np.full(n_problems, float(blocks.n_blocks) if rule == "cocoa" else 1.0)
     for r in range(int(params.max_iter)):
         classes = np.flatnonzero(active)
         if len(classes) == 0:
             break
-        sigma = float(blocks.n_blocks) if rule == "cocoa" else 1.0
-        dW, stats = blocks.round(W[classes], classes, applied, sigma, n_passes, inner_eps)
+        dW, stats = blocks.round(W[classes], classes, applied, sigma[classes], n_passes,
+                                 inner_eps, bounds[classes], full_stats)
         applied[:] = 0.0
         restarted = getattr(blocks, "restarted_w", None)
         if restarted is not None:        # a block was lost: w(alpha) of the new start
             W[:] = restarted
             blocks.restarted_w = None
+            bounds[:] = (np.inf, -np.inf)       # the new actors start unshrunk
             active[:] = True
         for j, c in enumerate(classes):
             st = stats[j]
             half_ww = 0.5 * float(W[c] @ W[c])
             dual[c] = half_ww + st[DUAL_PART]
             primal = half_ww + st[PRIMAL_LOSS]
-            gaps[c] = (primal + dual[c]) / primal if primal > 0 else 0.0
+            if full_stats or st[ACTIVE] == st[ROWS]:    # shrunk rows' losses are missing
+                gaps[c] = (primal + dual[c]) / primal if primal > 0 else 0.0
             if on_round is not None:
                 on_round(r, int(c), primal, dual[c])
             # as LIBLINEAR, whose last sweep (the one whose gradients met eps) keeps its
@@ -265,8 +317,15 @@ def fit_partitioned_dual_cd(blocks, n_problems, w_size, params, rule=DEFAULT_RUL
             else:
                 pg_max = st[PG_MAX] if np.isfinite(st[PG_MAX]) else 0.0
                 pg_min = st[PG_MIN] if np.isfinite(st[PG_MIN]) else 0.0
-                active[c] = not end_of_sweep(pg_max, pg_min, eps, 0, 0)[0]
-            eta = step_size(rule, W[c], dW[j], st)
+                # converged on a shrunk set: the next round (bounds infinite) sweeps all
+                # rows, and only a full round may stop, as LIBLINEAR confirms
+                stop, _, bounds[c, 0], bounds[c, 1] = end_of_sweep(
+                    pg_max, pg_min, eps, int(st[ACTIVE]), int(st[ROWS]))
+                active[c] = not stop
+            optimum = line_search_optimum(W[c], dW[j], st)
+            eta = step_size(rule, optimum, sigma[c], blocks.n_blocks)
+            if rule == "adaptive":
+                sigma[c] = next_sigma(sigma[c], optimum, blocks.n_blocks)
             W[c] += eta * dW[j]
             applied[c] = eta
             rounds[c] += 1
