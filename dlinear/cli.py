@@ -74,6 +74,8 @@ TRAIN_USAGE = (
     "--newton {linesearch,tron} : -s 0, 2, 11 by line-search (default) or trust-region Newton\n"
     "--multinomial : -s 0: multinomial (softmax) logistic regression instead of one-vs-rest;\n"
     "\tthe model file says L2R_LR_MULTINOMIAL, which LIBLINEAR's predict refuses\n"
+    "--l1-ratio r : -s 6: elastic net, min r*|w|_1 + (1-r)/2*|w|_2^2 + C*sum loss, 0 <= r <= 1\n"
+    "\t(default 1: LIBLINEAR's L1; 0: pure L2, by the same newGLMNET; the model file is -s 6's)\n"
     "--partition : on a cluster, -s 1, 3, 7, 12, 13 by partitioned dual CD: each worker\n"
     "\tsolves its own rows, no copy of the data per worker (default: when the data does not fit one\n"
     "\tworker's memory); --no-partition: a copy per worker, classes in parallel\n"
@@ -229,6 +231,8 @@ def parse_train_args(argv: list[str]):
             params.partition_rule = value
         elif arg == "--max-updates":
             params.max_updates = _number(arg, value, int)
+        elif arg == "--l1-ratio":
+            params.l1_ratio = _number(arg, value)
         else:
             raise UsageError(f"unknown option: {arg}")
         i += 2

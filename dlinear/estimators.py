@@ -686,6 +686,7 @@ class LogisticProblem:
     solver_type: int
     multinomial: bool = False
     unpenalized_intercept: bool = False
+    l1_ratio: float | None = None         # -s 6's elastic net (Params.l1_ratio)
 
 
 def resolved_penalty(penalty, l1_ratio, C):
@@ -792,11 +793,27 @@ def logistic_problem(solver, penalty, dual, multi_class, n_classes, n_samples, n
 
 
 def _elasticnet_problem(solver, l1_ratio, multi_class, n_classes) -> LogisticProblem:
-    """The elastic-net penalty (penalty="elasticnet", or 0 < l1_ratio < 1): not in this
-    version of dlinear, so scikit-learn's error type with the nearest supported choices."""
-    raise ValueError(f"the elastic-net penalty (l1_ratio={l1_ratio}) is not available in "
-                     "this version of dlinear: the nearest supported choices are l1_ratio=1 "
-                     "(L1) and l1_ratio=0 (L2)")
+    """The elastic net (penalty="elasticnet", or 0 < l1_ratio < 1): -s 6's newGLMNET with
+    l1_ratio ||w||_1 + (1 - l1_ratio)/2 ||w||^2 + C sum loss (Params.l1_ratio). "saga"
+    is scikit-learn's problem: the intercept unpenalized (-B 1 -R), binary, or one-vs-rest
+    with multi_class="ovr" (for three or more classes saga fits the multinomial loss,
+    which dlinear has no elastic-net solver for). None or 6 is LIBLINEAR's way: one-vs-rest,
+    the intercept a penalized feature. (logistic_problem has already raised scikit-learn's
+    errors for the other solver names and for dual=True with them.)"""
+    if l1_ratio is None:
+        raise ValueError("l1_ratio must be specified when penalty is elasticnet.")
+    if solver == "saga":
+        if n_classes is not None and n_classes > 2 and multi_class != "ovr":
+            raise ValueError(f"solver='saga' with the elastic net on {n_classes} classes is "
+                             "the elastic-net multinomial model, which dlinear has no solver "
+                             "for: multi_class='ovr' trains it one-vs-rest (-s 6)")
+        return LogisticProblem(6, unpenalized_intercept=True, l1_ratio=float(l1_ratio))
+    if solver not in (None, 6):
+        raise ValueError(f"the elastic net is solved by -s 6 (newGLMNET) only; got "
+                         f"solver={solver!r}: use solver='saga', None or 6")
+    if multi_class == "multinomial":
+        raise ValueError("dlinear has no multinomial elastic net: use multi_class='ovr'")
+    return LogisticProblem(6, l1_ratio=float(l1_ratio))
 
 
 class LogisticRegression(_LiblinearClassifier):
@@ -873,6 +890,7 @@ class LogisticRegression(_LiblinearClassifier):
         problem = self._problem(n_samples, n_features, len(classes))
         params = self._params(problem.solver_type)
         params.multinomial = problem.multinomial
+        params.l1_ratio = problem.l1_ratio
         if problem.unpenalized_intercept and self.fit_intercept:
             params.bias = 1.0       # -R needs -B 1; an unpenalized intercept has no scale
             params.regularize_bias = False

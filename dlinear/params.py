@@ -57,6 +57,9 @@ class Params:
     # warm start of -s 0, 2, 11 (LIBLINEAR's init_sol): weights shaped like Model.w,
     # (w_size, 1) or (w_size,) for a binary or regression model, (w_size, k) for k classes
     init_sol: Optional[np.ndarray] = None
+    # -s 6 only: the elastic net rho ||w||_1 + (1 - rho)/2 ||w||^2 + C sum loss (dlinear;
+    # `--l1-ratio`); None is the solver's own penalty (-s 6: rho = 1, LIBLINEAR's L1)
+    l1_ratio: Optional[float] = None
 
     @property
     def spec(self):
@@ -130,6 +133,7 @@ def check_parameter(params: Params) -> None:
     _check_cd_options(params)
     if params.multinomial and params.solver_type != 0:
         raise DlinearError("--multinomial is only for -s 0 (logistic regression)")
+    _check_l1_ratio(params)
     if not spec.available:
         raise DlinearError(f"solver -s {spec.id} ({spec.name}) is not available in this "
                            f"version of dlinear; available: "
@@ -164,3 +168,15 @@ def _check_cd_options(params: Params) -> None:
                            "(one-variable, not --online) only")
     if params.newton not in ("linesearch", "tron"):
         raise DlinearError(f"--newton must be linesearch or tron, got {params.newton!r}")
+
+
+def _check_l1_ratio(params: Params) -> None:
+    """--l1-ratio: the elastic net of -s 6, a number in [0, 1]."""
+    ratio = params.l1_ratio
+    if ratio is None:
+        return
+    if params.solver_type != 6:
+        raise DlinearError("--l1-ratio (elastic net) is only for -s 6 (L1R_LR)")
+    if isinstance(ratio, bool) or not isinstance(ratio, (int, float, np.integer, np.floating)) \
+            or not 0.0 <= ratio <= 1.0:
+        raise DlinearError(f"l1_ratio < 0 or l1_ratio > 1 (got {ratio!r})")

@@ -66,6 +66,11 @@ def training_cases(binary, multi, regression, weighted):
         cases.append((f"-s {s} regression", regression, Params(solver_type=s, p=0.05, bias=1.0)))
     cases.append(("-s 21", binary, Params(solver_type=21, nu=0.3)))
     cases.append(("-s 21 weights", weighted, Params(solver_type=21, nu=0.2)))
+    for ratio in (0.0, 0.5):                          # -s 6's elastic net (--l1-ratio)
+        cases.append((f"-s 6 --l1-ratio {ratio} -B 1 -R", binary,
+                      Params(solver_type=6, l1_ratio=ratio, bias=1.0, regularize_bias=False)))
+        cases.append((f"-s 6 --l1-ratio {ratio} 3 classes", multi,
+                      Params(solver_type=6, l1_ratio=ratio)))
     for s in (0, 2, 5, 6, 11):
         data = regression if s == 11 else binary
         cases.append((f"-s {s} -B 1 -R", data, Params(solver_type=s, bias=1.0,

@@ -29,6 +29,7 @@ PARITY_FILES = [
     "tests/test_dual_cd_parity.py",
     "tests/test_cd_solvers.py",
     "tests/test_other_solvers.py",
+    "tests/test_elasticnet.py",
     "tests/test_weights.py",
     "tests/test_estimators.py",
     "tests/test_sklearn_dropin.py",

@@ -80,6 +80,18 @@ def test_cluster_model_equals_local_model(client, multiclass_file, solver, bias)
                                   local.w)
 
 
+def test_elastic_net_ratio_reaches_the_workers(client, multiclass_file):
+    """-s 6 trains on a copy of the data per worker: its elastic-net ratio (--l1-ratio)
+    travels with the parameters, and the model is the in-process one, bit for bit."""
+    params = Params(solver_type=6, l1_ratio=0.25, bias=1.0, regularize_bias=False, eps=1e-3)
+    local = train(read_libsvm(multiclass_file), params)
+    on_cluster = train(Dataset.from_libsvm(multiclass_file, client), params)
+    np.testing.assert_array_equal(on_cluster.w, local.w)
+    l1 = train(read_libsvm(multiclass_file), Params(solver_type=6, bias=1.0,
+                                                    regularize_bias=False, eps=1e-3))
+    assert not np.array_equal(local.w, l1.w)
+
+
 def _count_transposes_on_worker():
     """Wraps this worker's columns_of (the transposition of X) to count its calls."""
     import dlinear.solvers.task as task

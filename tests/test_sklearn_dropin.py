@@ -69,7 +69,9 @@ def row_weights(classes, y, class_weight, sample_weight):
 # ------------------------------------------------------------------ objectives
 
 def penalty_value(W, kind):
-    return float(np.abs(W).sum()) if kind == "l1" else 0.5 * float((W * W).sum())
+    """kind "l1", "l2", or the elastic net's l1_ratio r: r |W|_1 + (1 - r)/2 |W|^2."""
+    r = {"l1": 1.0, "l2": 0.0}.get(kind, kind)
+    return r * float(np.abs(W).sum()) + (1.0 - r) * 0.5 * float((W * W).sum())
 
 
 def logistic_objective(est, X, y, C, penalty, intercept_penalized, weights):
@@ -154,6 +156,9 @@ LOGISTIC_GRID += [
     dict(solver="lbfgs", C=np.inf, n_classes=3),
     dict(solver="liblinear", C=np.inf, n_classes=2),
     dict(solver="saga", l1_ratio=0.5, n_classes=2),                  # elastic net
+    dict(solver="saga", l1_ratio=0.3, fit_intercept=False, sample_weight=True, n_classes=2),
+    dict(solver="saga", penalty="elasticnet", l1_ratio=0.7, n_classes=2),
+    dict(solver="saga", l1_ratio=0.5, n_classes=3),      # saga's: multinomial, refused
     dict(solver="lbfgs", l1_ratio=0.5, n_classes=2),
     dict(solver="saga", penalty="elasticnet", l1_ratio=None, n_classes=2),
     dict(solver="liblinear", dual=True, intercept_scaling=3.0, C=0.3, n_classes=2),
@@ -167,7 +172,7 @@ LOGISTIC_GRID += [
 # where scikit-learn fits and dlinear has no solver: the ValueError names the way out
 DLINEAR_REFUSES = {
     "unpenalized": "use a large one, e.g. C=1e6",
-    "elasticnet": "l1_ratio=1 (L1) and l1_ratio=0 (L2)",
+    "elasticnet multinomial": "multi_class='ovr' trains it one-vs-rest",
     "l1 multinomial": "multi_class='ovr' trains one-vs-rest L1",
 }
 
@@ -225,9 +230,9 @@ def refusal(case, k):
         return None                 # scikit-learn's error: only liblinear has a dual
     if solver != "liblinear" and (C == np.inf or ("penalty" in case and penalty is None)):
         return "unpenalized"
-    if solver == "saga" and ratio is not None and (
+    if solver == "saga" and k > 2 and ratio is not None and (
             penalty == "elasticnet" or (penalty == "deprecated" and ratio not in (0, 1))):
-        return "elasticnet"
+        return "elasticnet multinomial"
     if solver == "saga" and k > 2 and (penalty == "l1" or (penalty == "deprecated"
                                                            and ratio == 1)):
         return "l1 multinomial"
@@ -253,8 +258,11 @@ def test_logistic_regression_grid(case):
     if fitted is None:
         return
     ours, sk = fitted
-    penalty = {0.0: "l2", 1.0: "l1"}[params.get("l1_ratio", 0.0)] \
+    ratio = params.get("l1_ratio", 0.0)
+    penalty = {0.0: "l2", 1.0: "l1"}.get(ratio, ratio) \
         if params.get("penalty", "deprecated") == "deprecated" else params["penalty"]
+    if penalty == "elasticnet":
+        penalty = ratio
     weights = row_weights(np.unique(y), y, params.get("class_weight"), sw)
     C = params.get("C", 1.0)
     penalized = params["solver"] == "liblinear"

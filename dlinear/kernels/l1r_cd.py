@@ -30,14 +30,15 @@ from .rng import seed_state, shuffle_prefix
 
 
 @njit(cache=True, nogil=True, inline="always")
-def l1_violation(G, x, free, shrink_bound):
-    """(violation, shrink) of weight x whose loss gradient is G, under the L1 term (none
-    for the -R bias, `free`): the size of the minimum-norm subgradient, and whether x = 0
-    lies so deep inside the subdifferential (|G| < 1 - shrink_bound) that it is shrunk."""
+def l1_violation(G, x, free, shrink_bound, l1):
+    """(violation, shrink) of weight x whose smooth-part gradient is G, under the term
+    l1 |x| (l1 = 1 for LIBLINEAR's L1 solvers; none for the -R bias, `free`): the size of
+    the minimum-norm subgradient, and whether x = 0 lies so deep inside the subdifferential
+    (|G| < l1 - shrink_bound) that it is shrunk."""
     if free:
         return abs(G), False
-    Gp = G + 1.0
-    Gn = G - 1.0
+    Gp = G + l1
+    Gn = G - l1
     if x == 0.0:
         if Gp < 0.0:
             return -Gp, False
@@ -50,14 +51,14 @@ def l1_violation(G, x, free, shrink_bound):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def l1_newton_step(G, H, x, free):
-    """The minimiser d of G d + H d^2 / 2 + |x + d| (without the |.| when `free`)."""
+def l1_newton_step(G, H, x, free, l1):
+    """The minimiser d of G d + H d^2 / 2 + l1 |x + d| (without the |.| when `free`)."""
     if free:
         return -G / H
-    if G + 1.0 < H * x:
-        return -(G + 1.0) / H
-    if G - 1.0 > H * x:
-        return -(G - 1.0) / H
+    if G + l1 < H * x:
+        return -(G + l1) / H
+    if G - l1 > H * x:
+        return -(G - l1) / H
     return -x
 
 INF = np.inf
@@ -123,7 +124,7 @@ def l1r_l2_svc(col_ptr, row_ind, vals, y, C, unreg_bias, eps, max_outer_iter, se
 
             free = unreg_bias and j == w_size - 1
             wj = w[j]
-            violation, shrink = l1_violation(G, wj, free, Gmax_old / l)
+            violation, shrink = l1_violation(G, wj, free, Gmax_old / l, 1.0)
             if shrink:
                 active_size -= 1
                 index[s], index[active_size] = index[active_size], index[s]
@@ -133,7 +134,7 @@ def l1r_l2_svc(col_ptr, row_ind, vals, y, C, unreg_bias, eps, max_outer_iter, se
             Gnorm1_new += violation
 
             # Newton direction of the one-variable problem
-            d = l1_newton_step(G, H, wj, free)
+            d = l1_newton_step(G, H, wj, free, 1.0)
 
             if abs(d) < 1.0e-12:
                 s += 1

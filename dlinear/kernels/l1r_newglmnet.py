@@ -1,4 +1,4 @@
-"""-s 6, L1-regularized logistic regression by newGLMNET, on CSC arrays.
+"""-s 6, L1-regularized (and elastic-net) logistic regression by newGLMNET, on CSC arrays.
 
 X comes by columns as in l1r_cd.py (the `-B` bias an explicit last column), with a
 per-instance C_i; `unreg_bias` is LIBLINEAR's -R.
@@ -15,6 +15,18 @@ per-instance C_i; `unreg_bias` is LIBLINEAR's -R.
     to 20 times) using exp(w.x) products so no logarithm of a margin is recomputed from
     scratch. Outer shrinking uses the previous outer iteration's largest violation; the
     outer stop is the same relative rule as -s 5, at most 100 Newton iterations.
+
+Elastic net (dlinear; LIBLINEAR has none), with rho = l1_ratio in [0, 1]:
+    min_w rho ||w||_1 + (1 - rho)/2 ||w||^2 + sum_i C_i log(1 + exp(-y_i w.x_i)),
+    the -R bias in neither term. The L2 part is smooth, so it joins the loss in the
+    quadratic model: its gradient (1 - rho) w_j is added to each Grad_j and its exact
+    curvature (1 - rho) to each Hessian diagonal (beside nu), and the one-variable steps,
+    violations and shrinking use the L1 weight rho instead of 1. The line search's
+    Armijo test compares the true objective (with both terms) to sigma times delta =
+    Grad.d + rho (||w + d||_1 - ||w||_1), as in Tseng and Yun's rule that newGLMNET
+    follows. rho = 1 is LIBLINEAR's -s 6 operation for operation (every added term is
+    skipped or is an exact 0), so its models stay bit-identical; rho = 0 is pure L2,
+    which the same iterations solve (no weight is ever shrunk).
 """
 import numpy as np
 from numba import njit
@@ -25,11 +37,22 @@ from .rng import seed_state, shuffle_prefix
 D, TAU, XTD = 0, 1, 2      # fields of the per-row record
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _sq_norm_change(wpd, w, n):
+    """||wpd||^2 - ||w||^2 over the first n weights, as sum (wpd - w)(wpd + w): accurate
+    when the step is small, where the difference of the two norms would cancel."""
+    acc = 0.0
+    for j in range(n):
+        acc += (wpd[j] - w[j]) * (wpd[j] + w[j])
+    return acc
+
+
 @njit(cache=True, nogil=True)
-def l1r_lr(col_ptr, row_ind, vals, y, C, unreg_bias, eps, max_newton_iter, max_inner_iter, seed,
-           w, cd_passes):
-    """-s 6 (newGLMNET) from w = 0 (w is overwritten). y is +1/-1 per row. cd_passes
-    (length >= max_newton_iter) receives the CD passes of each Newton iteration.
+def l1r_lr(col_ptr, row_ind, vals, y, C, unreg_bias, l1_ratio, eps, max_newton_iter,
+           max_inner_iter, seed, w, cd_passes):
+    """-s 6 (newGLMNET) from w = 0 (w is overwritten). y is +1/-1 per row; l1_ratio is
+    the elastic-net rho (1: LIBLINEAR's -s 6). cd_passes (length >= max_newton_iter)
+    receives the CD passes of each Newton iteration.
 
     Returns (Newton iterations, objective, non-zero weights, inner solves that hit the cap,
     line searches that failed)."""
@@ -39,6 +62,10 @@ def l1r_lr(col_ptr, row_ind, vals, y, C, unreg_bias, eps, max_newton_iter, max_i
     inner_eps = 1.0
     sigma = 0.01
     max_num_linesearch = 20
+    l1 = l1_ratio                  # weight of ||w||_1
+    l2 = 1.0 - l1_ratio            # weight of ||w||^2 / 2
+    half_l2 = 0.5 * l2
+    last_penalized = w_size - 1 if unreg_bias else w_size
 
     index = np.empty(w_size, dtype=np.int64)
     Hdiag = np.zeros(w_size)
@@ -85,7 +112,8 @@ def l1r_lr(col_ptr, row_ind, vals, y, C, unreg_bias, eps, max_newton_iter, max_i
         s = 0
         while s < active_size:
             j = index[s]
-            h = nu
+            l2j = l2 if j < last_penalized else 0.0
+            h = nu + l2j
             tmp = 0.0
             for k in range(np.uint64(col_ptr[j]), np.uint64(col_ptr[j + 1])):
                 r = np.uint64(row_ind[k])
@@ -93,10 +121,13 @@ def l1r_lr(col_ptr, row_ind, vals, y, C, unreg_bias, eps, max_newton_iter, max_i
                 h += v * v * row[r, D]
                 tmp += v * row[r, TAU]
             Hdiag[j] = h
-            Grad[j] = -tmp + xjneg_sum[j]
+            g = -tmp + xjneg_sum[j]
+            if l2j != 0.0:
+                g += l2j * w[j]
+            Grad[j] = g
 
-            violation, shrink = l1_violation(Grad[j], w[j], unreg_bias and j == w_size - 1,
-                                              Gmax_old / l)
+            violation, shrink = l1_violation(g, w[j], unreg_bias and j == w_size - 1,
+                                              Gmax_old / l, l1)
             if shrink:                                              # outer shrinking
                 active_size -= 1
                 index[s], index[active_size] = index[active_size], index[s]
@@ -126,18 +157,20 @@ def l1r_lr(col_ptr, row_ind, vals, y, C, unreg_bias, eps, max_newton_iter, max_i
             while s < QP_active_size:
                 j = index[s]
                 H = Hdiag[j]
-                G = Grad[j] + (wpd[j] - w[j]) * nu
+                # the model's diagonal shift: nu, plus the L2 term's curvature
+                shift = nu + (l2 if j < last_penalized else 0.0)
+                G = Grad[j] + (wpd[j] - w[j]) * shift
                 for k in range(np.uint64(col_ptr[j]), np.uint64(col_ptr[j + 1])):
                     r = np.uint64(row_ind[k])
                     G += vals[k] * row[r, D] * row[r, XTD]
 
                 free = unreg_bias and j == w_size - 1
-                violation, shrink = l1_violation(G, wpd[j], free, QP_Gmax_old / l)
+                violation, shrink = l1_violation(G, wpd[j], free, QP_Gmax_old / l, l1)
                 if shrink:                                          # inner shrinking
                     QP_active_size -= 1
                     index[s], index[QP_active_size] = index[QP_active_size], index[s]
                     continue
-                z = l1_newton_step(G, H, wpd[j], free)
+                z = l1_newton_step(G, H, wpd[j], free, l1)
                 if violation > QP_Gmax_new:
                     QP_Gmax_new = violation
                 QP_Gnorm1_new += violation
@@ -171,7 +204,8 @@ def l1r_lr(col_ptr, row_ind, vals, y, C, unreg_bias, eps, max_newton_iter, max_i
                 w_norm_new += abs(wpd[j])
         if unreg_bias:
             w_norm_new -= abs(wpd[w_size - 1])
-        delta += w_norm_new - w_norm
+        delta += l1 * (w_norm_new - w_norm)
+        sq_change = _sq_norm_change(wpd, w, last_penalized) if l2 != 0.0 else 0.0
 
         negsum_xTd = 0.0
         for i in range(l):
@@ -180,7 +214,10 @@ def l1r_lr(col_ptr, row_ind, vals, y, C, unreg_bias, eps, max_newton_iter, max_i
 
         num_linesearch = 0
         while num_linesearch < max_num_linesearch:
-            cond = w_norm_new - w_norm + negsum_xTd - sigma * delta
+            reg_change = l1 * (w_norm_new - w_norm)
+            if l2 != 0.0:
+                reg_change += half_l2 * sq_change
+            cond = reg_change + negsum_xTd - sigma * delta
             for i in range(l):
                 exp_xTd = np.exp(row[i, XTD])
                 exp_wTx_new[i] = exp_wTx[i] * exp_xTd
@@ -203,6 +240,8 @@ def l1r_lr(col_ptr, row_ind, vals, y, C, unreg_bias, eps, max_newton_iter, max_i
                     w_norm_new += abs(wpd[j])
             if unreg_bias:
                 w_norm_new -= abs(wpd[w_size - 1])
+            if l2 != 0.0:
+                sq_change = _sq_norm_change(wpd, w, last_penalized)
             delta *= 0.5
             negsum_xTd *= 0.5
             for i in range(l):
@@ -236,6 +275,12 @@ def l1r_lr(col_ptr, row_ind, vals, y, C, unreg_bias, eps, max_newton_iter, max_i
             nnz += 1
     if unreg_bias and w_size > 0:
         v -= abs(w[w_size - 1])
+    v *= l1
+    if l2 != 0.0:
+        sq = 0.0
+        for j in range(last_penalized):
+            sq += w[j] * w[j]
+        v += half_l2 * sq
     for i in range(l):
         if y[i] == 1.0:
             v += C[i] * np.log(1.0 + 1.0 / exp_wTx[i])

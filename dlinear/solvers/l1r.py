@@ -4,7 +4,9 @@
 Appendix F (Yuan et al. 2010). -s 6 (L1R_LR) is newGLMNET (Yuan, Ho and Lin 2012), the
 method of LIBLINEAR >= 1.8 and 2.x: Newton iterations whose direction comes from
 coordinate descent on an L1-regularized quadratic model, followed by a line search; not
-the older CDN coordinate descent of the paper's appendix. dlinear/kernels/l1r_cd.py (-s 5)
+the older CDN coordinate descent of the paper's appendix. With Params.l1_ratio (rho), -s 6
+solves dlinear's elastic net rho ||w||_1 + (1 - rho)/2 ||w||^2 + sum_i C_i loss_i by the
+same newGLMNET (rho = 1, the default, is LIBLINEAR's -s 6). dlinear/kernels/l1r_cd.py (-s 5)
 and dlinear/kernels/l1r_newglmnet.py (-s 6) give the algorithms and their constants
 (LIBLINEAR 2.50's).
 
@@ -48,8 +50,9 @@ def fit_l1r(task, params, max_outer_iter: int = L1R_L2SVC_MAX_OUTER_ITER,
         hit = n_iter >= max_outer_iter
     elif params.solver_type == 6:
         passes = np.zeros(max_newton_iter, dtype=np.int64)
+        l1_ratio = 1.0 if params.l1_ratio is None else float(params.l1_ratio)
         n_iter, obj, nnz, inner_capped, _ = l1r_lr(
-            col_ptr, row_ind, vals, y, C, unreg_bias, tol, int(max_newton_iter),
+            col_ptr, row_ind, vals, y, C, unreg_bias, l1_ratio, tol, int(max_newton_iter),
             int(max_inner_iter), int(task.seed), w, passes)
         log += [f"iter {k + 1:3d}  #CD cycles {int(passes[k])}" for k in range(n_iter)]
         if inner_capped:

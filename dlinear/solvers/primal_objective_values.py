@@ -38,7 +38,8 @@ _FORMULATION = {0: ("lr", "l2"), 1: ("l2svc", "l2"), 2: ("l2svc", "l2"), 3: ("l1
 
 def primal_objective(problem: Problem, params: Params, model: Model) -> float:
     """f(w) = R(w) + sum_i C_i loss_i(w) for `model` on `problem` with the C of `params`
-    (class weights and instance weights included), summed over one-vs-rest columns; for
+    (class weights and instance weights included; for -s 6 with params.l1_ratio rho,
+    R(w) = rho ||w||_1 + (1 - rho)/2 ||w||^2), summed over one-vs-rest columns; for
     -s 4 the Crammer-Singer primal, for -s 21 the one-class primal at the model's rho."""
     if model.solver_type == 4:
         from .crammer_singer import crammer_singer_primal
@@ -55,12 +56,18 @@ def primal_objective(problem: Problem, params: Params, model: Model) -> float:
     W = model.w.reshape(model.w_size, model.nr_w)
     sw = problem.sample_weight if problem.sample_weight is not None else 1.0
     unreg = model.w_size - 1 if (model.bias >= 0 and not params.regularize_bias) else None
+    l1_ratio = params.l1_ratio if model.solver_type == 6 else None
 
     def value(w, target, C):
         z = X @ w
         r = z - target if model.is_regression else target * z
         ww = w[:unreg] if unreg is not None else w
-        penalty = 0.5 * ww @ ww if reg == "l2" else np.abs(ww).sum()
+        if reg == "l2":
+            penalty = 0.5 * ww @ ww
+        elif l1_ratio is None:
+            penalty = np.abs(ww).sum()
+        else:                        # -s 6's elastic net
+            penalty = l1_ratio * np.abs(ww).sum() + 0.5 * (1.0 - l1_ratio) * (ww @ ww)
         return float(penalty + (C * sw * _loss(loss, r, params.p)).sum())
 
     if model.is_regression:
