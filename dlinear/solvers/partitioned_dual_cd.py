@@ -295,6 +295,12 @@ def fit_partitioned_dual_cd(blocks, n_problems, w_size, params, rule="adaptive",
             blocks.restarted_w = None
             bounds[:] = (np.inf, -np.inf)       # the new actors start unshrunk
             active[:] = True
+            # sigma' follows the blocks left: CoCoA+'s safe K is the new count (kept at
+            # the old K, every step is cut more than it must be), adaptive stays <= K
+            if rule == "cocoa":
+                sigma[:] = float(blocks.n_blocks)
+            else:
+                np.minimum(sigma, float(blocks.n_blocks), out=sigma)
         for j, c in enumerate(classes):
             st = stats[j]
             half_ww = 0.5 * float(W[c] @ W[c])
