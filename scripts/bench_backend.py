@@ -6,6 +6,8 @@ first, `--repeat` times, and the best of each is compared. What dlinear says on 
 about where it trained (the cluster's mode line) is printed with the figures.
 
     python scripts/bench_backend.py --workers 2 --repeat 2 1:/data/c35_70.train 0:/data/b_850.train
+
+Figures and the files' make-data commands: BENCHMARKS.md, "Default backend".
 """
 import argparse
 import os
