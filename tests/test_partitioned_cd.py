@@ -133,18 +133,24 @@ class CountingBlocks(P.SimulatedBlocks):
         return dW, stats
 
 
-def test_all_classes_advance_in_each_round(multiclass_split, monkeypatch):
-    train_set, _ = multiclass_split
+@pytest.fixture
+def recorded_blocks(monkeypatch):
+    """The CountingBlocks of each in-process partitioned fit, in order."""
     made = []
 
-    def counting(blocks):
+    def recording(blocks):
         made.append(CountingBlocks(blocks))
         return made[-1]
 
-    monkeypatch.setattr(P, "SimulatedBlocks", counting)
+    monkeypatch.setattr(P, "SimulatedBlocks", recording)
+    return made
+
+
+def test_all_classes_advance_in_each_round(multiclass_split, recorded_blocks):
+    train_set, _ = multiclass_split
     params = Params(solver_type=1)
     model = train_partitioned_in_process(train_set, params, 3)
-    counter = made[0]
+    counter = recorded_blocks[0]
     assert len(model.n_iter) == 4
     # one call per round of the slowest class, not one per class and round
     assert counter.calls == max(model.n_iter)
@@ -154,19 +160,13 @@ def test_all_classes_advance_in_each_round(multiclass_split, monkeypatch):
 
 
 def test_shrinking_uses_global_bounds_and_stops_only_on_a_full_round(binary_split,
-                                                                     monkeypatch):
+                                                                     recorded_blocks):
     """Rows leave the local passes once the global PG bounds allow it (so rounds sweep
     fewer rows), and the run stops only after a round over every row, as LIBLINEAR
     confirms convergence on the unshrunk set; the model is still LIBLINEAR's."""
     from dlinear.kernels.block_dual_cd import ACTIVE, ROWS
     train_set, _ = binary_split
-    made = []
-
-    def recording(blocks):
-        made.append(CountingBlocks(blocks))
-        return made[-1]
-
-    monkeypatch.setattr(P, "SimulatedBlocks", recording)
+    made = recorded_blocks
     for solver in (1, 3):
         made.clear()
         params = Params(solver_type=solver)
@@ -178,6 +178,45 @@ def test_shrinking_uses_global_bounds_and_stops_only_on_a_full_round(binary_spli
         assert active[-1] == rows                  # the stopping round saw every row
         gap, bound = default_eps_gap(train_set, params, model)
         assert abs(gap) <= bound, (solver, gap)
+
+
+class BlockLostAtRound(P.SimulatedBlocks):
+    """Simulated blocks that report, after round `at`, what the cluster backend reports
+    when a worker is lost: fewer blocks and the restarted w (here w(alpha) itself, since
+    no rows are really lost). Records the sigma' of every round."""
+    def __init__(self, blocks, at):
+        super().__init__(blocks)
+        self.at, self.sigmas, self.restarted_w = at, [], None
+
+    def round(self, W, classes, applied, sigma, *args):
+        self.sigmas.append(np.array(sigma, dtype=float))
+        out = super().round(W, classes, applied, sigma, *args)
+        if len(self.sigmas) == self.at:
+            self.n_blocks -= 1
+            self.restarted_w = self.w_of_alpha()
+        return out
+
+
+@pytest.mark.parametrize("rule", ["cocoa", "adaptive"])
+def test_sigma_follows_the_blocks_left_after_a_loss(binary_split, monkeypatch, rule):
+    """CoCoA+'s safe sigma' is the number of blocks *now*: after a lost worker it drops to
+    the new K (kept at the old K every step is cut more than it must be, which took -s 12
+    over its round cap in the worker-kill test); adaptive's never exceeds the new K."""
+    train_set, _ = binary_split
+    made = []
+
+    def losing(blocks):
+        made.append(BlockLostAtRound(blocks, at=5))
+        return made[-1]
+
+    monkeypatch.setattr(P, "SimulatedBlocks", losing)
+    train_partitioned_in_process(train_set, Params(solver_type=1, eps=1e-3), 3, rule=rule)
+    sigmas = made[0].sigmas
+    assert len(sigmas) > 6
+    if rule == "cocoa":
+        assert sigmas[0].max() == 3 and all(s.max() == 2 for s in sigmas[5:])
+    else:
+        assert all(s.max() <= 2 for s in sigmas[5:])
 
 
 @pytest.mark.parametrize("solver", [1, 3])
