@@ -69,6 +69,7 @@ def bench_ovr(args, P):
                 runs[name] = (seconds, model, extra, cpu if cpu is not None else "")
 
         clusters = {}
+        first_fit = {}      # the first default fit of each cluster: it builds the copies
         try:
             for n in (1, 2):
                 cl = distributed.LocalCluster(n_workers=n, threads_per_worker=1,
@@ -95,8 +96,10 @@ def bench_ovr(args, P):
                     workers = f"{n} worker{'s' if n > 1 else ''}"
                     t, _, m = timed(lambda: train(data, base))
                     stats = dict(engine.last_fit_stats)
-                    add(f"{workers}, default ({stats.get('mode')}, class groups "
-                        f"{stats.get('groups')})", t, m, stats)
+                    name = (f"{workers}, default ({stats.get('mode')}, class groups "
+                            f"{stats.get('groups')})")
+                    first_fit.setdefault(name, t)
+                    add(name, t, m, stats)
                     if not args.skip_map_reduce:
                         t, _, m = timed(lambda: train(data, replace(base, partition=True)))
                         add(f"{workers}, k-column map-reduced (partition=True)", t, m,
@@ -125,6 +128,8 @@ def bench_ovr(args, P):
             cpu = f"{cpu:.2f} s" if cpu != "" else ""
             print(f"| {name} | {t:.2f} s | {cpu} | {ref / t:.2f} | {f} | {rounds} | {bpr} |",
                   flush=True)
+        for name, t in first_fit.items():
+            print(f"first fit of '{name}' (the copies built on the workers): {t:.2f} s")
 
 
 def softmax_objective(P, W, label, C):
