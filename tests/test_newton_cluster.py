@@ -238,3 +238,34 @@ def test_classes_share_each_round_and_equal_one_driver_per_class(cluster, proble
                                           resolved, [None])
         alone.append(lockstep.n_rounds)
     assert stats["lockstep_rounds"] == max(alone) < sum(alone)
+
+
+def test_heap_kept_only_where_the_environment_fixed_glibcs_thresholds(monkeypatch):
+    """On a Dask worker (MALLOC_TRIM_THRESHOLD_ set by the nanny) a fit raises glibc's
+    thresholds, and the last of nested fits puts the environment's back and trims;
+    elsewhere nothing is called."""
+    from dlinear.cluster import heap
+
+    calls = []
+
+    class FakeLibc:
+        def mallopt(self, option, value):
+            calls.append((option, value))
+
+        def malloc_trim(self, pad):
+            calls.append(("trim", pad))
+
+    monkeypatch.setattr(heap, "_glibc", lambda: FakeLibc())
+    monkeypatch.delenv("MALLOC_TRIM_THRESHOLD_", raising=False)
+    monkeypatch.delenv("MALLOC_MMAP_THRESHOLD_", raising=False)
+    with heap.heap_kept():
+        pass
+    assert calls == []
+    monkeypatch.setenv("MALLOC_TRIM_THRESHOLD_", "65536")
+    with heap.heap_kept():
+        with heap.heap_kept():
+            assert calls == [(heap.M_MMAP_THRESHOLD, 32 << 20),
+                             (heap.M_TRIM_THRESHOLD, 1 << 30)]
+        assert len(calls) == 2
+    assert calls[2:] == [(heap.M_MMAP_THRESHOLD, 128 << 10),
+                         (heap.M_TRIM_THRESHOLD, 65536), ("trim", 0)]

@@ -60,8 +60,10 @@ def _gather(client, futures: list, label: str) -> list:
 def _train_whole(problem: Problem, params: Params):
     """A solver that is not split by class (regression, one-class, Crammer-Singer), run
     whole on one worker."""
+    from .heap import heap_kept
     lines = []
-    model = train_in_process(problem, params, log=lines.append, n_threads=1)
+    with heap_kept():
+        model = train_in_process(problem, params, log=lines.append, n_threads=1)
     return model, lines
 
 
@@ -194,10 +196,14 @@ def _worker_slots(client) -> list:
 
 def _fit_class_group_without_duals(problem: Problem, label, ks, weighted_C,
                                    params: Params) -> list:
-    """fit_class_group on a worker's copy (no dual variables: Newton has none)."""
+    """fit_class_group on a worker's copy (no dual variables: Newton has none), glibc's
+    heap kept meanwhile (dlinear.cluster.heap: Dask's workers otherwise page-fault every
+    n-vector in afresh, 20-30% of the fit)."""
     from ..train import fit_class_group
-    return [replace(r, alpha=None)
-            for r in fit_class_group(problem, label, ks, weighted_C, params)]
+    from .heap import heap_kept
+    with heap_kept():
+        results = fit_class_group(problem, label, ks, weighted_C, params)
+    return [replace(r, alpha=None) for r in results]
 
 
 def _train_newton_on_copies(dataset: Dataset, params: Params, emit) -> Model:
