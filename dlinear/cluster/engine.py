@@ -198,7 +198,7 @@ def _fit_class_group_without_duals(problem: Problem, label, ks, weighted_C,
                                    params: Params) -> list:
     """fit_class_group on a worker's copy (no dual variables: Newton has none), glibc's
     heap kept meanwhile (dlinear.cluster.heap: Dask's workers otherwise page-fault every
-    n-vector in afresh, 20-30% of the fit)."""
+    n-vector in afresh, 20-35% of the fit)."""
     from ..train import fit_class_group
     from .heap import heap_kept
     with heap_kept():
