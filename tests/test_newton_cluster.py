@@ -69,41 +69,6 @@ def test_distributed_newton_reaches_the_local_objective(cluster, problems, n_wor
         np.testing.assert_allclose(spread.w, local.w, atol=1e-6)
 
 
-@pytest.mark.parametrize("n_workers", [1, 3])
-def test_only_vectors_cross_and_are_summed_on_workers(cluster, problems, n_workers):
-    from dlinear.cluster.objective import distributed_objective
-    local_cluster, client = cluster
-    scale_to(local_cluster, client, n_workers)
-    problem = problems["binary"]
-    data = Dataset.from_arrays(problem, None, client, n_parts=n_workers)
-    params = Params(solver_type=2).resolved()
-    objective, counts = distributed_objective(data, np.array([1, -1]), 0,
-                                              np.array([1.0, 1.0]), params)
-    term = objective.loss_term
-    assert len(term.actors) == n_workers
-    assert counts == (int(np.sum(problem.y == 1)), problem.n_samples)
-    w = np.full(objective.n_variables, 0.01)
-    objective.fun(w)
-    objective.grad(w)
-    received, sent, _ = term.stats()
-    to_workers, from_workers = term.bytes_to_workers, term.bytes_from_workers
-    hv = objective.hv(w)
-    vector = 8 * objective.n_variables
-    # the direction reaches each worker once and each worker sends one n-vector up the
-    # tree (its subtree's sum); the client sends one vector and gets one back
-    received2, sent2, _ = term.stats()
-    assert received2 - received == vector * n_workers
-    assert sent2 - sent == vector * n_workers
-    assert term.bytes_to_workers - to_workers == vector
-    assert term.bytes_from_workers - from_workers == vector
-    local = PrimalObjective(problem, np.where(problem.y == 1, 1.0, -1.0),
-                            np.ones(problem.n_samples), -1.0, LOSS_OF_SOLVER[2])
-    local.fun(w)
-    local.grad(w)
-    np.testing.assert_allclose(hv, local.hv(w), rtol=1e-12)
-    term.close()
-
-
 def tasks_run(client, name):
     """Per worker, how many tasks whose key contains `name` it has executed."""
     def count(dask_worker):
@@ -177,6 +142,41 @@ def test_map_reduce_when_asked_or_when_a_copy_does_not_fit(cluster, problems, mo
     on_copy = train(bdata, bparams, partition=False)
     assert engine.last_fit_stats == {"mode": "copy", "groups": [1], "workers": 1}
     np.testing.assert_array_equal(on_copy.w, train_in_process(binary, bparams).w)
+
+
+@pytest.mark.parametrize("n_workers", [1, 3])
+def test_only_vectors_cross_and_are_summed_on_workers(cluster, problems, n_workers):
+    from dlinear.cluster.objective import distributed_objective
+    local_cluster, client = cluster
+    scale_to(local_cluster, client, n_workers)
+    problem = problems["binary"]
+    data = Dataset.from_arrays(problem, None, client, n_parts=n_workers)
+    params = Params(solver_type=2).resolved()
+    objective, counts = distributed_objective(data, np.array([1, -1]), 0,
+                                              np.array([1.0, 1.0]), params)
+    term = objective.loss_term
+    assert len(term.actors) == n_workers
+    assert counts == (int(np.sum(problem.y == 1)), problem.n_samples)
+    w = np.full(objective.n_variables, 0.01)
+    objective.fun(w)
+    objective.grad(w)
+    received, sent, _ = term.stats()
+    to_workers, from_workers = term.bytes_to_workers, term.bytes_from_workers
+    hv = objective.hv(w)
+    vector = 8 * objective.n_variables
+    # the direction reaches each worker once and each worker sends one n-vector up the
+    # tree (its subtree's sum); the client sends one vector and gets one back
+    received2, sent2, _ = term.stats()
+    assert received2 - received == vector * n_workers
+    assert sent2 - sent == vector * n_workers
+    assert term.bytes_to_workers - to_workers == vector
+    assert term.bytes_from_workers - from_workers == vector
+    local = PrimalObjective(problem, np.where(problem.y == 1, 1.0, -1.0),
+                            np.ones(problem.n_samples), -1.0, LOSS_OF_SOLVER[2])
+    local.fun(w)
+    local.grad(w)
+    np.testing.assert_allclose(hv, local.hv(w), rtol=1e-12)
+    term.close()
 
 
 def test_parts_are_a_multiple_of_the_workers(cluster, problems, monkeypatch):
