@@ -88,7 +88,11 @@ def train(data, params: Params, log: Optional[Callable[[str], None]] = None,
     rows it holds; no worker needs the whole data set) when `partition` is True, or by
     default (None, or params.partition) when a copy of the data would not fit one worker's
     memory; partition=False keeps a copy per worker. The optimum is the same; the models
-    agree to the solvers' tolerance."""
+    agree to the solvers' tolerance. For the Newton solvers -s 0, 2 and 11, True
+    map-reduces over the parts, False fits on a copy per worker (the one-vs-rest classes
+    in one group per worker thread, the model the in-process one bit for bit), and None
+    (default) takes the copy for one-vs-rest with 3+ classes when it fits one worker,
+    map-reduce otherwise."""
     if partition is not None:
         params = replace(params, partition=bool(partition))
     data, here = _training_data(data, y, sample_weight, client)

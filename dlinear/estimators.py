@@ -619,7 +619,9 @@ class LinearSVC(_LiblinearClassifier):
     default), max_iter the dual solvers' iteration cap, random_state the seed. partition
     (dask input only): True trains -s 1, 3 partitioned (each worker solves its own rows),
     False on a copy per worker, None (default) partitioned when a copy would not fit one
-    worker's memory.
+    worker's memory. For the primal Newton solver -s 2 (dual=False): True map-reduces over
+    the parts, False fits the classes on a copy per worker, None a copy for 3+ classes
+    when it fits one worker (else map-reduced).
     """
 
     def __init__(self, C=1.0, loss="squared_hinge", penalty="l2", dual=True, tol=None,
@@ -830,7 +832,10 @@ class LogisticRegression(_LiblinearClassifier):
     (the solver's own way), "ovr" (one-vs-rest with any solver), "multinomial".
     warm_start starts -s 0 (also multinomial) from the previous coef_ and intercept_;
     n_iter_ is (1,), or (n_classes,) for one-vs-rest. partition (dask input only): as
-    LinearSVC's, for the dual solver -s 7 (dual=True).
+    LinearSVC's, for the dual solver -s 7 (dual=True); for the Newton solver -s 0 True
+    map-reduces over the parts, False fits the classes on a copy per worker, None
+    (default) a copy for one-vs-rest with 3+ classes when it fits one worker, else
+    map-reduced.
     """
 
     def __init__(self, penalty="deprecated", *, C=1.0, l1_ratio=0.0, dual=False, tol=None,

@@ -48,9 +48,11 @@ class Params:
     kcolumn: Optional[bool] = None
     # -s 0 only: multinomial (softmax) logistic regression instead of one-vs-rest
     multinomial: bool = False
-    # on a cluster, -s 1/-s 3 by partitioned dual CD (each worker solves its own rows):
-    # True, False (a copy of the data per worker), or None: partitioned when the data does
-    # not fit one worker's memory (dlinear.cluster.engine.choose_partitioned)
+    # on a cluster, -s 1/-s 3 by partitioned dual CD (each worker solves its own rows),
+    # -s 0/2/11 Newton map-reduced over the parts: True, False (a copy of the data per
+    # worker, the one-vs-rest classes in parallel), or None: partitioned when the data does
+    # not fit one worker's memory (dlinear.cluster.engine.choose_partitioned; for Newton
+    # newton_on_copies: a copy for one-vs-rest with 3+ classes when it fits, else map-reduced)
     partition: Optional[bool] = None
     # "adaptive", "linesearch" (BDA) or "cocoa" (CoCoA+); None: the solver's default
     partition_rule: Optional[str] = None
@@ -162,10 +164,12 @@ def _check_cd_options(params: Params) -> None:
     if params.partition_rule not in (None, "adaptive", "linesearch", "cocoa"):
         raise DlinearError(f"--partition-rule must be adaptive, linesearch or cocoa, got "
                            f"{params.partition_rule!r}")
-    if params.partition and (sid not in (1, 3, 7, 12, 13) or params.cd_block != 1
-                             or params.online):
-        raise DlinearError("--partition (partitioned dual CD) is for -s 1, 3, 7, 12 and 13 "
-                           "(one-variable, not --online) only")
+    if params.partition and not (
+            (sid in (1, 3, 7, 12, 13) and params.cd_block == 1 and not params.online)
+            or (sid in (0, 2, 11) and not params.primal_cd)):
+        raise DlinearError("--partition is for -s 0, 2 and 11 (Newton map-reduced over the "
+                           "parts) and -s 1, 3, 7, 12 and 13 (partitioned dual CD, "
+                           "one-variable, not --online) only")
     if params.newton not in ("linesearch", "tron"):
         raise DlinearError(f"--newton must be linesearch or tron, got {params.newton!r}")
 

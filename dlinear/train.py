@@ -265,25 +265,41 @@ def classes_together(params: Params, n_problems: int, nnz_per_row: float,
             and nnz_per_row >= KCOLUMN_MIN_NNZ_PER_ROW)
 
 
-def class_targets(y, sample_weight, label, weighted_C, params: Params):
-    """(Y, C), (l, K): task_targets of every one-vs-rest problem as columns."""
-    ks = range(n_binary_problems(len(label)))
+def class_targets(y, sample_weight, label, weighted_C, params: Params, ks=None):
+    """(Y, C), (l, K): task_targets of the one-vs-rest problems ks (default: all) as
+    columns."""
+    if ks is None:
+        ks = range(n_binary_problems(len(label)))
     pairs = [task_targets(y, sample_weight, label, k, weighted_C, params) for k in ks]
     return (np.ascontiguousarray(np.column_stack([t for t, _ in pairs])),
             np.ascontiguousarray(np.column_stack([c for _, c in pairs])))
 
 
 def fit_classes_together(problem: Problem, label, weighted_C, params: Params,
-                         n_threads: int = 1) -> list:
-    """The one-vs-rest problems of -s 0 / -s 2 by k-column Newton: the same models, logs
-    and counts as fit_class on each, with one pass over the rows for all classes (split
-    by class over n_threads threads)."""
+                         n_threads: int = 1, ks=None) -> list:
+    """The one-vs-rest problems ks (default: all) of -s 0 / -s 2 by k-column Newton: the
+    same models, logs and counts as fit_class on each, with one pass over the rows for
+    all classes (split by class over n_threads threads)."""
     from .solvers.kcolumn import fit_one_vs_rest_together
-    Y, C = class_targets(problem.y, problem.sample_weight, label, weighted_C, params)
-    w0s = [initial_w(params, k) for k in range(Y.shape[1])]
+    if ks is None:
+        ks = list(range(n_binary_problems(len(label))))
+    Y, C = class_targets(problem.y, problem.sample_weight, label, weighted_C, params, ks)
+    w0s = [initial_w(params, k) for k in ks]
     with progress_bar(Y.shape[1], "classes") as bar:
         return fit_one_vs_rest_together(problem, Y, C, params, w0s, n_threads,
                                         on_class_done=bar.update)
+
+
+def fit_class_group(problem: Problem, label, ks, weighted_C, params: Params) -> list:
+    """The one-vs-rest problems ks (a group of the classes) on one thread, by the
+    in-process rule (classes_together for len(ks) classes on one thread): one k-column
+    Newton fit for the group, or one driver per class. What a cluster worker runs on its
+    copy of the data (dlinear.cluster.engine, the copy mode of -s 0 / -s 2); the models
+    are those of train_in_process."""
+    ks = list(ks)
+    if classes_together(params, len(ks), problem.nnz / max(1, problem.n_samples), 1):
+        return fit_classes_together(problem, label, weighted_C, params, 1, ks)
+    return [fit_class(problem, label, k, weighted_C, params) for k in ks]
 
 
 def multinomial_C(class_of_row, sample_weight, weighted_C):

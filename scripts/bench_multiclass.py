@@ -9,9 +9,12 @@ train call alone (data already in memory, on the workers for the cluster runs), 
 --repeat, the runs of one repeat interleaved. "in process, 1 core" runs
 dlinear.train_in_process(..., n_threads=1) with Params(kcolumn=False) (one driver per
 class) and kcolumn=True; LIBLINEAR is liblinear-official's train in this process;
-workers are a LocalCluster of single-threaded worker processes (k-column Newton, the
-cluster default; also per-class drivers on 2 workers). Prints the map-reduce rounds of a
-fit and the bytes per round between the client and the root actor.
+workers are a LocalCluster of single-threaded worker processes: the cluster default
+(the classes in groups on a copy of the data per worker when it fits, "copy"), and
+k-column Newton map-reduced over the parts (partition=True; also per-class drivers on 2
+workers). Prints the map-reduce rounds of a fit and the bytes per round between the
+client and the root actor. The ratio column is the in-process 1-core k-column time over
+the run's time.
 
 multinomial: the time to a relative objective gap (f - f*) / f* of 1e-3 and 1e-6, f* the
 best of a tight dlinear run and a tight lbfgs run; for each solver the first of a
@@ -66,6 +69,7 @@ def bench_ovr(args, P):
                 runs[name] = (seconds, model, extra, cpu if cpu is not None else "")
 
         clusters = {}
+        first_fit = {}      # the first default fit of each cluster: it builds the copies
         try:
             for n in (1, 2):
                 cl = distributed.LocalCluster(n_workers=n, threads_per_worker=1,
@@ -75,9 +79,10 @@ def bench_ovr(args, P):
                 data = Dataset.from_arrays(P, None, client, n_parts=2 * n)
                 clusters[n] = (cl, client, data)
             for _ in range(args.repeat):
-                t, c, m = timed(lambda: train_in_process(P, replace(base, kcolumn=False),
-                                                         n_threads=1))
-                add("in process, 1 core, per-class drivers", t, m, cpu=c)
+                if not args.skip_per_class:
+                    t, c, m = timed(lambda: train_in_process(P, replace(base, kcolumn=False),
+                                                             n_threads=1))
+                    add("in process, 1 core, per-class drivers", t, m, cpu=c)
                 t, c, m = timed(lambda: train_in_process(P, replace(base, kcolumn=True),
                                                          n_threads=1))
                 add("in process, 1 core, k-column", t, m, cpu=c)
@@ -88,32 +93,43 @@ def bench_ovr(args, P):
                                                                 f"-s {solver} -c {args.C} -q"))
                     add("LIBLINEAR 2.50 (1 thread)", t, cpu=c)
                 for n, (_, client, data) in clusters.items():
+                    workers = f"{n} worker{'s' if n > 1 else ''}"
                     t, _, m = timed(lambda: train(data, base))
-                    add(f"{n} worker{'s' if n > 1 else ''}, k-column", t, m,
-                        dict(engine.last_fit_stats))
+                    stats = dict(engine.last_fit_stats)
+                    name = (f"{workers}, default ({stats.get('mode')}, class groups "
+                            f"{stats.get('groups')})")
+                    first_fit.setdefault(name, t)
+                    add(name, t, m, stats)
+                    if not args.skip_map_reduce:
+                        t, _, m = timed(lambda: train(data, replace(base, partition=True)))
+                        add(f"{workers}, k-column map-reduced (partition=True)", t, m,
+                            dict(engine.last_fit_stats))
                     if n == 2 and not args.skip_per_class_cluster:
-                        t, _, m = timed(lambda: train(data, replace(base, kcolumn=False)))
-                        add("2 workers, per-class drivers", t, m)
+                        t, _, m = timed(lambda: train(data, replace(base, kcolumn=False,
+                                                                    partition=True)))
+                        add("2 workers, per-class drivers map-reduced", t, m)
         finally:
             for cl, client, _ in clusters.values():
                 client.close()
                 cl.close()
-        ref = runs["in process, 1 core, per-class drivers"][0]
+        ref = runs["in process, 1 core, k-column"][0]
         print(f"\n-s {solver}: {P.n_samples} x {P.n_features}, {len(np.unique(P.y))} classes, "
               f"nnz {P.nnz}; best of {args.repeat}")
-        print("| run | time | CPU time (in process) | per-class 1 core / run | objective | "
+        print("| run | time | CPU time (in process) | k-column 1 core / run | objective | "
               "rounds | bytes per round (client -> root, root -> client) |")
         print("| --- | --- | --- | --- | --- | --- | --- |")
         for name, (t, m, extra, cpu) in runs.items():
             f = f"{primal_objective(P, base.resolved(), m):.6f}" if m is not None else ""
             rounds = bpr = ""
-            if extra:
+            if extra and "rounds" in extra:
                 rounds = str(extra["rounds"])
                 bpr = (f"{extra['bytes_to_workers'] / extra['rounds'] / 1e6:.2f} MB, "
                        f"{extra['bytes_from_workers'] / extra['rounds'] / 1e6:.2f} MB")
             cpu = f"{cpu:.2f} s" if cpu != "" else ""
             print(f"| {name} | {t:.2f} s | {cpu} | {ref / t:.2f} | {f} | {rounds} | {bpr} |",
                   flush=True)
+        for name, t in first_fit.items():
+            print(f"first fit of '{name}' (the copies built on the workers): {t:.2f} s")
 
 
 def softmax_objective(P, W, label, C):
@@ -187,6 +203,10 @@ def main(argv=None):
     ap.add_argument("--repeat", type=int, default=2)
     ap.add_argument("--skip-per-class-cluster", action="store_true")
     ap.add_argument("--skip-liblinear", action="store_true")
+    ap.add_argument("--skip-per-class", action="store_true",
+                    help="no in-process per-class drivers run")
+    ap.add_argument("--skip-map-reduce", action="store_true",
+                    help="no cluster runs with partition=True (map-reduced k-column)")
     args = ap.parse_args(argv)
     P = make_rcv1_like(args.rows, n_features=args.features, n_classes=args.classes,
                        nnz_per_row=args.nnz, seed=1)

@@ -7,6 +7,15 @@ ratio printed here bounds what `scripts/bench_newton_cluster.py` can show for
 "2 workers against local" on the same machine, whatever the messaging costs.
 
     python scripts/bench_split_ceiling.py --rows 677000
+
+With --classes K it measures instead the split of one-vs-rest -s 0 by classes (the copy
+mode of multi-class Newton on a cluster): one process fitting all K classes
+(dlinear.train.fit_class_group, the in-process rule: k-column Newton), against two
+processes each fitting half of the classes (classes 0, 2, 4, ... and 1, 3, 5, ..., the
+cluster's grouping) on its own copy of the data, started together:
+
+    python scripts/bench_split_ceiling.py --classes 35 --rows 48949 --features 297063 \
+        --nnz-per-row 95
 """
 import argparse
 import multiprocessing as mp
@@ -38,14 +47,64 @@ def time_hv(problem, solver, n_hv, barrier, out):
     out.put(time.perf_counter() - start)
 
 
+def time_classes(problem, ks, barrier, out):
+    from dlinear import Params
+    from dlinear.train import (fit_class_group, first_appearance, order_labels,
+                               weighted_class_C)
+    problem = problem.subset(np.arange(problem.n_samples))     # this process's own copy
+    params = Params(solver_type=0).resolved()
+    label = order_labels(first_appearance(problem.y))
+    weighted_C = weighted_class_C(label, params, lambda line: None)
+    # warm: the same path (k-column or per class) compiled, on a few rows
+    fit_class_group(problem.subset(np.arange(min(2000, problem.n_samples))), label, ks,
+                    weighted_C, params)
+    if barrier is not None:
+        barrier.wait()
+    start = time.perf_counter()
+    fit_class_group(problem, label, ks, weighted_C, params)
+    out.put(time.perf_counter() - start)
+
+
+def split_classes(args, ctx):
+    P = make_rcv1_like(args.rows, n_features=args.features, n_classes=args.classes,
+                       nnz_per_row=args.nnz_per_row, seed=1)
+    ks = list(range(args.classes))
+    print(f"data: {P.n_samples} x {P.n_features}, nnz {P.nnz}, {args.classes} classes; "
+          f"-s 0 one-vs-rest")
+
+    def run(groups):
+        out, barrier = ctx.Queue(), ctx.Barrier(len(groups))
+        procs = [ctx.Process(target=time_classes, args=(P, g, barrier, out))
+                 for g in groups]
+        for p in procs:
+            p.start()
+        times = [out.get() for _ in procs]
+        for p in procs:
+            p.join()
+        return max(times)
+
+    for _ in range(args.repeat):
+        t_all = run([ks])
+        t_half = run([ks[0::2]])
+        t_two = run([ks[0::2], ks[1::2]])
+        print(f"all classes, 1 process {t_all:.2f} s; half (0, 2, ...), alone {t_half:.2f} s;"
+              f" two halves at once {t_two:.2f} s; ceiling of a 2-way split "
+              f"{t_all / t_two:.2f}x (ideal {t_all / t_half:.2f}x)", flush=True)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rows", type=int, default=200_000)
     ap.add_argument("--features", type=int, default=47_236)
     ap.add_argument("--nnz-per-row", type=float, default=70)
     ap.add_argument("--hv", type=int, default=20, help="Hessian-vector products timed")
+    ap.add_argument("--classes", type=int, default=0,
+                    help="split one-vs-rest -s 0 by classes instead (see above)")
+    ap.add_argument("--repeat", type=int, default=1, help="--classes: repeats")
     args = ap.parse_args(argv)
     ctx = mp.get_context("fork")        # the children share the generated data
+    if args.classes:
+        return split_classes(args, ctx)
     P = make_rcv1_like(args.rows, n_features=args.features, nnz_per_row=args.nnz_per_row,
                        seed=0)
     mid = P.n_samples // 2

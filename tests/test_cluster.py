@@ -1,5 +1,6 @@
 """The Dask engine: data on workers, classes and folds as tasks, real separate processes."""
 import datetime
+from dataclasses import replace
 import json
 import os
 import signal
@@ -259,12 +260,15 @@ def test_train_with_scheduler_on_separate_processes(multiclass_file, tmp_path):
         stop_cluster(procs)
 
 
-def test_worker_killed_mid_training_still_gives_the_same_model(tmp_path):
+@pytest.mark.parametrize("solver", [1, 0])
+def test_worker_killed_mid_training_still_gives_the_same_model(tmp_path, solver):
+    """A class task's worker killed: the task moves, its copy rebuilt (-s 1: one task per
+    class; -s 0: one task per group of classes, Newton's copy mode)."""
     data = tmp_path / "twelve.train"
     write_libsvm(data, make_rcv1_like(20000, n_features=4000, n_classes=12, nnz_per_row=40,
                                       seed=5))
-    params = ["-e", "0.0001"]
-    expected = train(read_libsvm(data), Params(eps=1e-4))
+    params = ["-s", str(solver), "-e", "0.0001"]
+    expected = train(read_libsvm(data), Params(solver_type=solver, eps=1e-4))
     address, procs = start_cluster(tmp_path)
     try:
         with distributed.Client(address, timeout=30) as c:
@@ -301,8 +305,9 @@ def test_worker_killed_mid_newton_still_reaches_the_optimum(tmp_path, monkeypatc
     path = tmp_path / "binary.train"
     write_libsvm(path, make_rcv1_like(6000, n_features=2000, n_classes=n_classes,
                                       nnz_per_row=30, seed=8))
-    params = Params(solver_type=0, eps=1e-4, multinomial=multinomial)
-    expected = train(read_libsvm(path), params)
+    # partition=True: map-reduced over the parts, though the data fits a worker's copy
+    params = Params(solver_type=0, eps=1e-4, multinomial=multinomial, partition=True)
+    expected = train(read_libsvm(path), replace(params, partition=None))
     address, procs = start_cluster(tmp_path, n_workers=3)
     try:
         with distributed.Client(address, timeout=30) as c:

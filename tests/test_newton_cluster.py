@@ -69,6 +69,81 @@ def test_distributed_newton_reaches_the_local_objective(cluster, problems, n_wor
         np.testing.assert_allclose(spread.w, local.w, atol=1e-6)
 
 
+def tasks_run(client, name):
+    """Per worker, how many tasks whose key contains `name` it has executed."""
+    def count(dask_worker):
+        return sum(name in str(entry[0]) for entry in dask_worker.state.log
+                   if len(entry) > 2 and entry[2] == "executing")
+    return client.run(count)
+
+
+@pytest.mark.parametrize("solver,kcolumn", [(0, None), (0, True), (2, None)])
+def test_classes_run_as_tasks_on_copies_and_equal_in_process(cluster, problems, solver,
+                                                             kcolumn):
+    """One-vs-rest Newton on 2 workers, the data fitting one: the copy mode by default,
+    the classes in one group per worker (each group one task on the worker's copy, no
+    actor rounds), the model and log those of train_in_process, bit for bit."""
+    from dlinear.cluster import engine
+    from dlinear.train import train_in_process
+    local_cluster, client = cluster
+    scale_to(local_cluster, client, 2)
+    problem = problems["multi"]
+    data = Dataset.from_arrays(problem, None, client, n_parts=4)
+    params = Params(solver_type=solver, eps=1e-4, bias=1.0, kcolumn=kcolumn)
+    _, mode = engine.training_mode(data, params)
+    assert "copy of the data per worker" in mode and "classes in groups" in mode
+    before = tasks_run(client, "fit_class_group")
+    local_log, cluster_log = [], []
+    local = train_in_process(problem, params, log=local_log.append)
+    spread = train(data, params, log=cluster_log.append)
+    stats = engine.last_fit_stats
+    assert stats["mode"] == "copy" and stats["groups"] == [2, 1] and stats["workers"] == 2
+    ran = tasks_run(client, "fit_class_group")
+    assert all(ran[w] - before.get(w, 0) == 1 for w in ran), (before, ran)
+    np.testing.assert_array_equal(spread.w, local.w)
+    assert cluster_log == local_log
+
+
+def test_map_reduce_when_asked_or_when_a_copy_does_not_fit(cluster, problems, monkeypatch):
+    """partition=True, or a copy larger than COPY_MEMORY_SHARE of a worker's memory
+    limit, keeps one-vs-rest Newton map-reduced over the parts (k-column actor rounds);
+    partition=False puts even one binary problem on one worker's copy."""
+    from dlinear.cluster import engine
+    from dlinear.train import train_in_process
+    local_cluster, client = cluster
+    scale_to(local_cluster, client, 2)
+    problem = problems["multi"]
+    data = Dataset.from_arrays(problem, None, client, n_parts=4)
+    params = Params(solver_type=0, eps=1e-4, bias=1.0)
+    local = train_in_process(problem, params)
+    f_local = primal_objective(problem, params, local)
+
+    asked = train(data, params, partition=True)
+    assert engine.last_fit_stats["mode"] == "map-reduce"
+    assert engine.last_fit_stats["rounds"] > 0
+    assert abs(primal_objective(problem, params, asked) - f_local) <= 1e-8 * f_local
+
+    assert engine.copy_fits(data)
+    monkeypatch.setattr(engine, "smallest_worker_memory",
+                        lambda client: 2 * engine.dataset_bytes(data) - 1)
+    assert not engine.copy_fits(data)
+    resolved, mode = engine.training_mode(data, params)
+    assert resolved.partition is True and "map-reduced over the parts" in mode
+    too_big = train(data, params)
+    assert engine.last_fit_stats["mode"] == "map-reduce"
+    np.testing.assert_array_equal(too_big.w, asked.w)
+    monkeypatch.undo()
+
+    binary = problems["binary"]
+    bdata = Dataset.from_arrays(binary, None, client, n_parts=4)
+    bparams = Params(solver_type=2, eps=1e-4)
+    _, mode = engine.training_mode(bdata, bparams)
+    assert "map-reduced" in mode                   # one problem: split by rows by default
+    on_copy = train(bdata, bparams, partition=False)
+    assert engine.last_fit_stats == {"mode": "copy", "groups": [1], "workers": 1}
+    np.testing.assert_array_equal(on_copy.w, train_in_process(binary, bparams).w)
+
+
 @pytest.mark.parametrize("n_workers", [1, 3])
 def test_only_vectors_cross_and_are_summed_on_workers(cluster, problems, n_workers):
     from dlinear.cluster.objective import distributed_objective
@@ -135,7 +210,8 @@ def test_classes_share_each_round_and_equal_one_driver_per_class(cluster, proble
     scale_to(local_cluster, client, 3)
     problem = problems["multi"]
     data = Dataset.from_arrays(problem, None, client, n_parts=6)
-    params = Params(solver_type=solver, eps=1e-4, bias=1.0, newton=driver)
+    # partition=True: map-reduced over the parts (the data would fit a worker's copy)
+    params = Params(solver_type=solver, eps=1e-4, bias=1.0, newton=driver, partition=True)
     per_class_log, together_log = [], []
     per_class = train(data, replace(params, kcolumn=False), log=per_class_log.append)
     together = train(data, replace(params, kcolumn=True), log=together_log.append)
@@ -162,3 +238,34 @@ def test_classes_share_each_round_and_equal_one_driver_per_class(cluster, proble
                                           resolved, [None])
         alone.append(lockstep.n_rounds)
     assert stats["lockstep_rounds"] == max(alone) < sum(alone)
+
+
+def test_heap_kept_only_where_the_environment_fixed_glibcs_thresholds(monkeypatch):
+    """On a Dask worker (MALLOC_TRIM_THRESHOLD_ set by the nanny) a fit raises glibc's
+    thresholds, and the last of nested fits puts the environment's back and trims;
+    elsewhere nothing is called."""
+    from dlinear.cluster import heap
+
+    calls = []
+
+    class FakeLibc:
+        def mallopt(self, option, value):
+            calls.append((option, value))
+
+        def malloc_trim(self, pad):
+            calls.append(("trim", pad))
+
+    monkeypatch.setattr(heap, "_glibc", lambda: FakeLibc())
+    monkeypatch.delenv("MALLOC_TRIM_THRESHOLD_", raising=False)
+    monkeypatch.delenv("MALLOC_MMAP_THRESHOLD_", raising=False)
+    with heap.heap_kept():
+        pass
+    assert calls == []
+    monkeypatch.setenv("MALLOC_TRIM_THRESHOLD_", "65536")
+    with heap.heap_kept():
+        with heap.heap_kept():
+            assert calls == [(heap.M_MMAP_THRESHOLD, 32 << 20),
+                             (heap.M_TRIM_THRESHOLD, 1 << 30)]
+        assert len(calls) == 2
+    assert calls[2:] == [(heap.M_MMAP_THRESHOLD, 128 << 10),
+                         (heap.M_TRIM_THRESHOLD, 65536), ("trim", 0)]

@@ -60,8 +60,10 @@ def _gather(client, futures: list, label: str) -> list:
 def _train_whole(problem: Problem, params: Params):
     """A solver that is not split by class (regression, one-class, Crammer-Singer), run
     whole on one worker."""
+    from .heap import heap_kept
     lines = []
-    model = train_in_process(problem, params, log=lines.append, n_threads=1)
+    with heap_kept():
+        model = train_in_process(problem, params, log=lines.append, n_threads=1)
     return model, lines
 
 
@@ -85,6 +87,8 @@ def train_on_cluster(data, params: Params, client=None, log=None) -> Model:
         return dict(workers=[worker], allow_other_workers=True, pure=False), worker
 
     if is_map_reduce(params):
+        if newton_on_copies(dataset, params):
+            return _train_newton_on_copies(dataset, params, emit)
         return _train_newton(dataset, params, emit)
 
     if choose_partitioned(dataset, params):
@@ -139,6 +143,15 @@ def smallest_worker_memory(client) -> int:
     return min(limits) if limits else 0
 
 
+def copy_fits(dataset: Dataset) -> bool:
+    """Whether a copy of the data fits one worker: it takes at most COPY_MEMORY_SHARE of
+    the smallest worker memory limit (always, when no worker has a limit). The one memory
+    rule of both cluster modes: the CD solvers' copy / partitioned, and Newton's copy /
+    map-reduced."""
+    limit = smallest_worker_memory(dataset.client)
+    return limit <= 0 or dataset_bytes(dataset) <= COPY_MEMORY_SHARE * limit
+
+
 def choose_partitioned(dataset: Dataset, params: Params) -> bool:
     """Whether the CD solvers train partitioned (each worker solves its own rows; -s 1,
     3, 12, 13): when asked (params.partition True), or, by default (None), when a copy of the
@@ -152,8 +165,91 @@ def choose_partitioned(dataset: Dataset, params: Params) -> bool:
     if (params.solver_type not in PARTITIONED_SOLVERS or params.cd_block != 1
             or params.online):
         return False
-    limit = smallest_worker_memory(dataset.client)
-    return limit > 0 and dataset_bytes(dataset) > COPY_MEMORY_SHARE * limit
+    return not copy_fits(dataset)
+
+
+def newton_on_copies(dataset: Dataset, params: Params) -> bool:
+    """Whether a Newton solver (-s 0, 2, 11) trains on a copy of the data per worker
+    rather than map-reduced over the parts: when asked (params.partition False; True asks
+    for map-reduce), or, by default (None), for one-vs-rest with more than one binary
+    problem (-s 0 / -s 2, at least 3 classes, not --multinomial) when a copy fits one
+    worker (copy_fits, the rule of the CD solvers' copy mode). The classes then run in
+    groups, one per worker thread, each on its worker's copy without a message between
+    Newton rounds (BENCHMARKS.md, "Multi-class Newton on a cluster: the classes as
+    tasks"); one problem (binary, regression, multinomial) is split by rows instead."""
+    if params.partition is not None:
+        return not params.partition
+    if params.spec.kind != "classification" or params.multinomial:
+        return False
+    n_problems = n_binary_problems(len(dataset.class_labels_by_first_appearance()))
+    return n_problems > 1 and copy_fits(dataset)
+
+
+def _worker_slots(client) -> list:
+    """One entry per worker thread, the workers interleaved (w0, w1, w0, w1, ...), so
+    that the first groups go to different workers."""
+    nthreads = client.nthreads()
+    workers = _workers(client)
+    most = max(nthreads.get(w, 1) for w in workers)
+    return [w for i in range(most) for w in workers if nthreads.get(w, 1) > i]
+
+
+def _fit_class_group_without_duals(problem: Problem, label, ks, weighted_C,
+                                   params: Params) -> list:
+    """fit_class_group on a worker's copy (no dual variables: Newton has none), glibc's
+    heap kept meanwhile (dlinear.cluster.heap: Dask's workers otherwise page-fault every
+    n-vector in afresh, 20-35% of the fit)."""
+    from ..train import fit_class_group
+    from .heap import heap_kept
+    with heap_kept():
+        results = fit_class_group(problem, label, ks, weighted_C, params)
+    return [replace(r, alpha=None) for r in results]
+
+
+def _train_newton_on_copies(dataset: Dataset, params: Params, emit) -> Model:
+    """Newton's copy mode (newton_on_copies): the one-vs-rest classes split into groups,
+    class k in group k mod G, G = min(#classes, worker threads); each group one task on
+    its worker's copy of the data (Dataset.local_copy), fit as in process on one thread
+    (dlinear.train.fit_class_group: one k-column Newton fit, or a driver per class). No
+    message between the Newton rounds: the task returns the group's weights. The models
+    are those of train_in_process (k-column Newton is bit-identical to the per-class
+    drivers). Tasks may move to another worker if theirs dies (allow_other_workers), Dask
+    rebuilding the copy there. A single problem (binary, regression, multinomial) runs
+    whole on one worker."""
+    client = dataset.client
+    slots = _worker_slots(client)
+    last_fit_stats.clear()
+    if params.spec.kind != "classification" or params.multinomial:
+        label = None
+    else:
+        label = order_labels(dataset.class_labels_by_first_appearance())
+    if label is None or n_binary_problems(len(label)) == 1:
+        worker = slots[0]
+        model, lines = client.submit(_train_whole, dataset.local_copy(worker), params,
+                                     workers=[worker], allow_other_workers=True,
+                                     pure=False).result()
+        for line in lines:
+            emit(line)
+        last_fit_stats.update(mode="copy", groups=[1], workers=1)
+        return model
+    weighted_C = weighted_class_C(label, params, emit)
+    ks = list(range(n_binary_problems(len(label))))
+    n_groups = min(len(ks), len(slots))
+    groups = [ks[g::n_groups] for g in range(n_groups)]
+    futures = [client.submit(_fit_class_group_without_duals,
+                             dataset.local_copy(slots[g]), label, group, weighted_C, params,
+                             workers=[slots[g]], allow_other_workers=True, pure=False)
+               for g, group in enumerate(groups)]
+    results = [None] * len(ks)
+    for group, fitted in zip(groups, _gather(client, futures, "class groups")):
+        for k, r in zip(group, fitted):
+            results[k] = r
+    for r in results:
+        for line in r.log:
+            emit(line)
+    last_fit_stats.update(mode="copy", groups=[len(g) for g in groups],
+                          workers=len(set(slots[:n_groups])))
+    return assemble_model(params, dataset.n_features, label, results)
 
 
 def training_mode(data, params: Params, solver_named: bool = True):
@@ -168,6 +264,12 @@ def training_mode(data, params: Params, solver_named: bool = True):
     params = params.resolved()
     n = len(_workers(dataset.client))
     if is_map_reduce(params):
+        copies = newton_on_copies(dataset, params)
+        params = replace(params, partition=not copies)
+        if copies:
+            return params, (f"-s {params.solver_type} on a copy of the data per worker "
+                            f"({n} worker(s)), the one-vs-rest classes in groups, one per "
+                            "worker thread, no messages between Newton rounds")
         return params, (f"-s {params.solver_type} map-reduced over the parts on "
                         f"{n} worker(s)")
     partitioned = choose_partitioned(dataset, params)
@@ -308,7 +410,7 @@ def _fit_classes_together(placement, label, weighted_C, params) -> list:
         results, lockstep = fit_newton_together(term.execute, term.n_variables, counts,
                                                 params, w0s)
         last_fit_stats.clear()
-        last_fit_stats.update(rounds=term.n_calls, lockstep_rounds=lockstep.n_rounds,
+        last_fit_stats.update(mode="map-reduce", rounds=term.n_calls, lockstep_rounds=lockstep.n_rounds,
                               bytes_to_workers=term.bytes_to_workers,
                               bytes_from_workers=term.bytes_from_workers,
                               workers=len(term.workers))
@@ -328,7 +430,7 @@ def _fit_multinomial(placement, label, weighted_C, params):
         result = fit_multinomial_objective(objective, counts, params, params.init_sol)
         term = objective.loss_term
         last_fit_stats.clear()
-        last_fit_stats.update(rounds=term.n_calls, bytes_to_workers=term.bytes_to_workers,
+        last_fit_stats.update(mode="map-reduce", rounds=term.n_calls, bytes_to_workers=term.bytes_to_workers,
                               bytes_from_workers=term.bytes_from_workers,
                               workers=len(term.workers))
         return result
