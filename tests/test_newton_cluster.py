@@ -269,3 +269,35 @@ def test_heap_kept_only_where_the_environment_fixed_glibcs_thresholds(monkeypatc
         assert len(calls) == 2
     assert calls[2:] == [(heap.M_MMAP_THRESHOLD, 128 << 10),
                          (heap.M_TRIM_THRESHOLD, 65536), ("trim", 0)]
+
+
+def test_actors_hold_the_heap_until_they_are_released(monkeypatch):
+    """The map-reduce and partitioned-CD actors keep glibc's heap for their whole life
+    (their rounds allocate n-vectors), and give it back when they are collected."""
+    import gc
+
+    from dlinear.cluster import heap
+
+    calls = []
+
+    class FakeLibc:
+        def mallopt(self, option, value):
+            calls.append((option, value))
+
+        def malloc_trim(self, pad):
+            calls.append(("trim", pad))
+
+    class Actor:
+        pass
+
+    monkeypatch.setattr(heap, "_glibc", lambda: FakeLibc())
+    monkeypatch.setenv("MALLOC_TRIM_THRESHOLD_", "65536")
+    actor = Actor()
+    heap.hold_heap_while_alive(actor)
+    with heap.heap_kept():                  # a task beside the actor changes nothing
+        pass
+    assert calls == [(heap.M_MMAP_THRESHOLD, 32 << 20), (heap.M_TRIM_THRESHOLD, 1 << 30)]
+    del actor
+    gc.collect()
+    assert calls[2:] == [(heap.M_MMAP_THRESHOLD, 128 << 10),
+                         (heap.M_TRIM_THRESHOLD, 65536), ("trim", 0)]

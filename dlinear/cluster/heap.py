@@ -17,6 +17,7 @@ import ctypes
 import ctypes.util
 import os
 import threading
+import weakref
 from contextlib import contextmanager
 
 M_TRIM_THRESHOLD = -1
@@ -52,31 +53,54 @@ def _environment_thresholds():
     return read("MALLOC_TRIM_THRESHOLD_"), read("MALLOC_MMAP_THRESHOLD_")
 
 
-@contextmanager
-def heap_kept():
-    """Within: glibc keeps freed memory (thresholds at glibc's dynamic maxima) if the
-    environment had fixed them (a Dask worker); elsewhere, or off glibc, nothing
-    changes. Nested and concurrent uses (tasks on a worker's threads) are counted: the
-    last to leave restores the environment's values and trims."""
+def hold_heap() -> bool:
+    """The entering half of heap_kept, for state that outlives one call (the Newton and
+    partitioned-CD actors hold the heap from their creation until they are released):
+    True if the thresholds were raised, and release_heap() must then be called once."""
     global _depth
     trim, mmap = _environment_thresholds()
     libc = _glibc() if (trim is not None or mmap is not None) else None
     if libc is None:
-        yield
-        return
+        return False
     with _lock:
         _depth += 1
         if _depth == 1:
             libc.mallopt(M_MMAP_THRESHOLD, KEPT_MMAP_THRESHOLD)
             libc.mallopt(M_TRIM_THRESHOLD, KEPT_TRIM_THRESHOLD)
+    return True
+
+
+def release_heap() -> None:
+    """The leaving half of heap_kept (after a hold_heap() that returned True): the last
+    holder to leave restores the environment's thresholds and trims the heap."""
+    global _depth
+    trim, mmap = _environment_thresholds()
+    libc = _glibc()
+    with _lock:
+        _depth -= 1
+        if _depth == 0:
+            libc.mallopt(M_MMAP_THRESHOLD, mmap if mmap is not None
+                         else GLIBC_MMAP_THRESHOLD)
+            libc.mallopt(M_TRIM_THRESHOLD, trim if trim is not None
+                         else GLIBC_TRIM_THRESHOLD)
+            libc.malloc_trim(0)
+
+
+@contextmanager
+def heap_kept():
+    """Within: glibc keeps freed memory (thresholds at glibc's dynamic maxima) if the
+    environment had fixed them (a Dask worker); elsewhere, or off glibc, nothing
+    changes. Nested and concurrent uses (tasks on a worker's threads, actors) are
+    counted: the last to leave restores the environment's values and trims."""
+    held = hold_heap()
     try:
         yield
     finally:
-        with _lock:
-            _depth -= 1
-            if _depth == 0:
-                libc.mallopt(M_MMAP_THRESHOLD, mmap if mmap is not None
-                             else GLIBC_MMAP_THRESHOLD)
-                libc.mallopt(M_TRIM_THRESHOLD, trim if trim is not None
-                             else GLIBC_TRIM_THRESHOLD)
-                libc.malloc_trim(0)
+        if held:
+            release_heap()
+
+
+def hold_heap_while_alive(owner) -> None:
+    """hold_heap() until `owner` (a Dask actor) is garbage collected."""
+    if hold_heap():
+        weakref.finalize(owner, release_heap)

@@ -79,6 +79,10 @@ class BlockActor:
     def _hold(self, term):
         """Starts as a leaf of the tree holding `term`, with its traffic counters at 0."""
         from distributed import get_worker
+
+        from .heap import hold_heap_while_alive
+        # its rounds allocate n-vectors: keep them out of mmap while the actor lives
+        hold_heap_while_alive(self)
         self.term = term
         self.children = []
         self.bytes_received = 0         # array arguments from the parent

@@ -39,6 +39,9 @@ class PartitionedCDActor:
 
     def __init__(self, run_id, n_features, label, weighted_C, params, block, keys, *parts):
         from distributed import get_worker
+
+        from .heap import hold_heap_while_alive
+        hold_heap_while_alive(self)     # see BlockActor._hold
         worker = get_worker()
         kept = [(key, p) for key, p in zip(keys, parts) if p.n_samples > 0]
         parts = [p for _, p in kept]
