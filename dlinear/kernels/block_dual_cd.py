@@ -18,11 +18,19 @@ with the gradient at w + sigma dw (dw = sum d_i y_i x_i so far) and Q_ii = sigma
 + D_ii. In the first pass every row is visited once before its d_i moves, so that pass
 also yields the exact projected gradient of the *global* dual at alpha (LIBLINEAR's
 stopping quantity) and the primal loss at w, at no extra pass over the data.
+
+A block is one or more CSR parts used where they lie (never joined into a copy): the
+kernels take the parts' arrays as typed lists (block_parts) and a row's part from
+`part_of`, and each pass visits ONE random permutation of all the block's rows. Visiting
+the parts one after another, each in its own random order, is a cyclic order over the
+parts and converges far slower (BENCHMARKS.md: on 20k rows, one block to LIBLINEAR's
+default eps took 7 rounds as one part, 15 as 2 parts and 24 as 8 parts).
 """
 import math
 
 import numpy as np
 from numba import njit
+from numba.typed import List
 
 from .dual_cd_svc import one_variable_step
 from .dual_cd_lr import one_variable_newton
@@ -41,6 +49,34 @@ INF = np.inf
 (PG_MAX, PG_MIN, DUAL_PART, PRIMAL_LOSS, STEP_LINEAR, STEP_QUADRATIC, VIOLATION,
  INNER_STEPS, ACTIVE, ROWS) = range(10)
 N_STATS = 10
+
+
+def block_parts(parts):
+    """(indptrs, indicess, datas, part_of, starts) of a block made of `parts` (objects
+    with indptr int64, indices int32, data float64 CSR arrays), the kernels' view of the
+    block's rows without a copy: typed lists of the parts' own arrays (as read-only
+    views, so parts that arrive read-only from Dask and writable ones share one type),
+    each row's part (int32) and the parts' first rows."""
+    def view(a, dtype):
+        v = np.ascontiguousarray(a, dtype=dtype).view()
+        v.flags.writeable = False
+        return v
+    indptrs, indicess, datas = List(), List(), List()
+    for p in parts:
+        indptrs.append(view(p.indptr, np.int64))
+        indicess.append(view(p.indices, np.int32))
+        datas.append(view(p.data, np.float64))
+    sizes = [len(p.indptr) - 1 for p in parts]
+    part_of = np.repeat(np.arange(len(sizes), dtype=np.int32), sizes)
+    starts = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
+    return indptrs, indicess, datas, part_of, starts
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _row(indptrs, indicess, datas, part_of, starts, g):
+    """Block row g as (indptr, indices, data, row in its part)."""
+    q = part_of[g]
+    return indptrs[q], indicess[q], datas[q], g - starts[q]
 
 
 @njit(cache=True, nogil=True)
@@ -69,15 +105,15 @@ def svc_records(y, C, sq_norm):
 
 
 @njit(cache=True, nogil=True)
-def block_round_svc(indptr, indices, data, n_features, bias, rec, l2_loss, alpha, w, sigma,
-                    n_passes, state, step, dw, stats, index, n_active, pg_max_old,
+def block_round_svc(indptrs, indicess, datas, part_of, starts, n_features, bias, rec,
+                    l2_loss, alpha, w, sigma, n_passes, state, step, dw, stats, index, n_active, pg_max_old,
                     pg_min_old, full_stats):
     """`n_passes` random-order passes of one-variable CD on the block subproblem at the
     current global `w` (read only) and this block's `alpha` (read only), over the rows
-    index[:n_active] (`index` holds this part's rows with C_i > 0 and persists across
+    index[:n_active] in one random order across all the block's parts (block_parts:
+    indptrs...starts; `index` holds the block's rows with C_i > 0 and persists across
     rounds; `rec` their svc_records). Writes the step into `step` (d, zeroed first), adds
-    sum_i d_i y_i x_i into `dw` (which may already hold other parts' steps of the same
-    block: the block is one subproblem), and fills or combines `stats` (see PG_MAX...):
+    sum_i d_i y_i x_i into `dw`, and fills or combines `stats` (see PG_MAX...):
     PG bounds, sum (D_ii alpha_i^2 / 2 - alpha_i), the primal loss sum C_i xi(y_i x_i.w)
     at the round's start, the line search's scalars sum (D_ii alpha_i - 1) d_i and
     sum D_ii d_i^2, and the active and eligible row counts.
@@ -89,7 +125,7 @@ def block_round_svc(indptr, indices, data, n_features, bias, rec, l2_loss, alpha
     first round, or the driver confirming convergence) make every row active again.
     Shrunk rows add nothing to PRIMAL_LOSS unless `full_stats` (one dot product each).
     Returns the new number of active rows."""
-    l = len(indptr) - 1
+    l = len(part_of)
     n_all = len(index)
     n = n_active
     if pg_max_old == INF and pg_min_old == -INF:
@@ -106,6 +142,7 @@ def block_round_svc(indptr, indices, data, n_features, bias, rec, l2_loss, alpha
         s = 0
         while s < n:
             i = index[s]
+            indptr, indices, data, r = _row(indptrs, indicess, datas, part_of, starts, i)
             yi = rec[i, REC_Y]
             Ci = rec[i, REC_C]
             if l2_loss:
@@ -117,7 +154,7 @@ def block_round_svc(indptr, indices, data, n_features, bias, rec, l2_loss, alpha
             a0 = alpha[i]
             if p == 0:
                 # the round's w and this block's step so far, in one walk over the row
-                m, v = row_dot2(w, dw, indptr, indices, data, i, n_features, bias)
+                m, v = row_dot2(w, dw, indptr, indices, data, r, n_features, bias)
                 m *= yi
                 G0 = m - 1.0 + Di * a0
                 PG = G0
@@ -145,7 +182,7 @@ def block_round_svc(indptr, indices, data, n_features, bias, rec, l2_loss, alpha
                 G = m + sigma * yi * v - 1.0 + Di * a
             else:
                 a = a0 + step[i]
-                G = (rec[i, REC_MARGIN] + sigma * yi * row_dot(dw, indptr, indices, data, i,
+                G = (rec[i, REC_MARGIN] + sigma * yi * row_dot(dw, indptr, indices, data, r,
                                                                n_features, bias)
                      - 1.0 + Di * a)
             s += 1
@@ -154,11 +191,12 @@ def block_round_svc(indptr, indices, data, n_features, bias, rec, l2_loss, alpha
             new = one_variable_step(a, G, sigma * rec[i, REC_SQ] + Di, Ui)
             if new != a:
                 step[i] = new - a0
-                row_axpy((new - a) * yi, indptr, indices, data, i, dw, n_features, bias)
+                row_axpy((new - a) * yi, indptr, indices, data, r, dw, n_features, bias)
     if full_stats:
         for s in range(n, n_all):
             i = index[s]
-            hinge = 1.0 - rec[i, REC_Y] * row_dot(w, indptr, indices, data, i, n_features,
+            indptr, indices, data, r = _row(indptrs, indicess, datas, part_of, starts, i)
+            hinge = 1.0 - rec[i, REC_Y] * row_dot(w, indptr, indices, data, r, n_features,
                                                   bias)
             if hinge > 0.0:
                 stats[PRIMAL_LOSS] += rec[i, REC_C] * (hinge * hinge if l2_loss else hinge)
@@ -175,15 +213,15 @@ def block_round_svc(indptr, indices, data, n_features, bias, rec, l2_loss, alpha
 
 
 @njit(cache=True, nogil=True)
-def block_round_svr(indptr, indices, data, n_features, bias, y, C, sq_norm, l2_loss, p,
-                    beta, w, sigma, n_passes, state, step, dw, stats):
+def block_round_svr(indptrs, indicess, datas, part_of, starts, n_features, bias, y, C,
+                    sq_norm, l2_loss, p, beta, w, sigma, n_passes, state, step, dw, stats):
     """block_round_svc for the SVR dual (w = sum beta_i x_i). The statistics: VIOLATION,
     DUAL_PART = sum (lambda_i beta_i^2 / 2 - y_i beta_i + p |beta_i|), PRIMAL_LOSS, and for
     the line search STEP_LINEAR = sum ((lambda_i beta_i - y_i) d_i + p (|beta_i + d_i| -
     |beta_i|)) and STEP_QUADRATIC = sum lambda_i d_i^2: p |.| is convex, so along the step
     it lies below the chord, and the quadratic through these bounds the dual from above
     (minimising it still descends)."""
-    l = len(indptr) - 1
+    l = len(part_of)
     index = np.empty(l, dtype=np.int64)
     n = 0
     for i in range(l):
@@ -196,6 +234,7 @@ def block_round_svr(indptr, indices, data, n_features, bias, y, C, sq_norm, l2_l
         shuffle_prefix(state, index, n)
         for s in range(n):
             i = index[s]
+            indptr, indices, data, r = _row(indptrs, indicess, datas, part_of, starts, i)
             if l2_loss:
                 lam = 0.5 / C[i]
                 Ui = INF
@@ -204,7 +243,7 @@ def block_round_svr(indptr, indices, data, n_features, bias, y, C, sq_norm, l2_l
                 Ui = C[i]
             b0 = beta[i]
             if ps == 0:
-                v = row_dot(w, indptr, indices, data, i, n_features, bias)
+                v = row_dot(w, indptr, indices, data, r, n_features, bias)
                 value[i] = v
                 G0 = v - y[i] + lam * b0
                 stats[VIOLATION] += svr_violation(b0, G0 + p, G0 - p, Ui)
@@ -213,12 +252,12 @@ def block_round_svr(indptr, indices, data, n_features, bias, y, C, sq_norm, l2_l
                 if excess > 0.0:
                     stats[PRIMAL_LOSS] += C[i] * (excess * excess if l2_loss else excess)
             b = b0 + step[i]
-            G = (value[i] + sigma * row_dot(dw, indptr, indices, data, i, n_features, bias)
+            G = (value[i] + sigma * row_dot(dw, indptr, indices, data, r, n_features, bias)
                  - y[i] + lam * b)
             nb = svr_step(b, G + p, G - p, sigma * sq_norm[i] + lam, Ui)
             if nb != b:
                 step[i] = nb - b0
-                row_axpy(nb - b, indptr, indices, data, i, dw, n_features, bias)
+                row_axpy(nb - b, indptr, indices, data, r, dw, n_features, bias)
     for s in range(n):
         i = index[s]
         d = step[i]
@@ -235,15 +274,15 @@ def _entropy(a1, a2):
 
 
 @njit(cache=True, nogil=True)
-def block_round_lr(indptr, indices, data, n_features, bias, y, C, sq_norm, a1, a2, w, sigma,
-                   n_passes, innereps, state, step, dw, stats):
+def block_round_lr(indptrs, indicess, datas, part_of, starts, n_features, bias, y, C,
+                   sq_norm, a1, a2, w, sigma, n_passes, innereps, state, step, dw, stats):
     """block_round_svc for the logistic regression dual: alpha_i = a1[i] and C_i - alpha_i
     = a2[i] (read only), the step d on alpha_i. Statistics: PG_MAX = max |y_i x_i.w +
     log(alpha_i / (C_i - alpha_i))| (the dual's gradient at the round's start: LIBLINEAR's
     Gmax), DUAL_PART = sum of the entropy terms less C_i log C_i, PRIMAL_LOSS = sum C_i
     log(1 + exp(-y_i x_i.w)), STEP_LINEAR = the entropy's change over the full step (its
     chord bounds it along the step), INNER_STEPS."""
-    l = len(indptr) - 1
+    l = len(part_of)
     index = np.empty(l, dtype=np.int64)
     n = 0
     for i in range(l):
@@ -256,10 +295,11 @@ def block_round_lr(indptr, indices, data, n_features, bias, y, C, sq_norm, a1, a
         shuffle_prefix(state, index, n)
         for s in range(n):
             i = index[s]
+            indptr, indices, data, r = _row(indptrs, indicess, datas, part_of, starts, i)
             yi = y[i]
             Ci = C[i]
             if ps == 0:
-                m = yi * row_dot(w, indptr, indices, data, i, n_features, bias)
+                m = yi * row_dot(w, indptr, indices, data, r, n_features, bias)
                 margin[i] = m
                 g = abs(m + math.log(a1[i] / a2[i]))
                 if g > stats[PG_MAX]:
@@ -269,7 +309,7 @@ def block_round_lr(indptr, indices, data, n_features, bias, y, C, sq_norm, a1, a
                 stats[PRIMAL_LOSS] += Ci * (max(-m, 0.0) + math.log1p(math.exp(-abs(m))))
             z1 = a1[i] + step[i]
             z2 = a2[i] - step[i]
-            b = margin[i] + sigma * yi * row_dot(dw, indptr, indices, data, i, n_features,
+            b = margin[i] + sigma * yi * row_dot(dw, indptr, indices, data, r, n_features,
                                                  bias)
             _, z, sign, inner = one_variable_newton(sigma * sq_norm[i], b, z1, z2, Ci,
                                                     innereps)
@@ -281,7 +321,7 @@ def block_round_lr(indptr, indices, data, n_features, bias, y, C, sq_norm, a1, a
                     step[i] = z - a1[i]
                 else:
                     step[i] = a2[i] - z
-                row_axpy((new1 - z1) * yi, indptr, indices, data, i, dw, n_features, bias)
+                row_axpy((new1 - z1) * yi, indptr, indices, data, r, dw, n_features, bias)
     for s in range(n):
         i = index[s]
         d = step[i]
