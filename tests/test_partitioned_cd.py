@@ -538,14 +538,12 @@ def worker_holdings(run_id, dask_worker=None):
         state = actor.state
         row_state = sum(a.nbytes for name in ("alpha", "step", "Y", "C")
                         for a in getattr(state, name)) + state.sq_norms.nbytes
-        # the kernels read the stored parts' own arrays (views), not copies
-        indptrs, indicess, datas = state.kernel_parts[:3]
+        # the kernels read the stored parts' own arrays (by address), not copies
         uncopied = (all(any(part is value for value in stored) for part in state.parts)
-                    and all(np.shares_memory(view, getattr(part, name))
-                            for part, q in zip(state.parts, range(len(state.parts)))
-                            for view, name in ((indptrs[q], "indptr"),
-                                               (indicess[q], "indices"),
-                                               (datas[q], "data"))))
+                    and all(address == getattr(part, name).ctypes.data
+                            for part, addresses in zip(state.parts, state.layout)
+                            for address, name in zip(addresses[:3],
+                                                     ("indptr", "indices", "data"))))
         actors.append((row_state, state.n_rows, state.k, uncopied))
     return data, actors
 

@@ -20,8 +20,8 @@ also yields the exact projected gradient of the *global* dual at alpha (LIBLINEA
 stopping quantity) and the primal loss at w, at no extra pass over the data.
 
 A block is one or more CSR parts used where they lie (never joined into a copy): the
-kernels take the parts' arrays as typed lists (block_parts) and a row's part from
-`part_of`, and each pass visits ONE random permutation of all the block's rows. Visiting
+kernels find a row's part in `part_of` and the part's arrays by their addresses
+(block_parts), and each pass visits ONE random permutation of all the block's rows. Visiting
 the parts one after another, each in its own random order, is a cyclic order over the
 parts and converges far slower (BENCHMARKS.md: on 20k rows, one block to LIBLINEAR's
 default eps took 7 rounds as one part, 15 as 2 parts and 24 as 8 parts).
@@ -29,8 +29,8 @@ default eps took 7 rounds as one part, 15 as 2 parts and 24 as 8 parts).
 import math
 
 import numpy as np
-from numba import njit
-from numba.typed import List
+from numba import carray, njit, types
+from numba.extending import intrinsic
 
 from .dual_cd_svc import one_variable_step
 from .dual_cd_lr import one_variable_newton
@@ -52,31 +52,62 @@ N_STATS = 10
 
 
 def block_parts(parts):
-    """(indptrs, indicess, datas, part_of, starts) of a block made of `parts` (objects
-    with indptr int64, indices int32, data float64 CSR arrays), the kernels' view of the
-    block's rows without a copy: typed lists of the parts' own arrays (as read-only
-    views, so parts that arrive read-only from Dask and writable ones share one type),
-    each row's part (int32) and the parts' first rows."""
-    def view(a, dtype):
-        v = np.ascontiguousarray(a, dtype=dtype).view()
-        v.flags.writeable = False
-        return v
-    indptrs, indicess, datas = List(), List(), List()
-    for p in parts:
-        indptrs.append(view(p.indptr, np.int64))
-        indicess.append(view(p.indices, np.int32))
-        datas.append(view(p.data, np.float64))
-    sizes = [len(p.indptr) - 1 for p in parts]
-    part_of = np.repeat(np.arange(len(sizes), dtype=np.int32), sizes)
-    starts = np.concatenate([[0], np.cumsum(sizes)]).astype(np.int64)
-    return indptrs, indicess, datas, part_of, starts
+    """(layout, part_of, arrays): the kernels' view of a block made of `parts` (objects
+    with indptr int64, indices int32 and data float64 CSR arrays), without a copy.
+    layout[q] = (addresses of part q's indptr, indices and data, len(indptr), nnz, its
+    first block row) and part_of[row] = the row's part (int32); `arrays` are the arrays
+    the addresses point into, which the caller keeps alive as long as it uses `layout`.
+
+    Why addresses: Numba's typed lists would hand the kernel each part's arrays too, but
+    three list look-ups (a C call and an atomic reference count each) per row visited made
+    a round 1.5x slower on 200k rows (BENCHMARKS.md); an address turns into an array view
+    with no owner and no counting (_row)."""
+    arrays = []
+    layout = np.zeros((len(parts), 6), dtype=np.int64)
+    first = 0
+    for q, p in enumerate(parts):
+        indptr = np.ascontiguousarray(p.indptr, dtype=np.int64)
+        indices = np.ascontiguousarray(p.indices, dtype=np.int32)
+        data = np.ascontiguousarray(p.data, dtype=np.float64)
+        arrays += [indptr, indices, data]
+        layout[q] = (indptr.ctypes.data, indices.ctypes.data, data.ctypes.data, len(indptr),
+                     len(data), first)
+        first += len(indptr) - 1
+    part_of = np.repeat(np.arange(len(parts), dtype=np.int32), layout[:, 3] - 1)
+    return layout, part_of, arrays
+
+
+def _pointer_to(dtype):
+    @intrinsic
+    def pointer(typingctx, address):
+        """The integer `address` as a pointer to `dtype` items."""
+        if not isinstance(address, types.Integer):
+            return None
+        sig = types.CPointer(dtype)(address)
+
+        def codegen(context, builder, signature, args):
+            value = context.cast(builder, args[0], signature.args[0], types.intp)
+            return builder.inttoptr(value, context.get_value_type(signature.return_type))
+
+        return sig, codegen
+
+    return pointer
+
+
+_int64_at = _pointer_to(types.int64)
+_int32_at = _pointer_to(types.int32)
+_float64_at = _pointer_to(types.float64)
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _row(indptrs, indicess, datas, part_of, starts, g):
-    """Block row g as (indptr, indices, data, row in its part)."""
+def _row(layout, part_of, g):
+    """Block row g as (indptr, indices, data of its part, its row in the part): views
+    made from block_parts' addresses (read only by the kernels)."""
     q = part_of[g]
-    return indptrs[q], indicess[q], datas[q], g - starts[q]
+    indptr = carray(_int64_at(layout[q, 0]), layout[q, 3])
+    indices = carray(_int32_at(layout[q, 1]), layout[q, 4])
+    data = carray(_float64_at(layout[q, 2]), layout[q, 4])
+    return indptr, indices, data, g - layout[q, 5]
 
 
 @njit(cache=True, nogil=True)
@@ -105,13 +136,13 @@ def svc_records(y, C, sq_norm):
 
 
 @njit(cache=True, nogil=True)
-def block_round_svc(indptrs, indicess, datas, part_of, starts, n_features, bias, rec,
+def block_round_svc(layout, part_of, n_features, bias, rec,
                     l2_loss, alpha, w, sigma, n_passes, state, step, dw, stats, index, n_active, pg_max_old,
                     pg_min_old, full_stats):
     """`n_passes` random-order passes of one-variable CD on the block subproblem at the
     current global `w` (read only) and this block's `alpha` (read only), over the rows
-    index[:n_active] in one random order across all the block's parts (block_parts:
-    indptrs...starts; `index` holds the block's rows with C_i > 0 and persists across
+    index[:n_active] in one random order across all the block's parts (block_parts'
+    layout and part_of; `index` holds the block's rows with C_i > 0 and persists across
     rounds; `rec` their svc_records). Writes the step into `step` (d, zeroed first), adds
     sum_i d_i y_i x_i into `dw`, and fills or combines `stats` (see PG_MAX...):
     PG bounds, sum (D_ii alpha_i^2 / 2 - alpha_i), the primal loss sum C_i xi(y_i x_i.w)
@@ -142,7 +173,7 @@ def block_round_svc(indptrs, indicess, datas, part_of, starts, n_features, bias,
         s = 0
         while s < n:
             i = index[s]
-            indptr, indices, data, r = _row(indptrs, indicess, datas, part_of, starts, i)
+            indptr, indices, data, r = _row(layout, part_of, i)
             yi = rec[i, REC_Y]
             Ci = rec[i, REC_C]
             if l2_loss:
@@ -195,7 +226,7 @@ def block_round_svc(indptrs, indicess, datas, part_of, starts, n_features, bias,
     if full_stats:
         for s in range(n, n_all):
             i = index[s]
-            indptr, indices, data, r = _row(indptrs, indicess, datas, part_of, starts, i)
+            indptr, indices, data, r = _row(layout, part_of, i)
             hinge = 1.0 - rec[i, REC_Y] * row_dot(w, indptr, indices, data, r, n_features,
                                                   bias)
             if hinge > 0.0:
@@ -213,7 +244,7 @@ def block_round_svc(indptrs, indicess, datas, part_of, starts, n_features, bias,
 
 
 @njit(cache=True, nogil=True)
-def block_round_svr(indptrs, indicess, datas, part_of, starts, n_features, bias, y, C,
+def block_round_svr(layout, part_of, n_features, bias, y, C,
                     sq_norm, l2_loss, p, beta, w, sigma, n_passes, state, step, dw, stats):
     """block_round_svc for the SVR dual (w = sum beta_i x_i). The statistics: VIOLATION,
     DUAL_PART = sum (lambda_i beta_i^2 / 2 - y_i beta_i + p |beta_i|), PRIMAL_LOSS, and for
@@ -234,7 +265,7 @@ def block_round_svr(indptrs, indicess, datas, part_of, starts, n_features, bias,
         shuffle_prefix(state, index, n)
         for s in range(n):
             i = index[s]
-            indptr, indices, data, r = _row(indptrs, indicess, datas, part_of, starts, i)
+            indptr, indices, data, r = _row(layout, part_of, i)
             if l2_loss:
                 lam = 0.5 / C[i]
                 Ui = INF
@@ -274,7 +305,7 @@ def _entropy(a1, a2):
 
 
 @njit(cache=True, nogil=True)
-def block_round_lr(indptrs, indicess, datas, part_of, starts, n_features, bias, y, C,
+def block_round_lr(layout, part_of, n_features, bias, y, C,
                    sq_norm, a1, a2, w, sigma, n_passes, innereps, state, step, dw, stats):
     """block_round_svc for the logistic regression dual: alpha_i = a1[i] and C_i - alpha_i
     = a2[i] (read only), the step d on alpha_i. Statistics: PG_MAX = max |y_i x_i.w +
@@ -295,7 +326,7 @@ def block_round_lr(indptrs, indicess, datas, part_of, starts, n_features, bias, 
         shuffle_prefix(state, index, n)
         for s in range(n):
             i = index[s]
-            indptr, indices, data, r = _row(indptrs, indicess, datas, part_of, starts, i)
+            indptr, indices, data, r = _row(layout, part_of, i)
             yi = y[i]
             Ci = C[i]
             if ps == 0:

@@ -105,7 +105,8 @@ class BlockState:
         self.p = float(p)
         # the kernels' view of the parts (their own arrays, no copy): each local pass is
         # one random permutation over all the block's rows, whatever part they are in
-        self.kernel_parts = block_parts(self.parts)
+        # (the kernels read the parts' arrays by address: self._part_arrays keeps them)
+        self.layout, self.part_of, self._part_arrays = block_parts(self.parts)
         self.sq_norms = (np.concatenate([squared_norms(p.indptr, p.data, self.bias)
                                          for p in self.parts]) if self.parts else np.zeros(0))
         self.alpha = [np.zeros(l) for _ in range(self.k)]
@@ -166,18 +167,18 @@ class BlockState:
             if self.n_rows == 0:
                 continue
             if self.logistic:
-                block_round_lr(*self.kernel_parts, self.n_features, self.bias, self.Y[c],
+                block_round_lr(self.layout, self.part_of, self.n_features, self.bias, self.Y[c],
                                self.C[c], self.sq_norms, self.alpha[c], self.rest[c], w,
                                sigma, int(n_passes), float(inner_eps[c]), self.rng[c],
                                self.step[c], dW[j], stats[j])
             elif self.regression:
-                block_round_svr(*self.kernel_parts, self.n_features, self.bias, self.Y[c],
+                block_round_svr(self.layout, self.part_of, self.n_features, self.bias, self.Y[c],
                                 self.C[c], self.sq_norms, self.l2_loss, self.p,
                                 self.alpha[c], w, sigma, int(n_passes), self.rng[c],
                                 self.step[c], dW[j], stats[j])
             else:
                 self.n_active[c] = block_round_svc(
-                    *self.kernel_parts, self.n_features, self.bias, self.records[c],
+                    self.layout, self.part_of, self.n_features, self.bias, self.records[c],
                     self.l2_loss, self.alpha[c], w, sigma, int(n_passes), self.rng[c],
                     self.step[c], dW[j], stats[j], self.index[c], self.n_active[c],
                     pg_max_old, pg_min_old, bool(full_stats))
