@@ -137,6 +137,29 @@ def test_a_block_of_several_parts_needs_the_rounds_of_one_part(binary_split, reg
         assert max(rounds.values()) <= rounds[1] + 1, (n_blocks, rounds)
 
 
+def test_a_pickled_block_reads_its_own_parts(binary_split):
+    """The kernels reach the parts by address: a BlockState copied by pickle (to another
+    process, say) must rebuild those addresses, not keep the original's."""
+    import pickle
+    from dlinear.train import block_seeds, partition_targets
+    problem = binary_split[0]
+    params = Params(solver_type=1).resolved()
+    parts = [problem.subset(np.arange(0, 1000)), problem.subset(np.arange(1000, 3000))]
+    Y, C = partition_targets(problem.y, None, np.array([1, -1]), np.ones(2), params)
+    state = P.BlockState(parts, Y, C, params.bias, problem.n_features, 1,
+                         block_seeds(params.seed, 0, 1))
+    copy = pickle.loads(pickle.dumps(state))
+    assert all(address == getattr(part, name).ctypes.data
+               for part, addresses in zip(copy.parts, copy.layout)
+               for address, name in zip(addresses[:3], ("indptr", "indices", "data")))
+    W = np.zeros((1, problem.n_features + 1))
+    args = (W, [0], np.zeros(1), 1.0, 1)
+    dW, stats = state.round(*args)
+    dW_copy, stats_copy = copy.round(*args)
+    np.testing.assert_array_equal(dW, dW_copy)
+    np.testing.assert_array_equal(stats, stats_copy)
+
+
 class CountingBlocks(P.SimulatedBlocks):
     """Counts rounds and their classes, and keeps each round's statistics of class 0."""
     def __init__(self, blocks):

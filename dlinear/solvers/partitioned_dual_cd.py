@@ -125,6 +125,15 @@ class BlockState:
                          for c in range(self.k)]
                         if not (self.logistic or self.regression) else None)
 
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        del state["layout"], state["_part_arrays"]   # addresses mean nothing elsewhere
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self.layout, self.part_of, self._part_arrays = block_parts(self.parts)
+
     @property
     def n_rows(self) -> int:
         return int(self.starts[-1])
