@@ -428,10 +428,13 @@ def check_partitioned(params: Params):
 def train_partitioned_in_process(problem: Problem, params: Params, n_blocks: int,
                                  rule: Optional[str] = None, n_passes: Optional[int] = None,
                                  log: Optional[Callable[[str], None]] = None,
-                                 on_round: Optional[Callable] = None) -> Model:
+                                 on_round: Optional[Callable] = None,
+                                 parts_per_block: int = 1) -> Model:
     """The partitioned dual CD (solvers.partitioned_dual_cd) with the rows split into
     `n_blocks` contiguous blocks held in this process: the same rounds, steps and model as
-    n_blocks workers would make, without the cores. For tests and rounds-vs-K studies."""
+    n_blocks workers would make, without the cores. For tests and rounds-vs-K studies.
+    parts_per_block: each block made of that many contiguous CSR parts, as a worker
+    holding several of a Dataset's parts has them."""
     from .solvers import partitioned_dual_cd as P
     check_parameter(params)
     params = params.resolved()
@@ -446,9 +449,13 @@ def train_partitioned_in_process(problem: Problem, params: Params, n_blocks: int
     bounds = [i * problem.n_samples // n_blocks for i in range(n_blocks + 1)]
     blocks = []
     for b in range(n_blocks):
-        part = problem.subset(np.arange(bounds[b], bounds[b + 1]))
-        Y, C = partition_targets(part.y, part.sample_weight, label, weighted_C, params)
-        blocks.append(P.BlockState([part], Y, C, params.bias, problem.n_features,
+        cuts = np.linspace(bounds[b], bounds[b + 1], parts_per_block + 1).astype(np.int64)
+        parts = [problem.subset(np.arange(cuts[q], cuts[q + 1]))
+                 for q in range(parts_per_block)]
+        rows = slice(bounds[b], bounds[b + 1])
+        weights = None if problem.sample_weight is None else problem.sample_weight[rows]
+        Y, C = partition_targets(problem.y[rows], weights, label, weighted_C, params)
+        blocks.append(P.BlockState(parts, Y, C, params.bias, problem.n_features,
                                    params.solver_type, block_seeds(params.seed, b, k),
                                    params.p))
     w_size = problem.n_features + (1 if params.bias >= 0 else 0)

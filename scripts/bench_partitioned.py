@@ -4,11 +4,15 @@
         rounds to relative duality gaps 1e-2/1e-3/1e-4 and to LIBLINEAR's default eps
         against K = 1..64 blocks, simulated in one process (rounds do not need cores),
         every combination rule, -s 1 and -s 3
-    python scripts/bench_partitioned.py time --data FILE --solver 1 --workers 2 --gaps --newton
+    python scripts/bench_partitioned.py time --data FILE --solver 1 --workers 2 --parts 20 --gaps --newton
         seconds on an rcv1-shaped set: local dual CD (1 core), then partitioned on
         --workers workers (both rules) to LIBLINEAR's default eps and (--gaps) to the
         gaps, and (--newton) the distributed Newton -s 2 (same optimum as -s 1), each as
         a ratio to the local run of the same call
+    python scripts/bench_partitioned.py kernel --rows 200000 --parts-per-block 1,10 --lock L
+        seconds of 8 rounds of one in-process block made of 1 or 10 CSR parts
+    (rounds: --solvers, --ks, --rules, --seed, --eps-only and --adaptive-target narrow or
+    vary the table)
 """
 import argparse
 import contextlib
@@ -47,19 +51,24 @@ RULES = ("adaptive", "cocoa", "linesearch")
 def rounds_vs_k(args):
     """Rounds to each duality gap, and to LIBLINEAR's default eps (its projected-gradient
     stop, as dlinear-train runs), for K = 1..64 simulated blocks."""
+    from dlinear.solvers import partitioned_dual_cd as P
     from dlinear.train import train_partitioned_in_process
-    problem = make_rcv1_like(args.rows, seed=1)
-    ks = [1, 2, 4, 8, 16, 32, 64]
+    if args.adaptive_target is not None:
+        P.ADAPTIVE_TARGET = args.adaptive_target
+    problem = make_rcv1_like(args.rows, seed=args.seed)
+    ks = args.ks
+    rules = args.rules or RULES
     table = {}
-    for solver in (1, 3):
-        for rule in RULES:
+    for solver in args.solvers:
+        for rule in rules:
             for k in ks:
                 record = {}
                 params = Params(solver_type=solver, eps=1e-12, max_iter=args.max_rounds)
                 try:
-                    train_partitioned_in_process(problem, params, k, rule=rule,
-                                                 on_round=gap_watcher(time.perf_counter(),
-                                                                      record))
+                    if not args.eps_only:
+                        train_partitioned_in_process(
+                            problem, params, k, rule=rule,
+                            on_round=gap_watcher(time.perf_counter(), record))
                 except (Reached, Warning):
                     pass
                 with warnings.catch_warnings():
@@ -70,25 +79,29 @@ def rounds_vs_k(args):
                 to_eps = model.n_iter[0] if model.n_iter[0] < args.max_rounds else None
                 table[solver, rule, k] = [record.get(g, (None,))[0] for g in GAPS] + [to_eps]
                 print(solver, rule, k, table[solver, rule, k], flush=True)
-    print("\nrounds to gap 1e-2 / 1e-3 / 1e-4 / LIBLINEAR's default eps")
+    print("\nrounds to " + ("" if args.eps_only else "gap 1e-2 / 1e-3 / 1e-4 / ")
+          + "LIBLINEAR's default eps")
     print("\n| solver | rule | " + " | ".join(f"K={k}" for k in ks) + " |")
     print("| --- | --- | " + " | ".join("---" for _ in ks) + " |")
-    for solver in (1, 3):
-        for rule in RULES:
+    for solver in args.solvers:
+        for rule in rules:
             cells = []
             for k in ks:
+                shown = table[solver, rule, k][-1:] if args.eps_only else table[solver, rule, k]
                 cells.append(" / ".join(str(r) if r is not None else f">{args.max_rounds}"
-                                        for r in table[solver, rule, k]))
+                                        for r in shown))
             print(f"| -s {solver} | {rule} | " + " | ".join(cells) + " |")
     if args.plot:
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
-        fig, axes = plt.subplots(1, 2, figsize=(11, 4.5), sharey=True)
+        fig, axes = plt.subplots(1, len(args.solvers), figsize=(11, 4.5), sharey=True,
+                                 squeeze=False)
+        axes = axes[0]
         targets = [f"gap {g:g}" for g in GAPS] + ["default eps"]
         colors = ("tab:blue", "tab:orange", "tab:green", "tab:red")
-        for ax, solver in zip(axes, (1, 3)):
-            for rule, style in zip(RULES, ("-", ":", "--")):
+        for ax, solver in zip(axes, args.solvers):
+            for rule, style in zip(rules, ("-", ":", "--")):
                 for t, (target, color) in enumerate(zip(targets, colors)):
                     ys = [table[solver, rule, k][t] for k in ks]
                     ys = [y if y is not None else np.nan for y in ys]
@@ -220,7 +233,8 @@ def timings(args):
                                   silence_logs=logging.CRITICAL) as cluster, \
             distributed.Client(cluster) as client:
         client.wait_for_workers(args.workers)
-        data = Dataset.from_arrays(problem, None, client, n_parts=2 * args.workers)
+        data = Dataset.from_arrays(problem, None, client,
+                                   n_parts=args.parts or 2 * args.workers)
         train(data, Params(solver_type=solver, max_iter=2), partition=True)   # warm up
         train(problem, Params(solver_type=solver, max_iter=2), n_threads=1)
         pids = list(client.run(os.getpid).values())
@@ -235,22 +249,72 @@ def timings(args):
         print(f"| {name} | {seconds:.2f} | {ratio:.2f} | {extra} |")
 
 
+def kernel_time(args):
+    """Seconds of 8 rounds of one in-process block (K = 1, -s 1, no stop) made of each
+    --parts-per-block count of CSR parts, best of 3: the block kernel's cost per row
+    visited, and what reaching several parts costs it (the rounds are the same)."""
+    from dlinear.solvers import partitioned_dual_cd as P
+    from dlinear.train import block_seeds, partition_targets
+    problem = make_rcv1_like(args.rows, seed=args.seed)
+    params = Params(solver_type=1, eps=1e-12, max_iter=8).resolved()
+    Y, C = partition_targets(problem.y, None, np.array([1, -1]), np.ones(2), params)
+
+    def blocks(q):
+        cuts = np.linspace(0, problem.n_samples, q + 1).astype(np.int64)
+        parts = [problem.subset(np.arange(cuts[i], cuts[i + 1])) for i in range(q)]
+        return P.SimulatedBlocks([P.BlockState(parts, Y, C, params.bias, problem.n_features,
+                                               1, block_seeds(params.seed, 0, 1))])
+
+    warm = Params(solver_type=1, eps=1e-12, max_iter=2).resolved()
+    P.fit_partitioned_dual_cd(blocks(1), 1, problem.n_features + 1, warm)
+    with timed_section(args.lock):
+        for q in args.parts_per_block:
+            best = np.inf
+            for _ in range(3):
+                b = blocks(q)
+                t = time.perf_counter()
+                result = P.fit_partitioned_dual_cd(b, 1, problem.n_features + 1, params)
+                best = min(best, time.perf_counter() - t)
+            print(f"{args.rows} rows, {q} part(s): {result[0].n_iter} rounds in {best:.3f}s "
+                  "(best of 3)", flush=True)
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("what", choices=["rounds", "time"])
+    ap.add_argument("what", choices=["rounds", "time", "kernel"])
     ap.add_argument("--rows", type=int, default=20000)
     ap.add_argument("--max-rounds", type=int, default=1000)
     ap.add_argument("--data", help="LIBSVM file or pickled Problem (default: make_rcv1_like)")
     ap.add_argument("--solver", type=int, default=1)
     ap.add_argument("--workers", type=int, default=2)
-    ap.add_argument("--rules", type=lambda s: s.split(","), default=["cocoa", "linesearch"])
+    ap.add_argument("--parts", type=int, help="parts of the Dataset (default 2 per worker; "
+                                               "Dataset.from_libsvm makes ~20 of the 677k file)")
+    ap.add_argument("--rules", type=lambda s: s.split(","),
+                    help="default: all three for rounds, cocoa,linesearch for time")
+    ap.add_argument("--solvers", type=lambda s: [int(x) for x in s.split(",")], default=[1, 3],
+                    help="rounds: the solvers (default 1,3)")
+    ap.add_argument("--ks", type=lambda s: [int(x) for x in s.split(",")],
+                    default=[1, 2, 4, 8, 16, 32, 64], help="rounds: the K values")
+    ap.add_argument("--seed", type=int, default=1, help="rounds: make_rcv1_like's seed")
+    ap.add_argument("--eps-only", action="store_true",
+                    help="rounds: only the rounds to LIBLINEAR's default eps")
+    ap.add_argument("--adaptive-target", type=float,
+                    help="rounds: the adaptive rule's ADAPTIVE_TARGET (default 1.2)")
     ap.add_argument("--gaps", action="store_true", help="also time to the duality gaps")
     ap.add_argument("--newton", action="store_true", help="also the distributed -s 2")
     ap.add_argument("--lock", help="hold this file's lock (and nice -10) for the timed runs "
                                    "only, e.g. /tmp/dlinear-bench.lock")
+    ap.add_argument("--parts-per-block", type=lambda s: [int(x) for x in s.split(",")],
+                    default=[1, 10], help="kernel: the part counts of the block")
     ap.add_argument("--plot")
     args = ap.parse_args()
-    rounds_vs_k(args) if args.what == "rounds" else timings(args)
+    if args.what == "rounds":
+        rounds_vs_k(args)
+    elif args.what == "kernel":
+        kernel_time(args)
+    else:
+        args.rules = args.rules or ["cocoa", "linesearch"]
+        timings(args)
 
 
 if __name__ == "__main__":

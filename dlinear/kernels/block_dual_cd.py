@@ -18,11 +18,19 @@ with the gradient at w + sigma dw (dw = sum d_i y_i x_i so far) and Q_ii = sigma
 + D_ii. In the first pass every row is visited once before its d_i moves, so that pass
 also yields the exact projected gradient of the *global* dual at alpha (LIBLINEAR's
 stopping quantity) and the primal loss at w, at no extra pass over the data.
+
+A block is one or more CSR parts used where they lie (never joined into a copy): the
+kernels find a row's part in `part_of` and the part's arrays by their addresses
+(block_parts), and each pass visits ONE random permutation of all the block's rows. Visiting
+the parts one after another, each in its own random order, is a cyclic order over the
+parts and converges far slower (BENCHMARKS.md: on 20k rows, one block to LIBLINEAR's
+default eps took 7 rounds as one part, 15 as 2 parts and 24 as 8 parts).
 """
 import math
 
 import numpy as np
-from numba import njit
+from numba import carray, njit, types
+from numba.extending import intrinsic
 
 from .dual_cd_svc import one_variable_step
 from .dual_cd_lr import one_variable_newton
@@ -41,6 +49,65 @@ INF = np.inf
 (PG_MAX, PG_MIN, DUAL_PART, PRIMAL_LOSS, STEP_LINEAR, STEP_QUADRATIC, VIOLATION,
  INNER_STEPS, ACTIVE, ROWS) = range(10)
 N_STATS = 10
+
+
+def block_parts(parts):
+    """(layout, part_of, arrays): the kernels' view of a block made of `parts` (objects
+    with indptr int64, indices int32 and data float64 CSR arrays), without a copy.
+    layout[q] = (addresses of part q's indptr, indices and data, len(indptr), nnz, its
+    first block row) and part_of[row] = the row's part (int32); `arrays` are the arrays
+    the addresses point into, which the caller keeps alive as long as it uses `layout`.
+
+    Why addresses: Numba's typed lists would hand the kernel each part's arrays too, but
+    three list look-ups (a C call and an atomic reference count each) per row visited made
+    a round 1.5x slower on 200k rows (BENCHMARKS.md); an address turns into an array view
+    with no owner and no counting (_row)."""
+    arrays = []
+    layout = np.zeros((len(parts), 6), dtype=np.int64)
+    first = 0
+    for q, p in enumerate(parts):
+        indptr = np.ascontiguousarray(p.indptr, dtype=np.int64)
+        indices = np.ascontiguousarray(p.indices, dtype=np.int32)
+        data = np.ascontiguousarray(p.data, dtype=np.float64)
+        arrays += [indptr, indices, data]
+        layout[q] = (indptr.ctypes.data, indices.ctypes.data, data.ctypes.data, len(indptr),
+                     len(data), first)
+        first += len(indptr) - 1
+    part_of = np.repeat(np.arange(len(parts), dtype=np.int32), layout[:, 3] - 1)
+    return layout, part_of, arrays
+
+
+def _pointer_to(dtype):
+    @intrinsic
+    def pointer(typingctx, address):
+        """The integer `address` as a pointer to `dtype` items."""
+        if not isinstance(address, types.Integer):
+            return None
+        sig = types.CPointer(dtype)(address)
+
+        def codegen(context, builder, signature, args):
+            value = context.cast(builder, args[0], signature.args[0], types.intp)
+            return builder.inttoptr(value, context.get_value_type(signature.return_type))
+
+        return sig, codegen
+
+    return pointer
+
+
+_int64_at = _pointer_to(types.int64)
+_int32_at = _pointer_to(types.int32)
+_float64_at = _pointer_to(types.float64)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _row(layout, part_of, g):
+    """Block row g as (indptr, indices, data of its part, its row in the part): views
+    made from block_parts' addresses (read only by the kernels)."""
+    q = part_of[g]
+    indptr = carray(_int64_at(layout[q, 0]), layout[q, 3])
+    indices = carray(_int32_at(layout[q, 1]), layout[q, 4])
+    data = carray(_float64_at(layout[q, 2]), layout[q, 4])
+    return indptr, indices, data, g - layout[q, 5]
 
 
 @njit(cache=True, nogil=True)
@@ -69,15 +136,15 @@ def svc_records(y, C, sq_norm):
 
 
 @njit(cache=True, nogil=True)
-def block_round_svc(indptr, indices, data, n_features, bias, rec, l2_loss, alpha, w, sigma,
-                    n_passes, state, step, dw, stats, index, n_active, pg_max_old,
+def block_round_svc(layout, part_of, n_features, bias, rec,
+                    l2_loss, alpha, w, sigma, n_passes, state, step, dw, stats, index, n_active, pg_max_old,
                     pg_min_old, full_stats):
     """`n_passes` random-order passes of one-variable CD on the block subproblem at the
     current global `w` (read only) and this block's `alpha` (read only), over the rows
-    index[:n_active] (`index` holds this part's rows with C_i > 0 and persists across
+    index[:n_active] in one random order across all the block's parts (block_parts'
+    layout and part_of; `index` holds the block's rows with C_i > 0 and persists across
     rounds; `rec` their svc_records). Writes the step into `step` (d, zeroed first), adds
-    sum_i d_i y_i x_i into `dw` (which may already hold other parts' steps of the same
-    block: the block is one subproblem), and fills or combines `stats` (see PG_MAX...):
+    sum_i d_i y_i x_i into `dw`, and fills or combines `stats` (see PG_MAX...):
     PG bounds, sum (D_ii alpha_i^2 / 2 - alpha_i), the primal loss sum C_i xi(y_i x_i.w)
     at the round's start, the line search's scalars sum (D_ii alpha_i - 1) d_i and
     sum D_ii d_i^2, and the active and eligible row counts.
@@ -89,7 +156,7 @@ def block_round_svc(indptr, indices, data, n_features, bias, rec, l2_loss, alpha
     first round, or the driver confirming convergence) make every row active again.
     Shrunk rows add nothing to PRIMAL_LOSS unless `full_stats` (one dot product each).
     Returns the new number of active rows."""
-    l = len(indptr) - 1
+    l = len(part_of)
     n_all = len(index)
     n = n_active
     if pg_max_old == INF and pg_min_old == -INF:
@@ -106,6 +173,7 @@ def block_round_svc(indptr, indices, data, n_features, bias, rec, l2_loss, alpha
         s = 0
         while s < n:
             i = index[s]
+            indptr, indices, data, r = _row(layout, part_of, i)
             yi = rec[i, REC_Y]
             Ci = rec[i, REC_C]
             if l2_loss:
@@ -117,7 +185,7 @@ def block_round_svc(indptr, indices, data, n_features, bias, rec, l2_loss, alpha
             a0 = alpha[i]
             if p == 0:
                 # the round's w and this block's step so far, in one walk over the row
-                m, v = row_dot2(w, dw, indptr, indices, data, i, n_features, bias)
+                m, v = row_dot2(w, dw, indptr, indices, data, r, n_features, bias)
                 m *= yi
                 G0 = m - 1.0 + Di * a0
                 PG = G0
@@ -145,7 +213,7 @@ def block_round_svc(indptr, indices, data, n_features, bias, rec, l2_loss, alpha
                 G = m + sigma * yi * v - 1.0 + Di * a
             else:
                 a = a0 + step[i]
-                G = (rec[i, REC_MARGIN] + sigma * yi * row_dot(dw, indptr, indices, data, i,
+                G = (rec[i, REC_MARGIN] + sigma * yi * row_dot(dw, indptr, indices, data, r,
                                                                n_features, bias)
                      - 1.0 + Di * a)
             s += 1
@@ -154,11 +222,12 @@ def block_round_svc(indptr, indices, data, n_features, bias, rec, l2_loss, alpha
             new = one_variable_step(a, G, sigma * rec[i, REC_SQ] + Di, Ui)
             if new != a:
                 step[i] = new - a0
-                row_axpy((new - a) * yi, indptr, indices, data, i, dw, n_features, bias)
+                row_axpy((new - a) * yi, indptr, indices, data, r, dw, n_features, bias)
     if full_stats:
         for s in range(n, n_all):
             i = index[s]
-            hinge = 1.0 - rec[i, REC_Y] * row_dot(w, indptr, indices, data, i, n_features,
+            indptr, indices, data, r = _row(layout, part_of, i)
+            hinge = 1.0 - rec[i, REC_Y] * row_dot(w, indptr, indices, data, r, n_features,
                                                   bias)
             if hinge > 0.0:
                 stats[PRIMAL_LOSS] += rec[i, REC_C] * (hinge * hinge if l2_loss else hinge)
@@ -175,15 +244,15 @@ def block_round_svc(indptr, indices, data, n_features, bias, rec, l2_loss, alpha
 
 
 @njit(cache=True, nogil=True)
-def block_round_svr(indptr, indices, data, n_features, bias, y, C, sq_norm, l2_loss, p,
-                    beta, w, sigma, n_passes, state, step, dw, stats):
+def block_round_svr(layout, part_of, n_features, bias, y, C,
+                    sq_norm, l2_loss, p, beta, w, sigma, n_passes, state, step, dw, stats):
     """block_round_svc for the SVR dual (w = sum beta_i x_i). The statistics: VIOLATION,
     DUAL_PART = sum (lambda_i beta_i^2 / 2 - y_i beta_i + p |beta_i|), PRIMAL_LOSS, and for
     the line search STEP_LINEAR = sum ((lambda_i beta_i - y_i) d_i + p (|beta_i + d_i| -
     |beta_i|)) and STEP_QUADRATIC = sum lambda_i d_i^2: p |.| is convex, so along the step
     it lies below the chord, and the quadratic through these bounds the dual from above
     (minimising it still descends)."""
-    l = len(indptr) - 1
+    l = len(part_of)
     index = np.empty(l, dtype=np.int64)
     n = 0
     for i in range(l):
@@ -196,6 +265,7 @@ def block_round_svr(indptr, indices, data, n_features, bias, y, C, sq_norm, l2_l
         shuffle_prefix(state, index, n)
         for s in range(n):
             i = index[s]
+            indptr, indices, data, r = _row(layout, part_of, i)
             if l2_loss:
                 lam = 0.5 / C[i]
                 Ui = INF
@@ -204,7 +274,7 @@ def block_round_svr(indptr, indices, data, n_features, bias, y, C, sq_norm, l2_l
                 Ui = C[i]
             b0 = beta[i]
             if ps == 0:
-                v = row_dot(w, indptr, indices, data, i, n_features, bias)
+                v = row_dot(w, indptr, indices, data, r, n_features, bias)
                 value[i] = v
                 G0 = v - y[i] + lam * b0
                 stats[VIOLATION] += svr_violation(b0, G0 + p, G0 - p, Ui)
@@ -213,12 +283,12 @@ def block_round_svr(indptr, indices, data, n_features, bias, y, C, sq_norm, l2_l
                 if excess > 0.0:
                     stats[PRIMAL_LOSS] += C[i] * (excess * excess if l2_loss else excess)
             b = b0 + step[i]
-            G = (value[i] + sigma * row_dot(dw, indptr, indices, data, i, n_features, bias)
+            G = (value[i] + sigma * row_dot(dw, indptr, indices, data, r, n_features, bias)
                  - y[i] + lam * b)
             nb = svr_step(b, G + p, G - p, sigma * sq_norm[i] + lam, Ui)
             if nb != b:
                 step[i] = nb - b0
-                row_axpy(nb - b, indptr, indices, data, i, dw, n_features, bias)
+                row_axpy(nb - b, indptr, indices, data, r, dw, n_features, bias)
     for s in range(n):
         i = index[s]
         d = step[i]
@@ -235,15 +305,15 @@ def _entropy(a1, a2):
 
 
 @njit(cache=True, nogil=True)
-def block_round_lr(indptr, indices, data, n_features, bias, y, C, sq_norm, a1, a2, w, sigma,
-                   n_passes, innereps, state, step, dw, stats):
+def block_round_lr(layout, part_of, n_features, bias, y, C,
+                   sq_norm, a1, a2, w, sigma, n_passes, innereps, state, step, dw, stats):
     """block_round_svc for the logistic regression dual: alpha_i = a1[i] and C_i - alpha_i
     = a2[i] (read only), the step d on alpha_i. Statistics: PG_MAX = max |y_i x_i.w +
     log(alpha_i / (C_i - alpha_i))| (the dual's gradient at the round's start: LIBLINEAR's
     Gmax), DUAL_PART = sum of the entropy terms less C_i log C_i, PRIMAL_LOSS = sum C_i
     log(1 + exp(-y_i x_i.w)), STEP_LINEAR = the entropy's change over the full step (its
     chord bounds it along the step), INNER_STEPS."""
-    l = len(indptr) - 1
+    l = len(part_of)
     index = np.empty(l, dtype=np.int64)
     n = 0
     for i in range(l):
@@ -256,10 +326,11 @@ def block_round_lr(indptr, indices, data, n_features, bias, y, C, sq_norm, a1, a
         shuffle_prefix(state, index, n)
         for s in range(n):
             i = index[s]
+            indptr, indices, data, r = _row(layout, part_of, i)
             yi = y[i]
             Ci = C[i]
             if ps == 0:
-                m = yi * row_dot(w, indptr, indices, data, i, n_features, bias)
+                m = yi * row_dot(w, indptr, indices, data, r, n_features, bias)
                 margin[i] = m
                 g = abs(m + math.log(a1[i] / a2[i]))
                 if g > stats[PG_MAX]:
@@ -269,7 +340,7 @@ def block_round_lr(indptr, indices, data, n_features, bias, y, C, sq_norm, a1, a
                 stats[PRIMAL_LOSS] += Ci * (max(-m, 0.0) + math.log1p(math.exp(-abs(m))))
             z1 = a1[i] + step[i]
             z2 = a2[i] - step[i]
-            b = margin[i] + sigma * yi * row_dot(dw, indptr, indices, data, i, n_features,
+            b = margin[i] + sigma * yi * row_dot(dw, indptr, indices, data, r, n_features,
                                                  bias)
             _, z, sign, inner = one_variable_newton(sigma * sq_norm[i], b, z1, z2, Ci,
                                                     innereps)
@@ -281,7 +352,7 @@ def block_round_lr(indptr, indices, data, n_features, bias, y, C, sq_norm, a1, a
                     step[i] = z - a1[i]
                 else:
                     step[i] = a2[i] - z
-                row_axpy((new1 - z1) * yi, indptr, indices, data, i, dw, n_features, bias)
+                row_axpy((new1 - z1) * yi, indptr, indices, data, r, dw, n_features, bias)
     for s in range(n):
         i = index[s]
         d = step[i]

@@ -47,9 +47,9 @@ import numpy as np
 
 from ..kernels.block_dual_cd import (ACTIVE, DUAL_PART, N_STATS, PG_MAX, PG_MIN,
                                      PRIMAL_LOSS, ROWS, STEP_LINEAR, STEP_QUADRATIC,
-                                     VIOLATION, INNER_STEPS, block_round_lr,
-                                     block_round_svc, block_round_svr, squared_norms,
-                                     svc_records)
+                                     VIOLATION, INNER_STEPS, block_parts,
+                                     block_round_lr, block_round_svc, block_round_svr,
+                                     squared_norms, svc_records)
 from ..kernels.dual_cd_lr import INNER_EPS_FLOOR, INNER_EPS_START
 from ..kernels.dual_cd_svc import end_of_sweep
 from ..kernels.rng import seed_state
@@ -83,8 +83,9 @@ def combine_rounds(a, b):
 
 
 class BlockState:
-    """One block's rows (one or more CSR parts, used as they are) with its dual variables
-    and pending steps for each of k classes. Y and C are (rows, k): the targets and
+    """One block's rows (one or more CSR parts, used as they are: never joined into a
+    copy) with its dual variables and pending steps for each of k classes; each local
+    pass visits all its rows in one random order. Y and C are (rows, k): the targets and
     per-instance C of each binary problem on these rows."""
 
     def __init__(self, parts, Y, C, bias, n_features, solver_type, seeds, p=0.0):
@@ -102,7 +103,12 @@ class BlockState:
         self.logistic = solver_type == 7
         self.regression = solver_type in REGRESSION_SOLVERS
         self.p = float(p)
-        self.sq_norms = [squared_norms(p.indptr, p.data, self.bias) for p in self.parts]
+        # the kernels' view of the parts (their own arrays, no copy): each local pass is
+        # one random permutation over all the block's rows, whatever part they are in
+        # (the kernels read the parts' arrays by address: self._part_arrays keeps them)
+        self.layout, self.part_of, self._part_arrays = block_parts(self.parts)
+        self.sq_norms = (np.concatenate([squared_norms(p.indptr, p.data, self.bias)
+                                         for p in self.parts]) if self.parts else np.zeros(0))
         self.alpha = [np.zeros(l) for _ in range(self.k)]
         if self.logistic:   # LIBLINEAR's start strictly inside (0, C); C - alpha kept apart
             for c in range(self.k):
@@ -111,15 +117,22 @@ class BlockState:
             self.rest = [self.C[c] - self.alpha[c] for c in range(self.k)]
         self.step = [np.zeros(l) for _ in range(self.k)]
         self.rng = [seed_state(int(s)) for s in seeds]
-        # -s 1, 3 shrink: per class and part, the rows with C_i > 0 (local numbering) in
-        # an order whose prefix of n_active[c][part] rows is the active set
-        self.index = [[np.flatnonzero(self.C[c][s:e] > 0) for s, e in
-                       zip(self.starts[:-1], self.starts[1:])] for c in range(self.k)]
-        self.n_active = [[len(ix) for ix in self.index[c]] for c in range(self.k)]
-        self.records = ([[svc_records(self.Y[c][s:e], self.C[c][s:e], sq) for sq, s, e in
-                          zip(self.sq_norms, self.starts[:-1], self.starts[1:])]
+        # -s 1, 3 shrink: per class, the block's rows with C_i > 0 in an order whose
+        # prefix of n_active[c] rows is the active set
+        self.index = [np.flatnonzero(self.C[c] > 0) for c in range(self.k)]
+        self.n_active = [len(ix) for ix in self.index]
+        self.records = ([svc_records(self.Y[c], self.C[c], self.sq_norms)
                          for c in range(self.k)]
                         if not (self.logistic or self.regression) else None)
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        del state["layout"], state["_part_arrays"]   # addresses mean nothing elsewhere
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self.layout, self.part_of, self._part_arrays = block_parts(self.parts)
 
     @property
     def n_rows(self) -> int:
@@ -160,27 +173,24 @@ class BlockState:
             sigma = float(sigmas[j])
             pg_max_old, pg_min_old = ((np.inf, -np.inf) if bounds is None
                                       else (float(bounds[j][0]), float(bounds[j][1])))
-            for b, (part, sq, s, e) in enumerate(zip(self.parts, self.sq_norms,
-                                                     self.starts[:-1], self.starts[1:])):
-                if self.logistic:
-                    block_round_lr(part.indptr, part.indices, part.data, self.n_features,
-                                   self.bias, self.Y[c][s:e], self.C[c][s:e], sq,
-                                   self.alpha[c][s:e], self.rest[c][s:e], w, float(sigma),
-                                   int(n_passes), float(inner_eps[c]), self.rng[c],
-                                   self.step[c][s:e], dW[j], stats[j])
-                elif self.regression:
-                    block_round_svr(part.indptr, part.indices, part.data, self.n_features,
-                                    self.bias, self.Y[c][s:e], self.C[c][s:e], sq,
-                                    self.l2_loss, self.p, self.alpha[c][s:e], w,
-                                    float(sigma), int(n_passes), self.rng[c],
-                                    self.step[c][s:e], dW[j], stats[j])
-                else:
-                    self.n_active[c][b] = block_round_svc(
-                        part.indptr, part.indices, part.data, self.n_features, self.bias,
-                        self.records[c][b], self.l2_loss, self.alpha[c][s:e], w, sigma,
-                        int(n_passes), self.rng[c],
-                        self.step[c][s:e], dW[j], stats[j], self.index[c][b],
-                        self.n_active[c][b], pg_max_old, pg_min_old, bool(full_stats))
+            if self.n_rows == 0:
+                continue
+            if self.logistic:
+                block_round_lr(self.layout, self.part_of, self.n_features, self.bias, self.Y[c],
+                               self.C[c], self.sq_norms, self.alpha[c], self.rest[c], w,
+                               sigma, int(n_passes), float(inner_eps[c]), self.rng[c],
+                               self.step[c], dW[j], stats[j])
+            elif self.regression:
+                block_round_svr(self.layout, self.part_of, self.n_features, self.bias, self.Y[c],
+                                self.C[c], self.sq_norms, self.l2_loss, self.p,
+                                self.alpha[c], w, sigma, int(n_passes), self.rng[c],
+                                self.step[c], dW[j], stats[j])
+            else:
+                self.n_active[c] = block_round_svc(
+                    self.layout, self.part_of, self.n_features, self.bias, self.records[c],
+                    self.l2_loss, self.alpha[c], w, sigma, int(n_passes), self.rng[c],
+                    self.step[c], dW[j], stats[j], self.index[c], self.n_active[c],
+                    pg_max_old, pg_min_old, bool(full_stats))
         return dW, stats
 
     def w_of_alpha(self):
