@@ -126,6 +126,7 @@ def _pcg(obj, g, M, eps_cg, log):
     r = -g
     z = r / M
     d = z.copy()
+    tmp = np.empty(n)           # alpha d, alpha Hd: the updates in place, no temporaries
     zTr = dot(z, r)
     cgtol = min(eps_cg, math.sqrt(math.sqrt(zTr)))
     Q = 0.0
@@ -138,8 +139,8 @@ def _pcg(obj, g, M, eps_cg, log):
         if dHd <= 1.0e-16:      # avoid 0/0
             break
         alpha = zTr / dHd
-        s += alpha * d
-        r -= alpha * Hd
+        s += np.multiply(d, alpha, out=tmp)
+        r -= np.multiply(Hd, alpha, out=tmp)
         newQ = -0.5 * (dot(s, r) - dot(s, g))
         Qdiff = newQ - Q
         if newQ <= 0 and Qdiff <= 0:
@@ -149,7 +150,7 @@ def _pcg(obj, g, M, eps_cg, log):
             log.append("WARNING: quadratic approximation > 0 or increasing in CG")
             break
         Q = newQ
-        z = r / M
+        np.divide(r, M, out=z)
         znewTrnew = dot(z, r)
         d *= znewTrnew / zTr
         d += z
@@ -170,7 +171,8 @@ def newton(obj, w, eps, eps_cg=NEWTON_EPS_CG, max_newton_iter=NEWTON_MAX_ITER):
     total_cg = 0
     stopped = converged
     while n_iter < max_newton_iter and not stopped:
-        M = (1.0 - ALPHA_PCG) + ALPHA_PCG * obj.diag_precond()
+        M = np.multiply(obj.diag_precond(), ALPHA_PCG)    # (1 - a) + a diag(H)
+        M += 1.0 - ALPHA_PCG
         s, _, cg_iter = _pcg(obj, g, M, eps_cg, log)
         total_cg += cg_iter
         fold = f
