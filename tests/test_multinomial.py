@@ -169,12 +169,12 @@ def test_two_phase_passes_and_threads_give_the_same_bits(bias, regularize_bias, 
     blocks = [problem.subset(np.arange(0, 1000)),
               problem.subset(np.arange(1000, problem.n_samples))]
     fits = []
-    import dlinear.solvers.multinomial as multinomial
+    import dlinear.solvers.kcolumn as kcolumn
     for by_columns, n_threads, chunk_rows in ((False, 1, None), (True, 1, None),
                                               (True, 2, None), (True, 3, None),
                                               (True, 2, 170)):
         if chunk_rows:          # more chunks of rows than threads
-            monkeypatch.setattr(multinomial, "CHUNK_BYTES", chunk_rows * 8 * 6)
+            monkeypatch.setattr(kcolumn, "CHUNK_BYTES", chunk_rows * 8 * 6)
         term = MultinomialTerm(blocks, class_of_row, C, 6, bias, problem.n_features,
                                n_threads=n_threads, by_columns=by_columns)
         assert term.by_columns == by_columns

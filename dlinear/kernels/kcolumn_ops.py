@@ -456,3 +456,37 @@ def softmax_hv_rows(P, Ci, U, r0, r1):
             pr += P[i, c] * U[i, c]
         for c in range(K):
             U[i, c] = Ci[i] * P[i, c] * (U[i, c] - pr)
+
+
+@njit(cache=True, nogil=True)
+def lr_rows(Y, C, R, cols, DL, H, COEF):
+    """grad_precond_k's row part for the logistic loss, for every row: DL[i, c] and
+    H[i, c] the derivative and curvature of column cols[c] (and COEF[i, cols[c]] = H),
+    for columns_grad_precond to scatter by X's columns."""
+    m = len(cols)
+    for i in range(R.shape[0]):
+        for c in range(m):
+            col = cols[c]
+            yi = Y[i, col]
+            Ci = C[i, col]
+            sig = 1.0 / (1.0 + math.exp(-yi * R[i, col]))
+            DL[i, c] = Ci * (sig - 1.0) * yi
+            hh = Ci * sig * (1.0 - sig)
+            H[i, c] = hh
+            COEF[i, col] = hh
+
+
+@njit(cache=True, nogil=True)
+def scale_rows(COEF, cols, T):
+    """T[i, c] = COEF[i, cols[c]] T[i, c] (hess_vec_k's D o (X S))."""
+    for i in range(T.shape[0]):
+        for c in range(len(cols)):
+            T[i, c] = COEF[i, cols[c]] * T[i, c]
+
+
+@njit(cache=True, nogil=True)
+def put_columns(T, R, cols):
+    """R[i, cols[c]] = T[i, c]."""
+    for i in range(T.shape[0]):
+        for c in range(len(cols)):
+            R[i, cols[c]] = T[i, c]
