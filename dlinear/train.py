@@ -303,9 +303,9 @@ def fit_multinomial_problem(problem: Problem, label, class_of_row, weighted_C,
 def train_in_process(problem: Problem, params: Params,
                      log: Optional[Callable[[str], None]] = None,
                      n_threads: Optional[int] = None) -> Model:
-    """Trains a LIBLINEAR model on a Problem in this process, one-vs-rest classes on
-    `n_threads` threads (default: one per core). `log` receives LIBLINEAR-style progress
-    lines."""
+    """Trains a LIBLINEAR model on a Problem in this process, one-vs-rest classes (or the
+    passes of a multinomial fit, split by rows and features) on `n_threads` threads
+    (default: one per core). `log` receives LIBLINEAR-style progress lines."""
     check_parameter(params)
     params = params.resolved()
     spec = params.spec

@@ -156,12 +156,15 @@ class KColumnLossTerm:
         # accesses to (n, m) arrays that outgrow the cache
         self.by_columns = bool(by_columns) and self.loss == LOSS_OF_SOLVER[0]
         self._columns = None
+        self._columns_lock = threading.Lock()
 
     def _by_columns(self):
-        if self._columns is None:
-            self._columns = columns_in_chunks(self.blocks, self.n_features, self.bias,
-                                              self.n_columns)
-        return self._columns
+        """columns_in_chunks of the blocks, made once (class groups run on threads)."""
+        with self._columns_lock:
+            if self._columns is None:
+                self._columns = columns_in_chunks(self.blocks, self.n_features, self.bias,
+                                                  self.n_columns)
+            return self._columns
 
     def counts(self):
         """(#positive rows, #rows) of each problem, (K, 2)."""

@@ -12,6 +12,11 @@ Params(newton="tron")), on W flattened in C order, with the exact Hessian-vector
 and the diagonal preconditioner sum_i C_i p_ic (1 - p_ic) x_ij^2, all from the k-column
 kernels (dlinear.kernels.kcolumn_ops): every pass over the rows serves all K columns.
 
+In process (fit_multinomial) the passes go over X by columns in chunks of rows, split
+over n_threads threads (`by_columns`, the two-phase kernels of kcolumn_ops; X is kept a
+second time, by columns); a cluster worker's term keeps the one-pass kernels on one
+thread. Both sum every entry in the same order: the same bits either way.
+
 `MultinomialTerm` has LossTerm's methods (at, grad_precond, hv, along, loss_along, move,
 counts) on the flattened vectors, so RegularizedObjective turns it into the drivers'
 objective here, and the cluster sums one MultinomialTerm per worker the same way it sums
