@@ -309,18 +309,19 @@ def multinomial_C(class_of_row, sample_weight, weighted_C):
 
 
 def fit_multinomial_problem(problem: Problem, label, class_of_row, weighted_C,
-                            params: Params) -> FitResult:
+                            params: Params, n_threads: int = 1) -> FitResult:
     from .solvers.multinomial import fit_multinomial
     C = multinomial_C(class_of_row, problem.sample_weight, weighted_C)
-    return fit_multinomial(problem, class_of_row, C, len(label), params, params.init_sol)
+    return fit_multinomial(problem, class_of_row, C, len(label), params, params.init_sol,
+                           n_threads=n_threads)
 
 
 def train_in_process(problem: Problem, params: Params,
                      log: Optional[Callable[[str], None]] = None,
                      n_threads: Optional[int] = None) -> Model:
-    """Trains a LIBLINEAR model on a Problem in this process, one-vs-rest classes on
-    `n_threads` threads (default: one per core). `log` receives LIBLINEAR-style progress
-    lines."""
+    """Trains a LIBLINEAR model on a Problem in this process, one-vs-rest classes (or the
+    passes of a multinomial fit, split by rows and features) on `n_threads` threads
+    (default: one per core). `log` receives LIBLINEAR-style progress lines."""
     check_parameter(params)
     params = params.resolved()
     spec = params.spec
@@ -336,7 +337,8 @@ def train_in_process(problem: Problem, params: Params,
     elif params.multinomial:
         label, class_of_row = group_classes(problem.y)
         weighted_C = weighted_class_C(label, params, emit)
-        results = [fit_multinomial_problem(problem, label, class_of_row, weighted_C, params)]
+        results = [fit_multinomial_problem(problem, label, class_of_row, weighted_C, params,
+                                           n_threads)]
     elif spec.all_classes:
         label, class_of_row = group_classes(problem.y)
         weighted_C = weighted_class_C(label, params, emit)

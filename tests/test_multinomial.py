@@ -153,6 +153,45 @@ def test_on_a_cluster_equals_in_process():
     np.testing.assert_allclose(spread.w, local.w, atol=1e-10)
 
 
+@pytest.mark.parametrize("bias,regularize_bias", [(-1.0, True), (1.0, True), (1.0, False)])
+def test_two_phase_passes_and_threads_give_the_same_bits(bias, regularize_bias, monkeypatch):
+    """The passes by rows then by X's columns (the default), split over 1-3 threads, sum
+    every entry in the one-pass kernels' order: the same model, log and counts to the
+    bit, also with the rows in two blocks (a cluster worker's parts)."""
+    from dlinear.solvers.multinomial import (MultinomialTerm, fit_multinomial_objective,
+                                             multinomial_objective)
+    from dlinear.train import group_classes
+    problem = make_rcv1_like(2500, n_features=900, n_classes=6, nnz_per_row=25, seed=11)
+    _, class_of_row = group_classes(problem.y)
+    C = np.random.default_rng(0).uniform(0.5, 2.0, problem.n_samples)
+    params = Params(solver_type=0, multinomial=True, eps=1e-4, bias=bias,
+                    regularize_bias=regularize_bias).resolved()
+    blocks = [problem.subset(np.arange(0, 1000)),
+              problem.subset(np.arange(1000, problem.n_samples))]
+    fits = []
+    import dlinear.solvers.kcolumn as kcolumn
+    for by_columns, n_threads, chunk_rows in ((False, 1, None), (True, 1, None),
+                                              (True, 2, None), (True, 3, None),
+                                              (True, 2, 170)):
+        if chunk_rows:          # more chunks of rows than threads
+            monkeypatch.setattr(kcolumn, "CHUNK_BYTES", chunk_rows * 8 * 6)
+        term = MultinomialTerm(blocks, class_of_row, C, 6, bias, problem.n_features,
+                               n_threads=n_threads, by_columns=by_columns)
+        assert term.by_columns == by_columns
+        if chunk_rows:
+            assert [len(c[3]) - 1 for c in term._by_columns()] == [6, 10]
+        fits.append(fit_multinomial_objective(multinomial_objective(term, regularize_bias),
+                                              term.counts(), params))
+    for fit in fits[1:]:
+        assert np.array_equal(fit.w, fits[0].w) and fit.log == fits[0].log
+    assert fits[0].n_iter > 2
+    # and train_in_process on 1 and 2 threads agree to the bit
+    full = Params(solver_type=0, multinomial=True, eps=1e-4, bias=bias,
+                  regularize_bias=regularize_bias)
+    one, two = (train_in_process(problem, full, n_threads=n) for n in (1, 2))
+    assert np.array_equal(one.w, two.w)
+
+
 def test_only_for_logistic_regression():
     problem = make_rcv1_like(100, n_features=20, n_classes=3, nnz_per_row=5, seed=1)
     with pytest.raises(DlinearError, match="multinomial"):

@@ -334,3 +334,159 @@ def softmax_hess_vec(indptr, indices, data, n_features, bias, P, Ci, S, out):
         if bias >= 0:
             for c in range(K):
                 out[n_features, c] += t[c] * bias
+
+
+# ------------------------------------------- multinomial in two phases, rows then columns
+# The one-pass kernels above gather from and scatter into (n, K) arrays at the feature of
+# every nonzero: a random access to K doubles per nonzero, from memory once n K doubles
+# outgrow the cache (83 MB at n = 297,064, K = 35). The kernels below walk X by columns
+# instead (CSC, csr_to_csc: rows ascending, the bias column last), in chunks of rows:
+# `col_ptr2[ch]` is the column pointer of chunk ch's rows, `chunk_rows[ch]` its first row.
+# Within a chunk the random accesses go to the chunk's rows of an (l, K) array, which fit
+# in cache, and the (n, K) array is streamed in order. A pass of X^T A runs over the
+# chunks in row order and the features split over threads; a pass of X S over the
+# chunks split over threads. Every entry is still summed over the same terms in the same
+# order as the one-pass kernels (a row's nonzeros in ascending feature order, then the
+# bias; X^T's rows in ascending row order), so the results are bit-identical to theirs
+# and do not depend on the chunks or the threads.
+
+@njit(cache=True, nogil=True)
+def columns_gather(col_ptr2, row_ind, vals, chunk_rows, S, T, c0, c1):
+    """T[i, c] = x_i . S[:, c] (the bias included through its column) for the rows of
+    chunks c0..c1; T may be a column slice of the row state."""
+    K = S.shape[1]
+    n_cols = col_ptr2.shape[1] - 1
+    ahead = np.uint64(PREFETCH_AHEAD)
+    row_bytes = K * 8
+    for ch in range(c0, c1):
+        for i in range(chunk_rows[ch], chunk_rows[ch + 1]):
+            for c in range(K):
+                T[i, c] = 0.0
+        end = np.uint64(col_ptr2[ch, n_cols])
+        for j in range(n_cols):
+            for q in range(np.uint64(col_ptr2[ch, j]), np.uint64(col_ptr2[ch, j + 1])):
+                if q + ahead < end:
+                    prefetch_row_write(T, row_ind[q + ahead], row_bytes)
+                i = np.uint64(row_ind[q])
+                v = vals[q]
+                for c in range(K):
+                    T[i, c] += S[j, c] * v
+
+
+@njit(cache=True, nogil=True)
+def _columns_pass(col_ptr2, row_ind, vals, A, out, j0, j1, squared):
+    """out[j] += sum_i x_ij A[i] (squared: A[i] x_ij^2) for the columns j0..j1, chunk by
+    chunk in row order."""
+    K = A.shape[1]
+    acc = np.empty(K)
+    ahead = np.uint64(PREFETCH_AHEAD)
+    row_bytes = K * 8
+    for ch in range(col_ptr2.shape[0]):
+        end = np.uint64(col_ptr2[ch, j1])
+        for j in range(j0, j1):
+            q0 = np.uint64(col_ptr2[ch, j])
+            q1 = np.uint64(col_ptr2[ch, j + 1])
+            if q1 == q0:
+                continue
+            for c in range(K):
+                acc[c] = out[j, c]
+            for q in range(q0, q1):
+                if q + ahead < end:
+                    prefetch_row_read(A, row_ind[q + ahead], row_bytes)
+                i = np.uint64(row_ind[q])
+                v = vals[q]
+                if squared:
+                    for c in range(K):
+                        acc[c] += A[i, c] * v * v
+                else:
+                    for c in range(K):
+                        acc[c] += A[i, c] * v
+            for c in range(K):
+                out[j, c] = acc[c]
+
+
+@njit(cache=True, nogil=True)
+def columns_times(col_ptr2, row_ind, vals, A, out, j0, j1):
+    """out[j] += sum_i x_ij A[i] for the columns j0..j1: X^T A on those rows of out,
+    added in row order as the one-pass scatter adds."""
+    _columns_pass(col_ptr2, row_ind, vals, A, out, j0, j1, False)
+
+
+@njit(cache=True, nogil=True)
+def columns_grad_precond(col_ptr2, row_ind, vals, DL, H, G, M, j0, j1):
+    """G[j] += sum_i x_ij DL[i] and M[j] += sum_i H[i] x_ij^2 for the columns j0..j1. Two
+    passes, one per output: each then reads one (l, K) array at random rows, which stays
+    in cache where two did not (35-class set, 48,949 x 35: 0.13 s for the two passes
+    against 0.24 s fused)."""
+    _columns_pass(col_ptr2, row_ind, vals, DL, G, j0, j1, False)
+    _columns_pass(col_ptr2, row_ind, vals, H, M, j0, j1, True)
+
+
+@njit(cache=True, nogil=True)
+def softmax_rows(R, y_class, Ci, P, DL, H, r0, r1):
+    """Rows r0..r1 at Z = R[:, :K]: P[i] = softmax(z_i), DL[i] = C_i (p_i - onehot(y_i))
+    and H[i] = C_i p_i (1 - p_i) (softmax_grad_precond's dl and h)."""
+    K = P.shape[1]
+    for i in range(r0, r1):
+        top = -np.inf
+        for c in range(K):
+            if R[i, c] > top:
+                top = R[i, c]
+        s = 0.0
+        for c in range(K):
+            e = math.exp(R[i, c] - top)
+            P[i, c] = e
+            s += e
+        for c in range(K):
+            p = P[i, c] / s
+            P[i, c] = p
+            DL[i, c] = Ci[i] * p
+            H[i, c] = Ci[i] * p * (1.0 - p)
+        DL[i, y_class[i]] -= Ci[i]
+
+
+@njit(cache=True, nogil=True)
+def softmax_hv_rows(P, Ci, U, r0, r1):
+    """Rows r0..r1: U[i] = C_i p_i (r_i - p_i . r_i) from U[i] = r_i = S^T x_i
+    (softmax_hess_vec's t, before its scatter)."""
+    K = P.shape[1]
+    for i in range(r0, r1):
+        pr = 0.0
+        for c in range(K):
+            pr += P[i, c] * U[i, c]
+        for c in range(K):
+            U[i, c] = Ci[i] * P[i, c] * (U[i, c] - pr)
+
+
+@njit(cache=True, nogil=True)
+def lr_rows(Y, C, R, cols, DL, H, COEF):
+    """grad_precond_k's row part for the logistic loss, for every row: DL[i, c] and
+    H[i, c] the derivative and curvature of column cols[c] (and COEF[i, cols[c]] = H),
+    for columns_grad_precond to scatter by X's columns."""
+    m = len(cols)
+    for i in range(R.shape[0]):
+        for c in range(m):
+            col = cols[c]
+            yi = Y[i, col]
+            Ci = C[i, col]
+            sig = 1.0 / (1.0 + math.exp(-yi * R[i, col]))
+            DL[i, c] = Ci * (sig - 1.0) * yi
+            hh = Ci * sig * (1.0 - sig)
+            H[i, c] = hh
+            COEF[i, col] = hh
+
+
+@njit(cache=True, nogil=True)
+def scale_rows(COEF, cols, T):
+    """T[i, c] = COEF[i, cols[c]] T[i, c] (hess_vec_k's D o (X S))."""
+    for i in range(T.shape[0]):
+        for c in range(len(cols)):
+            T[i, c] = COEF[i, cols[c]] * T[i, c]
+
+
+@njit(cache=True, nogil=True)
+def put_columns(T, R, cols):
+    """R[i, cols[c]] = T[i, c]."""
+    for i in range(T.shape[0]):
+        for c in range(len(cols)):
+            R[i, cols[c]] = T[i, c]

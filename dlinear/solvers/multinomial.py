@@ -12,6 +12,11 @@ Params(newton="tron")), on W flattened in C order, with the exact Hessian-vector
 and the diagonal preconditioner sum_i C_i p_ic (1 - p_ic) x_ij^2, all from the k-column
 kernels (dlinear.kernels.kcolumn_ops): every pass over the rows serves all K columns.
 
+In process (fit_multinomial) the passes go over X by columns in chunks of rows, split
+over n_threads threads (`by_columns`, the two-phase kernels of kcolumn_ops; X is kept a
+second time, by columns); a cluster worker's term keeps the one-pass kernels on one
+thread. Both sum every entry in the same order: the same bits either way.
+
 `MultinomialTerm` has LossTerm's methods (at, grad_precond, hv, along, loss_along, move,
 counts) on the flattened vectors, so RegularizedObjective turns it into the drivers'
 objective here, and the cluster sums one MultinomialTerm per worker the same way it sums
@@ -23,9 +28,29 @@ smaller of the two classes).
 """
 from __future__ import annotations
 
+import weakref
+
 import numpy as np
 
 from ..kernels import kcolumn_ops as KK
+from .kcolumn import balanced as _balanced, columns_in_chunks
+
+
+class _Alternating:
+    """Two arrays handed out in turn, zeroed in place (fill, no new pages)."""
+
+    def __init__(self):
+        self._arrays = [None, None]
+        self._next = 0
+
+    def zeros(self, shape):
+        a = self._arrays[self._next]
+        if a is None or a.shape != shape:
+            a = self._arrays[self._next] = np.zeros(shape)
+        else:
+            a.fill(0.0)
+        self._next = 1 - self._next
+        return a
 
 
 class MultinomialTerm:
@@ -33,7 +58,8 @@ class MultinomialTerm:
     in order); class_of_row (int64, 0..K-1) and C_rows per row. Row state: R (l, 2K) =
     [X W, X S of the line search], P (l, K) the probabilities of the last gradient."""
 
-    def __init__(self, blocks, class_of_row, C_rows, n_classes, bias, n_features=None):
+    def __init__(self, blocks, class_of_row, C_rows, n_classes, bias, n_features=None,
+                 n_threads=1, by_columns=False):
         blocks = list(blocks) if isinstance(blocks, (list, tuple)) else [blocks]
         self.blocks = [b for b in blocks if b.n_samples > 0]
         self.n_features = int(n_features if n_features is not None
@@ -54,6 +80,21 @@ class MultinomialTerm:
         self._z_cols = np.arange(K, dtype=np.int64)
         self._zs_cols = np.arange(K, 2 * K, dtype=np.int64)
         self.n_passes = 0
+        # the (n_rows_vars, K) outputs of the passes, reused from call to call instead of
+        # fresh zeroed arrays whose pages fault in inside the pass (83 MB each at K = 35,
+        # n = 297,064); two of each, alternating, so what the last call returned stays
+        # valid until the call after next (the driver holds g across a Newton iteration)
+        self._out = _Alternating()
+        self._G = _Alternating()
+        self._M = _Alternating()
+        # two-phase passes (rows, then X's columns; see kcolumn_ops): X is also kept by
+        # columns, and the rows' K values go through the (l, K) arrays U and H
+        self.by_columns = bool(by_columns)
+        self.n_threads = max(1, int(n_threads))
+        self._columns = None
+        self._U = self._H = None
+        self._pool = None
+        self._row_ranges = [_balanced(b.indptr, self.n_threads) for b in self.blocks]
 
     def _pieces(self):
         for b, start, stop in zip(self.blocks, self._starts[:-1], self._starts[1:]):
@@ -63,8 +104,43 @@ class MultinomialTerm:
         return np.ascontiguousarray(v, dtype=np.float64).reshape(self.n_rows_vars,
                                                                  self.n_classes)
 
+    def _run(self, fn, ranges, *args):
+        """fn(*args, start, stop) for each (start, stop) of ranges, on the term's threads
+        (the calling thread takes the first range)."""
+        if len(ranges) == 1:
+            fn(*args, *ranges[0])
+            return
+        if self._pool is None:
+            from concurrent.futures import ThreadPoolExecutor
+            self._pool = ThreadPoolExecutor(max_workers=self.n_threads - 1,
+                                            thread_name_prefix="dlinear-multinomial")
+            weakref.finalize(self, self._pool.shutdown, wait=False)
+        futures = [self._pool.submit(fn, *args, *r) for r in ranges[1:]]
+        fn(*args, *ranges[0])
+        for f in futures:
+            f.result()
+
+    def _by_columns(self):
+        """Per block: (col_ptr2, row_ind, vals, chunk_rows, the threads' chunk ranges,
+        the threads' feature ranges): X by columns in chunks of rows (kcolumn_ops)."""
+        if self._columns is None:
+            self._columns = columns_in_chunks(self.blocks, self.n_features, self.bias,
+                                              self.n_classes, self.n_threads)
+            l = int(self._starts[-1])
+            self._U = np.zeros((l, self.n_classes))
+            self._H = np.zeros((l, self.n_classes))
+        return self._columns
+
     def _xv(self, v, cols):
         V = self._matrix(v)
+        if self.by_columns:             # cols: K adjacent columns of R
+            first = int(cols[0])
+            for (b, rows), (col_ptr2, row_ind, vals, chunk_rows, chunks, _) in zip(
+                    self._pieces(), self._by_columns()):
+                self._run(KK.columns_gather, chunks, col_ptr2, row_ind, vals, chunk_rows,
+                          V, self.R[rows, first:first + self.n_classes])
+            self.n_passes += 1
+            return
         for b, rows in self._pieces():
             KK.xv_k(b.indptr, b.indices, b.data, self.n_features, self.bias, V,
                     self.R[rows], cols)
@@ -82,8 +158,20 @@ class MultinomialTerm:
         return self.loss_along(0.0)
 
     def grad_precond(self):
-        G = np.zeros((self.n_rows_vars, self.n_classes))
-        M = np.zeros((self.n_rows_vars, self.n_classes))
+        shape = (self.n_rows_vars, self.n_classes)
+        G = self._G.zeros(shape)
+        M = self._M.zeros(shape)
+        if self.by_columns:
+            columns = self._by_columns()
+            for (b, rows), ranges, (col_ptr2, row_ind, vals, _, _, features) in zip(
+                    self._pieces(), self._row_ranges, columns):
+                DL, H = self._U[rows], self._H[rows]
+                self._run(KK.softmax_rows, ranges, self.R[rows], self.y_class[rows],
+                          self.C[rows], self.P[rows], DL, H)
+                self._run(KK.columns_grad_precond, features, col_ptr2, row_ind, vals, DL, H,
+                          G, M)
+            self.n_passes += 1
+            return G.ravel(), M.ravel()
         for b, rows in self._pieces():
             KK.softmax_grad_precond(b.indptr, b.indices, b.data, self.n_features, self.bias,
                                     self.R[rows], self.y_class[rows], self.C[rows], G, M,
@@ -93,7 +181,19 @@ class MultinomialTerm:
 
     def hv(self, s):
         S = self._matrix(s)
-        out = np.zeros((self.n_rows_vars, self.n_classes))
+        out = self._out.zeros((self.n_rows_vars, self.n_classes))
+        if self.by_columns:
+            columns = self._by_columns()
+            for (b, rows), ranges, (col_ptr2, row_ind, vals, chunk_rows, chunks,
+                                    features) in zip(self._pieces(), self._row_ranges,
+                                                     columns):
+                U = self._U[rows]
+                self._run(KK.columns_gather, chunks, col_ptr2, row_ind, vals, chunk_rows,
+                          S, U)
+                self._run(KK.softmax_hv_rows, ranges, self.P[rows], self.C[rows], U)
+                self._run(KK.columns_times, features, col_ptr2, row_ind, vals, U, out)
+            self.n_passes += 1
+            return out.ravel()
         for b, rows in self._pieces():
             KK.softmax_hess_vec(b.indptr, b.indices, b.data, self.n_features, self.bias,
                                 self.P[rows], self.C[rows], S, out)
@@ -145,9 +245,11 @@ def multinomial_objective(term, regularize_bias=True):
                                 n_bias=term.n_classes)
 
 
-def fit_multinomial(problem, class_of_row, C_rows, n_classes, params, w0=None):
-    """Multinomial logistic regression on one Problem in this process."""
+def fit_multinomial(problem, class_of_row, C_rows, n_classes, params, w0=None,
+                    n_threads=1):
+    """Multinomial logistic regression on one Problem in this process, its passes split
+    over n_threads threads."""
     term = MultinomialTerm(problem, class_of_row, C_rows, n_classes, params.bias,
-                           problem.n_features)
+                           problem.n_features, n_threads=n_threads, by_columns=True)
     return fit_multinomial_objective(multinomial_objective(term, params.regularize_bias),
                                      term.counts(), params, w0)

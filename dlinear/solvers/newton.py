@@ -118,14 +118,20 @@ def _start(obj, w):
     return f, obj.grad(w), gnorm0
 
 
-def _pcg(obj, g, M, eps_cg, log):
+def _pcg(obj, g, M, eps_cg, log, work=None):
     """newton.cpp's pcg: preconditioned CG on H s = -g, stopped by the quadratic model.
-    Returns (s, r, cg_iter) with r = -g - H s."""
+    Returns (s, r, cg_iter) with r = -g - H s. `work`: five n-vectors to compute in
+    (s, r, z, d and a scratch), reused from one Newton iteration to the next (s and r
+    are returned in them), so that no n-vector is allocated in the loop (a fresh one of
+    tens of MB is page-faulted in on first touch)."""
     n = len(g)
-    s = np.zeros(n)
-    r = -g
-    z = r / M
-    d = z.copy()
+    if work is None:
+        work = [np.empty(n) for _ in range(5)]
+    s, r, z, d, tmp = work
+    s.fill(0.0)
+    np.negative(g, out=r)
+    np.divide(r, M, out=z)
+    np.copyto(d, z)
     zTr = dot(z, r)
     cgtol = min(eps_cg, math.sqrt(math.sqrt(zTr)))
     Q = 0.0
@@ -138,8 +144,8 @@ def _pcg(obj, g, M, eps_cg, log):
         if dHd <= 1.0e-16:      # avoid 0/0
             break
         alpha = zTr / dHd
-        s += alpha * d
-        r -= alpha * Hd
+        s += np.multiply(d, alpha, out=tmp)
+        r -= np.multiply(Hd, alpha, out=tmp)
         newQ = -0.5 * (dot(s, r) - dot(s, g))
         Qdiff = newQ - Q
         if newQ <= 0 and Qdiff <= 0:
@@ -149,7 +155,7 @@ def _pcg(obj, g, M, eps_cg, log):
             log.append("WARNING: quadratic approximation > 0 or increasing in CG")
             break
         Q = newQ
-        z = r / M
+        np.divide(r, M, out=z)
         znewTrnew = dot(z, r)
         d *= znewTrnew / zTr
         d += z
@@ -169,9 +175,11 @@ def newton(obj, w, eps, eps_cg=NEWTON_EPS_CG, max_newton_iter=NEWTON_MAX_ITER):
     n_iter = 0
     total_cg = 0
     stopped = converged
+    work = [np.empty(len(g)) for _ in range(5)]
     while n_iter < max_newton_iter and not stopped:
-        M = (1.0 - ALPHA_PCG) + ALPHA_PCG * obj.diag_precond()
-        s, _, cg_iter = _pcg(obj, g, M, eps_cg, log)
+        M = np.multiply(obj.diag_precond(), ALPHA_PCG)    # (1 - a) + a diag(H)
+        M += 1.0 - ALPHA_PCG
+        s, _, cg_iter = _pcg(obj, g, M, eps_cg, log, work)
         total_cg += cg_iter
         fold = f
         step, f = obj.linesearch_and_update(w, s, f, g, 1.0)

@@ -165,8 +165,10 @@ class RegularizedObjective:
     def grad(self, w):
         w = np.ascontiguousarray(w, dtype=np.float64)
         g, M = self.loss_term.grad_precond()
-        self._M = add_regularizer(M, np.ones(self.n_variables), self.regularize_bias,
-                                  self.n_bias)
+        M += 1.0        # the regulariser's identity (add_regularizer with ones, in place)
+        if not self.regularize_bias:
+            M[-self.n_bias:] -= 1.0
+        self._M = M
         return add_regularizer(g, w, self.regularize_bias, self.n_bias)
 
     def hv(self, s):
