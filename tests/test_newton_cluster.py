@@ -240,10 +240,10 @@ def test_classes_share_each_round_and_equal_one_driver_per_class(cluster, proble
     assert stats["lockstep_rounds"] == max(alone) < sum(alone)
 
 
-def test_heap_kept_only_where_the_environment_fixed_glibcs_thresholds(monkeypatch):
-    """On a Dask worker (MALLOC_TRIM_THRESHOLD_ set by the nanny) a fit raises glibc's
-    thresholds, and the last of nested fits puts the environment's back and trims;
-    elsewhere nothing is called."""
+@pytest.fixture
+def glibc_calls(monkeypatch):
+    """The mallopt / malloc_trim calls dlinear.cluster.heap makes, recorded by a fake
+    glibc instead of made (the environment's thresholds are cleared)."""
     from dlinear.cluster import heap
 
     calls = []
@@ -258,6 +258,17 @@ def test_heap_kept_only_where_the_environment_fixed_glibcs_thresholds(monkeypatc
     monkeypatch.setattr(heap, "_glibc", lambda: FakeLibc())
     monkeypatch.delenv("MALLOC_TRIM_THRESHOLD_", raising=False)
     monkeypatch.delenv("MALLOC_MMAP_THRESHOLD_", raising=False)
+    return calls
+
+
+def test_heap_kept_only_where_the_environment_fixed_glibcs_thresholds(monkeypatch,
+                                                                       glibc_calls):
+    """On a Dask worker (MALLOC_TRIM_THRESHOLD_ set by the nanny) a fit raises glibc's
+    thresholds, and the last of nested fits puts the environment's back and trims;
+    elsewhere nothing is called."""
+    from dlinear.cluster import heap
+
+    calls = glibc_calls
     with heap.heap_kept():
         pass
     assert calls == []
@@ -271,26 +282,18 @@ def test_heap_kept_only_where_the_environment_fixed_glibcs_thresholds(monkeypatc
                          (heap.M_TRIM_THRESHOLD, 65536), ("trim", 0)]
 
 
-def test_actors_hold_the_heap_until_they_are_released(monkeypatch):
+def test_actors_hold_the_heap_until_they_are_released(monkeypatch, glibc_calls):
     """The map-reduce and partitioned-CD actors keep glibc's heap for their whole life
     (their rounds allocate n-vectors), and give it back when they are collected."""
     import gc
 
     from dlinear.cluster import heap
 
-    calls = []
-
-    class FakeLibc:
-        def mallopt(self, option, value):
-            calls.append((option, value))
-
-        def malloc_trim(self, pad):
-            calls.append(("trim", pad))
+    calls = glibc_calls
 
     class Actor:
         pass
 
-    monkeypatch.setattr(heap, "_glibc", lambda: FakeLibc())
     monkeypatch.setenv("MALLOC_TRIM_THRESHOLD_", "65536")
     actor = Actor()
     heap.hold_heap_while_alive(actor)

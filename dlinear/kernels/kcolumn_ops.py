@@ -282,6 +282,28 @@ def softmax_loss(R, y_class, Ci, alpha):
     return total
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _softmax_row(R, y_class, Ci, P, i, dl, h):
+    """Row i at Z = R[:, :K]: P[i] = softmax(z_i), dl = C_i (p_i - onehot(y_i)) and
+    h = C_i p_i (1 - p_i), the row's loss gradient and Hessian diagonal."""
+    K = P.shape[1]
+    top = -np.inf
+    for c in range(K):
+        if R[i, c] > top:
+            top = R[i, c]
+    s = 0.0
+    for c in range(K):
+        e = math.exp(R[i, c] - top)
+        P[i, c] = e
+        s += e
+    for c in range(K):
+        p = P[i, c] / s
+        P[i, c] = p
+        dl[c] = Ci[i] * p
+        h[c] = Ci[i] * p * (1.0 - p)
+    dl[y_class[i]] -= Ci[i]
+
+
 @njit(cache=True, nogil=True)
 def softmax_grad_precond(indptr, indices, data, n_features, bias, R, y_class, Ci, G, M, P):
     """At Z = R[:, :K]: P[i] = softmax(z_i); G += X^T (C (P - onehot(y))) and
@@ -290,21 +312,7 @@ def softmax_grad_precond(indptr, indices, data, n_features, bias, R, y_class, Ci
     dl = np.empty(K)
     h = np.empty(K)
     for i in range(np.uint64(len(indptr) - 1)):
-        top = -np.inf
-        for c in range(K):
-            if R[i, c] > top:
-                top = R[i, c]
-        s = 0.0
-        for c in range(K):
-            e = math.exp(R[i, c] - top)
-            P[i, c] = e
-            s += e
-        for c in range(K):
-            p = P[i, c] / s
-            P[i, c] = p
-            dl[c] = Ci[i] * p
-            h[c] = Ci[i] * p * (1.0 - p)
-        dl[y_class[i]] -= Ci[i]
+        _softmax_row(R, y_class, Ci, P, i, dl, h)
         _scatter_grad_precond_row(indptr, indices, data, i, dl, h, G, M, K)
         if bias >= 0:
             for c in range(K):
@@ -426,23 +434,8 @@ def columns_grad_precond(col_ptr2, row_ind, vals, DL, H, G, M, j0, j1):
 def softmax_rows(R, y_class, Ci, P, DL, H, r0, r1):
     """Rows r0..r1 at Z = R[:, :K]: P[i] = softmax(z_i), DL[i] = C_i (p_i - onehot(y_i))
     and H[i] = C_i p_i (1 - p_i) (softmax_grad_precond's dl and h)."""
-    K = P.shape[1]
     for i in range(r0, r1):
-        top = -np.inf
-        for c in range(K):
-            if R[i, c] > top:
-                top = R[i, c]
-        s = 0.0
-        for c in range(K):
-            e = math.exp(R[i, c] - top)
-            P[i, c] = e
-            s += e
-        for c in range(K):
-            p = P[i, c] / s
-            P[i, c] = p
-            DL[i, c] = Ci[i] * p
-            H[i, c] = Ci[i] * p * (1.0 - p)
-        DL[i, y_class[i]] -= Ci[i]
+        _softmax_row(R, y_class, Ci, P, i, DL[i], H[i])
 
 
 @njit(cache=True, nogil=True)
