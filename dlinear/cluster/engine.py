@@ -411,7 +411,8 @@ def _fit_classes_together(placement, label, weighted_C, params) -> list:
         results, lockstep = fit_newton_together(term.execute, term.n_variables, counts,
                                                 params, w0s)
         last_fit_stats.clear()
-        last_fit_stats.update(mode="map-reduce", rounds=term.n_calls, lockstep_rounds=lockstep.n_rounds,
+        last_fit_stats.update(mode="map-reduce", rounds=term.n_calls,
+                              lockstep_rounds=lockstep.n_rounds,
                               bytes_to_workers=term.bytes_to_workers,
                               bytes_from_workers=term.bytes_from_workers,
                               workers=len(term.workers))
@@ -431,7 +432,8 @@ def _fit_multinomial(placement, label, weighted_C, params):
         result = fit_multinomial_objective(objective, counts, params, params.init_sol)
         term = objective.loss_term
         last_fit_stats.clear()
-        last_fit_stats.update(mode="map-reduce", rounds=term.n_calls, bytes_to_workers=term.bytes_to_workers,
+        last_fit_stats.update(mode="map-reduce", rounds=term.n_calls,
+                              bytes_to_workers=term.bytes_to_workers,
                               bytes_from_workers=term.bytes_from_workers,
                               workers=len(term.workers))
         return result
