@@ -73,15 +73,7 @@ def split_classes(args, ctx):
           f"-s 0 one-vs-rest")
 
     def run(groups):
-        out, barrier = ctx.Queue(), ctx.Barrier(len(groups))
-        procs = [ctx.Process(target=time_classes, args=(P, g, barrier, out))
-                 for g in groups]
-        for p in procs:
-            p.start()
-        times = [out.get() for _ in procs]
-        for p in procs:
-            p.join()
-        return max(times)
+        return run_together(ctx, time_classes, [(P, g) for g in groups])
 
     for _ in range(args.repeat):
         t_all = run([ks])
@@ -90,6 +82,19 @@ def split_classes(args, ctx):
         print(f"all classes, 1 process {t_all:.2f} s; half (0, 2, ...), alone {t_half:.2f} s;"
               f" two halves at once {t_two:.2f} s; ceiling of a 2-way split "
               f"{t_all / t_two:.2f}x (ideal {t_all / t_half:.2f}x)", flush=True)
+
+
+def run_together(ctx, target, argss):
+    """Starts one process per argument tuple, target(*args, barrier, out), released at
+    once by the barrier; the slowest one's seconds."""
+    out, barrier = ctx.Queue(), ctx.Barrier(len(argss))
+    procs = [ctx.Process(target=target, args=(*args, barrier, out)) for args in argss]
+    for p in procs:
+        p.start()
+    times = [out.get() for _ in procs]
+    for p in procs:
+        p.join()
+    return max(times)
 
 
 def main(argv=None):
@@ -112,15 +117,7 @@ def main(argv=None):
     print(f"data: {P.n_samples} x {P.n_features}, nnz {P.nnz}; {args.hv} Hv each")
 
     def run(jobs):
-        out, barrier = ctx.Queue(), ctx.Barrier(len(jobs))
-        procs = [ctx.Process(target=time_hv, args=(p, s, args.hv, barrier, out))
-                 for p, s in jobs]
-        for p in procs:
-            p.start()
-        times = [out.get() for _ in procs]
-        for p in procs:
-            p.join()
-        return max(times)
+        return run_together(ctx, time_hv, [(p, s, args.hv) for p, s in jobs])
 
     for solver in (0, 2):
         t_all = run([(P, solver)])
