@@ -44,10 +44,11 @@ def regularized_dot(u, v, regularize_bias=True, n_bias=1) -> float:
 
 def add_regularizer(out, v, regularize_bias=True, n_bias=1):
     """out += v on the regularised weights (the identity part of a gradient, Hessian or
-    preconditioner)."""
+    preconditioner), in place; v a vector or a scalar (1.0: the preconditioner's identity,
+    without allocating a vector of ones)."""
     out += v
     if not regularize_bias:
-        out[-n_bias:] -= v[-n_bias:]
+        out[-n_bias:] -= v if np.ndim(v) == 0 else v[-n_bias:]
     return out
 
 
@@ -165,10 +166,7 @@ class RegularizedObjective:
     def grad(self, w):
         w = np.ascontiguousarray(w, dtype=np.float64)
         g, M = self.loss_term.grad_precond()
-        M += 1.0        # the regulariser's identity (add_regularizer with ones, in place)
-        if not self.regularize_bias:
-            M[-self.n_bias:] -= 1.0
-        self._M = M
+        self._M = add_regularizer(M, 1.0, self.regularize_bias, self.n_bias)
         return add_regularizer(g, w, self.regularize_bias, self.n_bias)
 
     def hv(self, s):
