@@ -79,8 +79,8 @@ def train(data, params: Params, log: Optional[Callable[[str], None]] = None,
     optional per-row `sample_weight=`), a dlinear.cluster.Dataset, or a Dask collection
     (dask array or DataFrame X, with y a dask array, Series or numpy array). A Problem or
     matrix trains in this process, one-vs-rest classes (or a multinomial fit's passes) on
-    n_threads threads (default one per core), unless a `client` (distributed.Client) is given; a Dataset or Dask
-    collection trains on the Dask cluster (of `client`, or of the current client), its
+    n_threads threads (default one per core), unless a `client` (distributed.Client) is
+    given; a Dataset or Dask collection trains on the Dask cluster (of `client`, or of the current client), its
     partitions kept on the workers. The model is the same either way. `log` receives
     LIBLINEAR-style progress lines.
 

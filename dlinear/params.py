@@ -52,7 +52,8 @@ class Params:
     # -s 0/2/11 Newton map-reduced over the parts: True, False (a copy of the data per
     # worker, the one-vs-rest classes in parallel), or None: partitioned when the data does
     # not fit one worker's memory (dlinear.cluster.engine.choose_partitioned; for Newton
-    # newton_on_copies: a copy for one-vs-rest with 3+ classes when it fits, else map-reduced)
+    # newton_on_copies: a copy for one-vs-rest with 3+ classes when it fits, else
+    # map-reduced)
     partition: Optional[bool] = None
     # "adaptive", "linesearch" (BDA) or "cocoa" (CoCoA+); None: the solver's default
     partition_rule: Optional[str] = None

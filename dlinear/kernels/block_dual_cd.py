@@ -136,8 +136,8 @@ def svc_records(y, C, sq_norm):
 
 
 @njit(cache=True, nogil=True)
-def block_round_svc(layout, part_of, n_features, bias, rec,
-                    l2_loss, alpha, w, sigma, n_passes, state, step, dw, stats, index, n_active, pg_max_old,
+def block_round_svc(layout, part_of, n_features, bias, rec, l2_loss, alpha, w, sigma,
+                    n_passes, state, step, dw, stats, index, n_active, pg_max_old,
                     pg_min_old, full_stats):
     """`n_passes` random-order passes of one-variable CD on the block subproblem at the
     current global `w` (read only) and this block's `alpha` (read only), over the rows

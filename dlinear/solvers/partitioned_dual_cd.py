@@ -108,7 +108,8 @@ class BlockState:
         # (the kernels read the parts' arrays by address: self._part_arrays keeps them)
         self.layout, self.part_of, self._part_arrays = block_parts(self.parts)
         self.sq_norms = (np.concatenate([squared_norms(p.indptr, p.data, self.bias)
-                                         for p in self.parts]) if self.parts else np.zeros(0))
+                                         for p in self.parts])
+                         if self.parts else np.zeros(0))
         self.alpha = [np.zeros(l) for _ in range(self.k)]
         if self.logistic:   # LIBLINEAR's start strictly inside (0, C); C - alpha kept apart
             for c in range(self.k):
@@ -176,13 +177,13 @@ class BlockState:
             if self.n_rows == 0:
                 continue
             if self.logistic:
-                block_round_lr(self.layout, self.part_of, self.n_features, self.bias, self.Y[c],
-                               self.C[c], self.sq_norms, self.alpha[c], self.rest[c], w,
+                block_round_lr(self.layout, self.part_of, self.n_features, self.bias,
+                               self.Y[c], self.C[c], self.sq_norms, self.alpha[c], self.rest[c], w,
                                sigma, int(n_passes), float(inner_eps[c]), self.rng[c],
                                self.step[c], dW[j], stats[j])
             elif self.regression:
-                block_round_svr(self.layout, self.part_of, self.n_features, self.bias, self.Y[c],
-                                self.C[c], self.sq_norms, self.l2_loss, self.p,
+                block_round_svr(self.layout, self.part_of, self.n_features, self.bias,
+                                self.Y[c], self.C[c], self.sq_norms, self.l2_loss, self.p,
                                 self.alpha[c], w, sigma, int(n_passes), self.rng[c],
                                 self.step[c], dW[j], stats[j])
             else:
