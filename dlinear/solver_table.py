@@ -19,6 +19,11 @@ class SolverSpec:
     description: str      # as in LIBLINEAR's `train` help
     kind: str             # "classification", "regression" or "oneclass"
     default_eps: float
+    # the problem, in scikit-learn's words where it has them
+    loss: str             # logistic_regression, squared_hinge, hinge, squared_epsilon_insensitive,
+                          # epsilon_insensitive, crammer_singer, oneclass
+    penalty: str          # "l2" or "l1"
+    dual: bool            # solved in the dual (dual variables per row)
     probability: bool = False     # -b 1 allowed (logistic regression)
     dual_cd: bool = False         # a dual coordinate-descent solver (iteration cap applies)
     fallback: Optional[int] = None        # primal solver run when the dual cap is hit
@@ -38,42 +43,44 @@ class SolverSpec:
 
 SOLVERS: dict[int, SolverSpec] = {s.id: s for s in [
     SolverSpec(0, "L2R_LR", "L2-regularized logistic regression (primal)",
-               "classification", 0.01, probability=True,
-               regularize_bias_optional=True, init_sol=True),
+               "classification", 0.01, "logistic_regression", "l2", False,
+               probability=True, regularize_bias_optional=True, init_sol=True),
     SolverSpec(1, "L2R_L2LOSS_SVC_DUAL",
                "L2-regularized L2-loss support vector classification (dual)",
-               "classification", 0.1, dual_cd=True,
+               "classification", 0.1, "squared_hinge", "l2", True, dual_cd=True,
                fallback=2, fallback_tol_scale=0.1, regularize_bias_optional=True),
     SolverSpec(2, "L2R_L2LOSS_SVC",
                "L2-regularized L2-loss support vector classification (primal)",
-               "classification", 0.01,
+               "classification", 0.01, "squared_hinge", "l2", False,
                regularize_bias_optional=True, init_sol=True),
     SolverSpec(3, "L2R_L1LOSS_SVC_DUAL",
                "L2-regularized L1-loss support vector classification (dual)",
-               "classification", 0.1, dual_cd=True, faster_hint=2,
+               "classification", 0.1, "hinge", "l2", True, dual_cd=True, faster_hint=2,
                regularize_bias_optional=True),
     SolverSpec(4, "MCSVM_CS", "support vector classification by Crammer and Singer",
-               "classification", 0.1, all_classes=True),
+               "classification", 0.1, "crammer_singer", "l2", True, all_classes=True),
     SolverSpec(5, "L1R_L2LOSS_SVC", "L1-regularized L2-loss support vector classification",
-               "classification", 0.01, regularize_bias_optional=True),
-    SolverSpec(6, "L1R_LR", "L1-regularized logistic regression",
-               "classification", 0.01, probability=True,
+               "classification", 0.01, "squared_hinge", "l1", False,
                regularize_bias_optional=True),
+    SolverSpec(6, "L1R_LR", "L1-regularized logistic regression",
+               "classification", 0.01, "logistic_regression", "l1", False,
+               probability=True, regularize_bias_optional=True),
     SolverSpec(7, "L2R_LR_DUAL", "L2-regularized logistic regression (dual)",
-               "classification", 0.1, probability=True, dual_cd=True,
-               fallback=0, fallback_tol_scale=0.1),
+               "classification", 0.1, "logistic_regression", "l2", True,
+               probability=True, dual_cd=True, fallback=0, fallback_tol_scale=0.1),
     SolverSpec(11, "L2R_L2LOSS_SVR", "L2-regularized L2-loss support vector regression (primal)",
-               "regression", 0.0001, regularize_bias_optional=True,
-               init_sol=True),
+               "regression", 0.0001, "squared_epsilon_insensitive", "l2",
+               False, regularize_bias_optional=True, init_sol=True),
     SolverSpec(12, "L2R_L2LOSS_SVR_DUAL",
                "L2-regularized L2-loss support vector regression (dual)",
-               "regression", 0.1, dual_cd=True, fallback=11,
-               fallback_tol_scale=0.001),
+               "regression", 0.1, "squared_epsilon_insensitive", "l2", True,
+               dual_cd=True, fallback=11, fallback_tol_scale=0.001),
     SolverSpec(13, "L2R_L1LOSS_SVR_DUAL",
                "L2-regularized L1-loss support vector regression (dual)",
-               "regression", 0.1, dual_cd=True, faster_hint=11),
+               "regression", 0.1, "epsilon_insensitive", "l2", True,
+               dual_cd=True, faster_hint=11),
     SolverSpec(21, "ONECLASS_SVM", "one-class support vector machine (dual)",
-               "oneclass", 0.01),
+               "oneclass", 0.01, "oneclass", "l2", True),
 ]}
 
 SOLVER_BY_NAME = {s.name: s for s in SOLVERS.values()}
