@@ -35,6 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
+from .click_data import make_click_like_split
 from .data import Problem
 from .errors import DlinearError
 
@@ -465,9 +466,16 @@ def round_values(problem: Problem, decimals: int) -> Problem:
 def _argument_parser(prog: str | None) -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=prog,
-        description="Write a deterministic rcv1-like data set in LIBSVM format: "
-                    "OUT_PREFIX.train and, with --test-rows, OUT_PREFIX.test.")
+        description="Write a deterministic rcv1-like or click-log-like data set in LIBSVM "
+                    "format: OUT_PREFIX.train and, with --test-rows, OUT_PREFIX.test.")
     parser.add_argument("out_prefix", metavar="OUT_PREFIX")
+    parser.add_argument("--shape", choices=("rcv1", "click"), default="rcv1",
+                        help="rcv1: tf-idf text (default); click: 13 counts and 26 "
+                             "categorical fields hashed into 2**hash-bits columns "
+                             "(--features, --classes, --nnz-per-row and --label-noise "
+                             "do not apply)")
+    parser.add_argument("--hash-bits", type=int, default=24,
+                        help="--shape click: columns = 2**hash-bits (default 24)")
     parser.add_argument("--rows", type=int, required=True, help="training rows")
     parser.add_argument("--test-rows", type=int, default=0,
                         help="test rows from the same planted model (default 0: no test file)")
@@ -490,9 +498,13 @@ def main(argv=None, prog: str = "dlinear make-data") -> int:
     args = _argument_parser(prog).parse_args(argv)
     from .data import write_libsvm
     try:
-        train, test = make_rcv1_like_split(
-            args.rows, args.test_rows, n_features=args.features, n_classes=args.classes,
-            nnz_per_row=args.nnz_per_row, label_noise=args.label_noise, seed=args.seed)
+        if args.shape == "click":
+            train, test = make_click_like_split(args.rows, args.test_rows,
+                                                hash_bits=args.hash_bits, seed=args.seed)
+        else:
+            train, test = make_rcv1_like_split(
+                args.rows, args.test_rows, n_features=args.features, n_classes=args.classes,
+                nnz_per_row=args.nnz_per_row, label_noise=args.label_noise, seed=args.seed)
         outputs = [(f"{args.out_prefix}.train", train)]
         if args.test_rows > 0:
             outputs.append((f"{args.out_prefix}.test", test))

@@ -27,7 +27,7 @@ LAYERS = [
     ("solvers: fit functions, Newton drivers, objectives",
      ["dlinear.solvers", "dlinear.solvers.*"]),
     ("problems, models, parameters and prediction",
-     ["dlinear.data", "dlinear.datasets", "dlinear.model", "dlinear.params",
+     ["dlinear.data", "dlinear.datasets", "dlinear.click_data", "dlinear.model", "dlinear.params",
       "dlinear.predict"]),
     ("Numba kernels on raw arrays",
      ["dlinear.kernels", "dlinear.kernels.*"]),
