@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import numpy as np
+from scipy.special import expit
 
 from .data import Problem
 from .errors import DlinearError
@@ -34,16 +35,32 @@ def predict(model: Model, problem: Problem) -> np.ndarray:
     return labels_from_decision_values(model, decision_values(model, problem))
 
 
+def probabilities(scores: np.ndarray, multinomial: bool = False) -> np.ndarray:
+    """Class probabilities of (n, k) decision values, LIBLINEAR's formulas: the softmax of
+    a multinomial model's class scores, else the sigmoid of each one-vs-rest score,
+    normalised. One column is a binary model's: the score of the second class (as
+    scikit-learn's decision_function), giving [1 - p, p]. scipy's expit computes LIBLINEAR's
+    1 / (1 + exp(-x)) with the C library's exp, the same bits as LIBLINEAR's predict."""
+    if scores.shape[1] == 1:
+        p = expit(scores[:, 0])
+        return np.column_stack([1.0 - p, p])
+    if multinomial:
+        e = np.exp(scores - scores.max(axis=1, keepdims=True))
+        return e / e.sum(axis=1, keepdims=True)
+    p = expit(scores)
+    return p / p.sum(axis=1, keepdims=True)
+
+
 def probabilities_from_decision_values(model: Model, dec: np.ndarray) -> np.ndarray:
+    """(l, nr_class) probabilities in the order of model.label."""
     if not model.is_probability:
         raise DlinearError("probability output is only supported for logistic regression")
-    if model.multinomial:
-        e = np.exp(dec - dec.max(axis=1, keepdims=True))
-        return e / e.sum(axis=1, keepdims=True)
-    p = 1.0 / (1.0 + np.exp(-dec))
-    if model.nr_class == 2:
-        return np.column_stack([p[:, 0], 1.0 - p[:, 0]])
-    return p / p.sum(axis=1, keepdims=True)
+    if model.nr_class == 1:         # one class trained as all-positive: it is certain
+        return np.ones_like(dec)
+    proba = probabilities(dec, model.multinomial)
+    if dec.shape[1] == 1:           # LIBLINEAR's one column scores label[0]
+        return np.ascontiguousarray(proba[:, ::-1])
+    return proba
 
 
 def predict_probability(model: Model, problem: Problem) -> np.ndarray:

@@ -11,7 +11,7 @@ from sklearn.base import clone
 from sklearn.model_selection import GridSearchCV
 
 import dlinear
-import dlinear.estimators as estimators
+import dlinear.estimators.base as estimator_base
 from dlinear.datasets import make_rcv1_like
 from dlinear.estimators import LinearSVC, LinearSVR, LogisticRegression
 
@@ -93,13 +93,13 @@ def test_estimators_without_scikit_learn_name_the_extra():
 def thread_counts(monkeypatch):
     """The n_threads of every dlinear.train call the estimators make."""
     seen = []
-    real = estimators.train
+    real = estimator_base.train
 
     def spy(*args, **kwargs):
         seen.append(kwargs["n_threads"])
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(estimators, "train", spy)
+    monkeypatch.setattr(estimator_base, "train", spy)
     return seen
 
 

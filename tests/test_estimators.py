@@ -5,7 +5,7 @@ import warnings
 
 import numpy as np
 import pytest
-from sklearn.utils.estimator_checks import parametrize_with_checks
+from sklearn.utils.estimator_checks import check_param_validation, parametrize_with_checks
 
 from dlinear import ConvergenceWarning
 from dlinear.datasets import make_rcv1_like
@@ -91,6 +91,17 @@ def test_invalid_combinations_raise_value_error(estimator, message):
     y = np.arange(20) % 2
     with pytest.raises(ValueError, match=message):
         estimator.fit(X, y)
+
+
+@pytest.mark.parametrize("estimator", [LinearSVC(), LogisticRegression(), LinearSVR(),
+                                       OneClassSVM()], ids=lambda e: type(e).__name__)
+def test_every_parameter_is_declared_and_checked(estimator):
+    """scikit-learn's check_param_validation: _parameter_constraints names exactly the
+    constructor's parameters, and fit raises InvalidParameterError for a value outside
+    each constraint."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        check_param_validation(type(estimator).__name__, estimator)
 
 
 def test_dual_auto_and_explicit_solver():

@@ -1,0 +1,157 @@
+"""Dask arrays and DataFrames in the estimators: row blocks, predictions mapped over the
+blocks lazily (map_blocks, as xgboost.dask and lightgbm.dask return theirs), the labels
+of a dask y encoded as class indices, and the cluster Dataset a dask fit trains on.
+
+The block functions take one block of rows (numpy, scipy.sparse or pydata sparse); the
+estimators apply them to a whole numpy or scipy.sparse X as to one block, so the local
+and the dask predictions are the same arithmetic.
+"""
+from __future__ import annotations
+
+import dask.array as da
+import numpy as np
+import scipy.sparse as sp
+
+from ..api import is_dask_collection
+from ..cluster.dataset import Dataset, current_client
+from ..errors import DlinearError
+from ..predict import probabilities
+from ..train import order_labels
+
+
+def is_dask(x) -> bool:
+    """A dask array, or a dask DataFrame or Series (made a dask array of its partitions,
+    see as_dask_array)."""
+    return is_dask_collection(x)
+
+
+def as_dask_array(x):
+    """A dask DataFrame or Series as a dask array of its partitions (row counts unknown:
+    nothing is computed); a dask array as it is."""
+    return x.to_dask_array() if hasattr(x, "to_dask_array") else x
+
+
+def dask_rows(X):
+    """X with all columns in each block (what the blocks' products need)."""
+    X = as_dask_array(X)
+    if X.ndim != 2:
+        raise ValueError(f"Expected a 2D dask array, got {X.ndim} dimensions")
+    return X.rechunk({1: -1}) if len(X.chunks[1]) != 1 else X
+
+
+# ----------------------------------------------------------------- one block of rows
+
+def _block_as_matrix(block):
+    if hasattr(block, "to_scipy_sparse"):       # pydata sparse (GCXS, COO)
+        return block.to_scipy_sparse().tocsr()
+    if sp.issparse(block):
+        return block.tocsr()
+    return np.asarray(block, dtype=np.float64)
+
+
+def block_scores(block, coef, intercept):
+    """(rows, rows of coef) scores X coef^T + intercept."""
+    X = _block_as_matrix(block)
+    return np.asarray(X @ coef.T, dtype=np.float64) + intercept
+
+
+def block_labels(block, coef, intercept, classes):
+    """The predicted classes: the positive side of one score column is classes[1], else
+    the class of the largest score."""
+    scores = block_scores(block, coef, intercept)
+    if scores.shape[1] == 1:
+        return classes[(scores[:, 0] > 0).astype(np.int64)]
+    return classes[np.argmax(scores, axis=1)]
+
+
+def block_oneclass(block, coef, rho, what):
+    """A one-class model's "score" (w.x), "decision" (w.x - rho) or "predict" (+1 where
+    the decision is > 0, else -1: LIBLINEAR's predict, 0 is an outlier)."""
+    scores = block_scores(block, coef, 0.0)[:, 0]
+    if what == "score":
+        return scores
+    if what == "decision":
+        return scores - rho
+    return np.where(scores - rho > 0, 1, -1)
+
+
+# ----------------------------------------------------------------- lazy predictions
+
+def map_scores(X, coef, intercept):
+    """The (n, rows of coef) scores of dask X (all columns in each block), lazily."""
+    return X.map_blocks(block_scores, coef, intercept,
+                        chunks=(X.chunks[0], (coef.shape[0],)), dtype=np.float64,
+                        meta=np.empty((0, 0)))
+
+
+def map_labels(X, coef, intercept, classes):
+    return X.map_blocks(block_labels, coef, intercept, classes, drop_axis=1,
+                        dtype=classes.dtype, meta=np.empty((0,), dtype=classes.dtype))
+
+
+def map_oneclass(X, coef, rho, what):
+    return X.map_blocks(block_oneclass, coef, rho, what, drop_axis=1,
+                        dtype=np.int64 if what == "predict" else np.float64)
+
+
+def map_probabilities(scores, multinomial):
+    """dlinear.predict.probabilities of each block of a dask array of scores."""
+    k = max(scores.shape[1], 2)
+    return scores.map_blocks(probabilities, multinomial, chunks=(scores.chunks[0], (k,)),
+                             dtype=np.float64)
+
+
+# ----------------------------------------------------------------- labels and parts
+
+def _ones_block(block):
+    return np.ones(block.shape[0])
+
+
+def ones_per_row(X):
+    """A dask array of 1.0 per row of X (the one-class SVM's labels)."""
+    return X.map_blocks(_ones_block, drop_axis=1, dtype=np.float64)
+
+
+def as_labels(y):
+    """y (dask array, DataFrame column or Series) as a 1-D dask array."""
+    y = da.asarray(as_dask_array(y))
+    if y.ndim != 1:
+        raise ValueError(f"y must be 1-dimensional, got shape {y.shape}")
+    return y
+
+
+def sorted_classes(y) -> np.ndarray:
+    """The distinct labels of dask y, sorted (only they are computed)."""
+    return np.sort(np.asarray(da.unique(y).compute()))
+
+
+def _encode_block(y_block, classes):
+    return np.searchsorted(classes, y_block).astype(np.float64)
+
+
+def encoded(y, classes):
+    """Each label of dask y as the index of its class in classes (float64), lazily."""
+    return y.map_blocks(_encode_block, classes, dtype=np.float64)
+
+
+def class_counts(y, classes) -> np.ndarray:
+    """The number of rows of each class of dask y."""
+    return da.bincount(encoded(y, classes).astype(np.int64), minlength=len(classes)).compute()
+
+
+def dataset(X, y, classes, sample_weight, client) -> Dataset:
+    """The cluster Dataset of dask X and y (classes encoded as their indices) on client
+    (None: the current distributed.Client)."""
+    if classes is not None:
+        y = encoded(y, classes)
+    try:
+        return Dataset.from_arrays(X, y, client or current_client(),
+                                   sample_weight=sample_weight)
+    except DlinearError as e:
+        raise ValueError(str(e)) from e
+
+
+def dataset_label_order(data: Dataset):
+    """The class indices in the order train gives their binary problems, read from the
+    parts (LIBLINEAR's: first appearance)."""
+    return order_labels(data.class_labels_by_first_appearance())

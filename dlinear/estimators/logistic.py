@@ -1,0 +1,157 @@
+"""LogisticRegression: LIBLINEAR's logistic regression (-s 0, 6, 7, the multinomial -s 0
+and -s 6's elastic net) under scikit-learn's parameters (mapping.logistic_problem)."""
+from __future__ import annotations
+
+from dataclasses import replace
+from numbers import Real
+
+import numpy as np
+from sklearn.utils._param_validation import Hidden, Interval, StrOptions
+
+from ..model import Model
+from ..params import Params
+from ..predict import probabilities
+from ..solver_table import SOLVERS
+from .dask_helpers import is_dask, map_probabilities
+from .base import _LiblinearClassifier
+from .mapping import (SKLEARN_LOGISTIC_SOLVERS, LogisticProblem, logistic_problem,
+                      resolved_penalty)
+from .validation import CLASS_WEIGHT, LINEAR, SOLVER_NUMBERS
+
+
+class LogisticRegression(_LiblinearClassifier):
+    """Logistic regression with scikit-learn 1.9's parameters.
+
+    solver: scikit-learn's names give scikit-learn's problems (logistic_problem):
+    "liblinear" is LIBLINEAR's -s 0 / 7 (L2, by dual) or -s 6 (L1) with the intercept
+    penalized; "lbfgs", "newton-cg", "newton-cholesky", "sag" and "saga" the binary or,
+    for three or more classes, multinomial loss with the intercept unpenalized, all
+    solved by dlinear's Newton (-s 0; saga's L1 by -s 6). None (dlinear's default) is
+    LIBLINEAR's way: -s 0, 7 or 6 by penalty and dual, one-vs-rest, the intercept
+    penalized; an int is that -s number. l1_ratio 0 / 1 is L2 / L1 (penalty, deprecated
+    in scikit-learn 1.8, still works and warns as there). multi_class (dlinear's): "auto"
+    (the solver's own way), "ovr" (one-vs-rest with any solver), "multinomial".
+    warm_start starts -s 0 (also multinomial) from the previous coef_ and intercept_;
+    n_iter_ is (1,), or (n_classes,) for one-vs-rest. partition (dask input only): as
+    LinearSVC's, for the dual solver -s 7 (dual=True); for the Newton solver -s 0 True
+    map-reduces over the parts, False fits the classes on a copy per worker, None
+    (default) a copy for one-vs-rest with 3+ classes when it fits one worker, else
+    map-reduced.
+    """
+
+    # C=np.inf is scikit-learn's spelling of no penalty (refused with a hint: dlinear's
+    # solvers need a finite C); penalty is deprecated in scikit-learn 1.8 for l1_ratio
+    _parameter_constraints: dict = {
+        **LINEAR,
+        "C": [Interval(Real, 0.0, None, closed="right")],
+        "penalty": [StrOptions({"l1", "l2", "elasticnet"}), Hidden(StrOptions({"deprecated"})),
+                    None],
+        "l1_ratio": [Interval(Real, 0.0, 1.0, closed="both"), None],
+        "class_weight": CLASS_WEIGHT,
+        "solver": [StrOptions(set(SKLEARN_LOGISTIC_SOLVERS)), SOLVER_NUMBERS, None],
+        "warm_start": ["boolean"],
+        "multi_class": [StrOptions({"auto", "ovr", "multinomial"})],
+    }
+
+    def __init__(self, penalty="deprecated", *, C=1.0, l1_ratio=0.0, dual=False, tol=None,
+                 fit_intercept=True, intercept_scaling=1.0, class_weight=None,
+                 random_state=None, solver=None, max_iter=300, verbose=0, warm_start=False,
+                 n_jobs=None, multi_class="auto", partition=None, client=None):
+        self.penalty = penalty
+        self.C = C
+        self.l1_ratio = l1_ratio
+        self.dual = dual
+        self.tol = tol
+        self.fit_intercept = fit_intercept
+        self.intercept_scaling = intercept_scaling
+        self.class_weight = class_weight
+        self.random_state = random_state
+        self.solver = solver
+        self.max_iter = max_iter
+        self.verbose = verbose
+        self.warm_start = warm_start
+        self.n_jobs = n_jobs
+        self.multi_class = multi_class
+        self.partition = partition
+        self.client = client
+
+    def _problem(self, n_samples, n_features, n_classes) -> LogisticProblem:
+        r = self.l1_ratio
+        penalty = resolved_penalty(self.penalty, r, self.C)
+        if self.C == np.inf:
+            penalty = None
+        explicit = self._explicit_solver()
+        solver = self.solver if explicit is None else explicit
+        problem = logistic_problem(solver, penalty, self.dual, self.multi_class, n_classes,
+                                   n_samples, n_features, r)
+        if not SOLVERS[problem.solver_type].probability:
+            raise ValueError(f"solver -s {problem.solver_type} is not logistic regression")
+        return problem
+
+    def _solver_type(self, n_samples, n_features, n_classes=2):
+        return self._problem(n_samples, n_features, n_classes).solver_type
+
+    def _fit_params(self, n_samples, n_features, classes, label_order) -> Params:
+        problem = self._problem(n_samples, n_features, len(classes))
+        params = self._params(problem.solver_type)
+        params.multinomial = problem.multinomial
+        params.l1_ratio = problem.l1_ratio
+        if problem.unpenalized_intercept and self.fit_intercept:
+            params.bias = 1.0       # -R needs -B 1; an unpenalized intercept has no scale
+            params.regularize_bias = False
+        if self.warm_start and hasattr(self, "coef_") and params.spec.init_sol:
+            params.init_sol = self._previous_w(params, classes, n_features, label_order())
+        return params
+
+    def _fitted(self, model, params) -> Model:
+        """A multinomial model's unpenalized intercepts are unique only up to a common
+        constant (the softmax ignores it): they are shifted to sum to 0, scikit-learn's
+        symmetric convention. The probabilities do not change."""
+        if not (model.multinomial and params.bias >= 0 and not params.regularize_bias):
+            return model
+        W = np.array(model.w, dtype=np.float64).reshape(model.w_size, model.nr_w)
+        W[-1] -= W[-1].mean()
+        return replace(model, w=W)
+
+    def _previous_w(self, params, classes, n_features, order):
+        """coef_ and intercept_ of the previous fit as Params.init_sol: a column per binary
+        problem (or class, multinomial) in the order they are trained."""
+        coef = self._dense_coef()
+        if coef.shape[1] != n_features or not np.array_equal(self.classes_, classes):
+            raise ValueError(f"warm_start=True starts from the previous fit's coef_ "
+                             f"{coef.shape} and classes {list(self.classes_)}; this fit has "
+                             f"{n_features} features and classes {list(classes)}: fit with "
+                             "warm_start=False")
+        W = coef.T
+        if params.bias >= 0:
+            intercept = np.broadcast_to(np.asarray(self.intercept_, dtype=np.float64),
+                                        (coef.shape[0],))
+            W = np.vstack([W, intercept / params.bias])
+        if len(classes) > 2:
+            return np.ascontiguousarray(W[:, order])
+        if params.multinomial:      # w_1 - w_0 = coef_ at the symmetric optimum
+            return np.ascontiguousarray(np.column_stack([-W[:, 0] / 2, W[:, 0] / 2])[:, order])
+        return W[:, :1] * (1.0 if order[0] == 1 else -1.0)
+
+    def _n_iter(self, model):
+        """scikit-learn's shape: (1,) for a binary or multinomial fit, else one count per
+        class in the order of classes_."""
+        counts = np.asarray(model.n_iter, dtype=np.int32)
+        if len(counts) <= 1:
+            return counts.reshape(1) if len(counts) else np.zeros(1, dtype=np.int32)
+        by_class = np.empty(len(counts), dtype=np.int32)
+        by_class[np.asarray(model.label, dtype=np.int64)] = counts
+        return by_class
+
+    def predict_proba(self, X):
+        """(n_samples, n_classes) probabilities in the order of classes_."""
+        scores = self._scores(X)
+        if is_dask(scores):
+            return map_probabilities(scores, self.model_.multinomial)
+        return probabilities(scores, self.model_.multinomial)
+
+    def predict_log_proba(self, X):
+        proba = self.predict_proba(X)
+        if is_dask(proba):
+            return proba.map_blocks(np.log, dtype=np.float64)
+        return np.log(proba)
