@@ -31,8 +31,9 @@ LAYERS = [
       "dlinear.predict"]),
     ("Numba kernels on raw arrays",
      ["dlinear.kernels", "dlinear.kernels.*"]),
-    ("foundation: the solver table, errors, atomic files, progress bars",
-     ["dlinear.solver_table", "dlinear.errors", "dlinear.fileio", "dlinear.progress"]),
+    ("foundation: the solver table, errors, atomic files, progress bars, thread pools",
+     ["dlinear.solver_table", "dlinear.errors", "dlinear.fileio", "dlinear.progress",
+      "dlinear.threads"]),
 ]
 
 # only the cluster backend talks to a Dask scheduler

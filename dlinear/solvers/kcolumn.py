@@ -30,6 +30,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from ..kernels import kcolumn_ops as KK
+from ..threads import PassPool
 from .primal_objectives import LOSS_OF_SOLVER, RegularizedObjective
 
 
@@ -149,22 +150,21 @@ class KColumnLossTerm:
         # at most this many columns per pass: the (n, m) vectors a pass gathers from and
         # scatters into should stay in cache (BENCHMARKS.md, "k-column Newton")
         self.column_block = max(1, int(column_block or self.n_columns))
-        self._pool = None
+        self._pool = PassPool(self.n_threads, "kcolumn")
         self._scratch = [Scratch()]
         # the logistic loss's passes in two phases over X by columns in chunks of rows
         # (kcolumn_ops; X kept a second time): the same bits, without the random
         # accesses to (n, m) arrays that outgrow the cache
         self.by_columns = bool(by_columns) and self.loss == LOSS_OF_SOLVER[0]
         self._columns = None
-        self._columns_lock = threading.Lock()
 
     def _by_columns(self):
-        """columns_in_chunks of the blocks, made once (class groups run on threads)."""
-        with self._columns_lock:
-            if self._columns is None:
-                self._columns = columns_in_chunks(self.blocks, self.n_features, self.bias,
-                                                  self.n_columns)
-            return self._columns
+        """columns_in_chunks of the blocks, made by the first round (before its class
+        groups go to threads)."""
+        if self._columns is None:
+            self._columns = columns_in_chunks(self.blocks, self.n_features, self.bias,
+                                              self.n_columns)
+        return self._columns
 
     def counts(self):
         """(#positive rows, #rows) of each problem, (K, 2)."""
@@ -205,6 +205,8 @@ class KColumnLossTerm:
         classes = sorted(set(requests) | set(moves))
         n_groups = min(max(self.n_threads, -(-len(classes) // self.column_block)),
                        len(classes))
+        if self.by_columns:
+            self._by_columns()
         if n_groups <= 1:
             return self._execute(moves, requests, self._scratch[0])
         groups = [set(g) for g in np.array_split(np.array(classes), n_groups)]
@@ -216,21 +218,15 @@ class KColumnLossTerm:
                 results.update(self._execute(group_moves, group_requests,
                                              self._scratch[0]))
             return results
-        if self._pool is None:
-            from concurrent.futures import ThreadPoolExecutor
-            self._pool = ThreadPoolExecutor(self.n_threads, thread_name_prefix="dlinear-kcol")
         while len(self._scratch) < len(parts):      # groups may run at once: one each
             self._scratch.append(Scratch())
-        futures = [self._pool.submit(self._execute, *part, self._scratch[q])
-                   for q, part in enumerate(parts)]
-        for f in futures:
-            results.update(f.result())
+        for group_results in self._pool.run(self._execute, [
+                (*part, self._scratch[q]) for q, part in enumerate(parts)]):
+            results.update(group_results)
         return results
 
     def close(self):
-        if self._pool is not None:
-            self._pool.shutdown()
-            self._pool = None
+        self._pool.close()
 
     def _execute(self, moves: dict, requests: dict, scratch) -> dict:
         K = self.n_columns

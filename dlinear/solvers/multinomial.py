@@ -28,11 +28,10 @@ smaller of the two classes).
 """
 from __future__ import annotations
 
-import weakref
-
 import numpy as np
 
 from ..kernels import kcolumn_ops as KK
+from ..threads import PassPool
 from .kcolumn import balanced as _balanced, columns_in_chunks
 
 
@@ -93,7 +92,7 @@ class MultinomialTerm:
         self.n_threads = max(1, int(n_threads))
         self._columns = None
         self._U = self._H = None
-        self._pool = None
+        self._pool = PassPool(self.n_threads, "multinomial")
         self._row_ranges = [_balanced(b.indptr, self.n_threads) for b in self.blocks]
 
     def _pieces(self):
@@ -106,19 +105,8 @@ class MultinomialTerm:
 
     def _run(self, fn, ranges, *args):
         """fn(*args, start, stop) for each (start, stop) of ranges, on the term's threads
-        (the calling thread takes the first range)."""
-        if len(ranges) == 1:
-            fn(*args, *ranges[0])
-            return
-        if self._pool is None:
-            from concurrent.futures import ThreadPoolExecutor
-            self._pool = ThreadPoolExecutor(max_workers=self.n_threads - 1,
-                                            thread_name_prefix="dlinear-multinomial")
-            weakref.finalize(self, self._pool.shutdown, wait=False)
-        futures = [self._pool.submit(fn, *args, *r) for r in ranges[1:]]
-        fn(*args, *ranges[0])
-        for f in futures:
-            f.result()
+        (each range writes its own part of the outputs)."""
+        self._pool.run(fn, [(*args, *r) for r in ranges])
 
     def _by_columns(self):
         """Per block: (col_ptr2, row_ind, vals, chunk_rows, the threads' chunk ranges,
