@@ -25,7 +25,6 @@ CG counts as when it runs alone.
 from __future__ import annotations
 
 import threading
-from types import SimpleNamespace
 
 import numpy as np
 
@@ -439,7 +438,7 @@ def fit_newton_together(execute, n_variables: int, counts, params, w0s,
     problem c, w0s[c] its warm start or None; `on_class_done()` (a progress bar's
     update) is called as each class converges. Returns (FitResults in class order, the
     Lockstep, for its round statistics)."""
-    from .newton import NEWTON_MAX_ITER, fit_newton
+    from .newton import NEWTON_MAX_ITER, fit_newton_objective
     K = len(w0s)
     lockstep = Lockstep(execute, K)
     results = [None] * K
@@ -450,10 +449,9 @@ def fit_newton_together(execute, n_variables: int, counts, params, w0s,
         try:
             objective = RegularizedObjective(ClassTerm(lockstep, c), n_variables,
                                              params.regularize_bias)
-            task = SimpleNamespace(w0=w0s[c], w_size=n_variables, y=None)
-            results[c] = fit_newton(task, params, objective=objective,
-                                    max_newton_iter=max_newton_iter or NEWTON_MAX_ITER,
-                                    counts=tuple(int(x) for x in counts[c]))
+            results[c] = fit_newton_objective(
+                objective, params, w0s[c], tuple(int(x) for x in counts[c]),
+                max_newton_iter=max_newton_iter or NEWTON_MAX_ITER)
             if on_class_done is not None:
                 on_class_done()
         except BaseException as error:

@@ -33,6 +33,9 @@ import numpy as np
 from ..kernels import kcolumn_ops as KK
 from ..threads import PassPool
 from .kcolumn import balanced as _balanced, columns_in_chunks
+from .newton import fit_steps
+from .primal_objectives import RegularizedObjective
+from .requests import serve
 
 
 class _Alternating:
@@ -208,27 +211,18 @@ def multinomial_tol(eps, class_counts) -> float:
 def fit_multinomial_objective(objective, class_counts, params, w0=None):
     """Newton (or TRON) on a multinomial objective (local or distributed); returns a
     FitResult whose w is (n_variables / K, K)."""
-    from . import FitResult
-    from .newton import NEWTON_MAX_ITER, TRON_EPS_CG, TRON_EPS_CG_WARM, newton, tron
     if params.eps is None:
         params = params.resolved()
     K = len(class_counts)
-    w = np.zeros(objective.n_variables)
     if w0 is not None:
-        w[:] = np.asarray(w0, dtype=np.float64).reshape(-1)
+        w0 = np.asarray(w0, dtype=np.float64).reshape(-1)
     eps = multinomial_tol(params.eps, class_counts)
-    if params.newton == "tron":
-        res = tron(objective, w, eps,
-                   eps_cg=TRON_EPS_CG_WARM if w0 is not None else TRON_EPS_CG,
-                   max_newton_iter=NEWTON_MAX_ITER)
-    else:
-        res = newton(objective, w, eps, max_newton_iter=NEWTON_MAX_ITER)
-    return FitResult(w=w.reshape(-1, K), n_iter=res.n_iter, log=res.log,
-                     hit_max_iter=res.hit_max_iter)
+    result = serve(fit_steps(params, w0, objective.n_variables, eps), objective)
+    result.w = result.w.reshape(-1, K)
+    return result
 
 
 def multinomial_objective(term, regularize_bias=True):
-    from .primal_objectives import RegularizedObjective
     return RegularizedObjective(term, term.n_variables, regularize_bias,
                                 n_bias=term.n_classes)
 
