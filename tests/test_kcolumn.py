@@ -8,7 +8,7 @@ import pytest
 from dlinear import Params, Problem
 from dlinear.kernels import kcolumn_ops as KK
 from dlinear.kernels import primal_ops as K
-from dlinear.solvers.kcolumn import KColumnLossTerm, fit_one_vs_rest_together
+from dlinear.solvers.kcolumn import KColumnLossTerm, fit_one_vs_rest_kcolumn
 from dlinear.train import (class_targets, fit_class, order_labels, first_appearance,
                            train_in_process, weighted_class_C)
 
@@ -35,7 +35,7 @@ def test_classes_together_equal_one_driver_per_class(solver, driver, bias, R, we
     one_by_one = [fit_class(train_set, label, k, weighted_C, params)
                   for k in range(len(label))]
     Y, C = class_targets(train_set.y, train_set.sample_weight, label, weighted_C, params)
-    together = fit_one_vs_rest_together(train_set, Y, C, params, [None] * len(label))
+    together = fit_one_vs_rest_kcolumn(train_set, Y, C, params, [None] * len(label))
     for a, b in zip(one_by_one, together):
         # bit-identical: the same iterates, so the same log lines, Newton and CG counts
         assert a.log == b.log
@@ -117,13 +117,13 @@ def test_in_process_default_follows_the_measured_rule(monkeypatch):
     P = make_rcv1_like(400, n_features=3000, n_classes=k, nnz_per_row=dense + 10, seed=2)
     assert P.nnz / P.n_samples >= dense and len(np.unique(P.y)) == k
     calls = []
-    real = kcolumn.fit_one_vs_rest_together
+    real = kcolumn.fit_one_vs_rest_kcolumn
 
     def spy(*args, **kwargs):
         calls.append(args[2].shape)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(kcolumn, "fit_one_vs_rest_together", spy)
+    monkeypatch.setattr(kcolumn, "fit_one_vs_rest_kcolumn", spy)
     default = train_in_process(P, s0, n_threads=1)
     assert calls == [(P.n_samples, k)]
     per_class = train_in_process(P, replace(s0, kcolumn=False), n_threads=1)

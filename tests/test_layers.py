@@ -162,6 +162,35 @@ def test_only_the_cluster_backend_imports_distributed():
     assert offenders == []
 
 
+# the solvers make no threads: k-column Newton's drivers advance in lockstep on one thread,
+# and the passes split over threads go through dlinear.threads
+THREAD_MODULES = ("threading", "_thread", "concurrent")
+NO_THREADS = ["dlinear.solvers", "dlinear.solvers.*"]
+
+
+def threaded_modules(package_dir: str, patterns) -> list:
+    _, outside = imports_of(package_dir)
+    return [f"{m} imports {t}" for m, targets in sorted(outside.items())
+            for t in sorted(targets) if t.split(".")[0] in THREAD_MODULES
+            and any(fnmatchcase(m, p) for p in patterns)]
+
+
+def test_the_solvers_import_no_threading():
+    assert threaded_modules(PACKAGE_DIR, NO_THREADS) == []
+
+
+def test_the_threading_check_catches_an_import(tmp_path):
+    pkg = tmp_path / "toy"
+    (pkg / "solvers").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("import threading\n")
+    (pkg / "solvers" / "__init__.py").write_text("")
+    (pkg / "solvers" / "a.py").write_text("def f():\n    import threading\n")
+    (pkg / "solvers" / "b.py").write_text("from concurrent.futures import ThreadPoolExecutor\n")
+    assert threaded_modules(str(pkg), ["toy.solvers", "toy.solvers.*"]) == [
+        "toy.solvers.a imports threading", "toy.solvers.b imports concurrent.futures",
+        "toy.solvers.b imports concurrent.futures.ThreadPoolExecutor"]
+
+
 def test_checks_catch_a_cycle_and_an_upward_import(tmp_path):
     """The checks above on a made-up package that breaks both rules, at function level."""
     pkg = tmp_path / "toy"

@@ -397,15 +397,15 @@ last_fit_stats = {}
 
 def _fit_classes_together(placement, label, weighted_C, params) -> list:
     """k-column Newton over the workers: one actor round serves every class's request."""
-    from ..solvers.kcolumn import fit_newton_together
+    from ..solvers.kcolumn import fit_newton_in_lockstep
     from .objective import TreeColumnsTerm
     params = params.resolved()
     term = TreeColumnsTerm(placement, label, weighted_C, params)
     try:
         counts = term.counts()
         w0s = [initial_w(params, k) for k in range(term.n_classes)]
-        results, lockstep = fit_newton_together(term.execute, term.n_variables, counts,
-                                                params, w0s)
+        results, lockstep = fit_newton_in_lockstep(term.execute, term.n_variables, counts,
+                                                   params, w0s)
         last_fit_stats.clear()
         last_fit_stats.update(mode="map-reduce", rounds=term.n_calls,
                               lockstep_rounds=lockstep.n_rounds,
