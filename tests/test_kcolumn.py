@@ -151,3 +151,60 @@ def test_progress_bar_counts_the_classes_of_a_k_column_fit(monkeypatch):
     assert "classes |" in tty.getvalue() and "8/8" in tty.getvalue()
     assert tty.getvalue().endswith("\r")                 # erased when done
     np.testing.assert_array_equal(with_bar.w, plain.w)
+
+
+def test_lockstep_serves_one_request_of_each_running_class_per_round():
+    """serve_in_lockstep: a round carries one request of every generator still running,
+    a move travels with the next round, and each generator gets its own answers."""
+    from dlinear.solvers.requests import serve_in_lockstep
+
+    def steps(c, n):
+        total = 0.0
+        for t in range(n):
+            total += yield ("at", (c, t))
+            if t == 0:
+                answer = yield ("move", (0.5 * (c + 1),))
+                assert answer is None
+        return c, total
+
+    calls = []
+
+    def execute(moves, requests):
+        calls.append((dict(moves), dict(requests)))
+        return {c: 10.0 * c + args[1] for c, (_, args) in requests.items()}
+
+    done = []
+    results, rounds = serve_in_lockstep([steps(0, 3), steps(1, 1), steps(2, 2)], execute,
+                                        done.append)
+    assert results == [(0, 0.0 + 1.0 + 2.0), (1, 10.0), (2, 20.0 + 21.0)]
+    assert rounds.n_rounds == 3 and rounds.columns_per_round == [3, 2, 1]
+    assert [sorted(r) for _, r in calls] == [[0, 1, 2], [0, 2], [0]]
+    # class 1 left right after its move: the move still travels with the next round
+    assert [m for m, _ in calls] == [{}, {0: 0.5, 1: 1.0, 2: 1.5}, {}]
+    assert sorted(done) == [0, 1, 2]
+
+
+def test_pass_pool_runs_each_part_once_and_keeps_their_order():
+    import threading
+
+    from dlinear.threads import PassPool
+
+    pool = PassPool(3, "test")
+    names = set()
+
+    def part(q, x):
+        names.add(threading.current_thread().name)
+        return q * x
+
+    assert pool.run(part, [(q, 2.0) for q in range(40)]) == [2.0 * q for q in range(40)]
+    assert len(names) <= 3
+    # three parts that wait for each other: they run at once, the calling thread one
+    barrier = threading.Barrier(3)
+    names.clear()
+    assert pool.run(lambda q: (barrier.wait(timeout=30), part(q, 1.0))[1],
+                    [(q,) for q in range(3)]) == [0.0, 1.0, 2.0]
+    assert threading.current_thread().name in names and len(names) == 3
+    with pytest.raises(ZeroDivisionError):
+        pool.run(lambda q: 1 / q, [(1,), (0,), (2,)])
+    pool.close()
+    assert PassPool(1, "test").run(part, [(2, 3.0)]) == [6.0]
