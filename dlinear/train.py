@@ -280,14 +280,14 @@ def fit_classes_together(problem: Problem, label, weighted_C, params: Params,
     """The one-vs-rest problems ks (default: all) of -s 0 / -s 2 by k-column Newton: the
     same models, logs and counts as fit_class on each, with one pass over the rows for
     all classes (split by class over n_threads threads)."""
-    from .solvers.kcolumn import fit_one_vs_rest_together
+    from .solvers.kcolumn import fit_one_vs_rest_kcolumn
     if ks is None:
         ks = list(range(n_binary_problems(len(label))))
     Y, C = class_targets(problem.y, problem.sample_weight, label, weighted_C, params, ks)
     w0s = [initial_w(params, k) for k in ks]
     with progress_bar(Y.shape[1], "classes") as bar:
-        return fit_one_vs_rest_together(problem, Y, C, params, w0s, n_threads,
-                                        on_class_done=bar.update)
+        return fit_one_vs_rest_kcolumn(problem, Y, C, params, w0s, n_threads,
+                                       on_class_done=bar.update)
 
 
 def fit_class_group(problem: Problem, label, ks, weighted_C, params: Params) -> list:

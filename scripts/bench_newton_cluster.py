@@ -122,12 +122,10 @@ def main(argv=None):
     label = np.array([int(P.y[0]), int(-P.y[0])]) if P.y[0] == 1 else np.array([1, -1])
     weighted = np.array([1.0, 1.0])
     objective, counts = distributed_objective(data, label, 0, weighted, params)
-    from types import SimpleNamespace
-    from dlinear.solvers.newton import fit_newton
+    from dlinear.solvers.newton import fit_newton_objective
     term = objective.loss_term
     stats0 = term.stats()
-    result = fit_newton(SimpleNamespace(w0=None, w_size=objective.n_variables, y=None),
-                        params, objective=objective, counts=counts)
+    result = fit_newton_objective(objective, params, None, counts)
     n_iter = max(result.n_iter, 1)
     received, sent, busy = (b - a for a, b in zip(stats0, term.stats()))
     client_bytes = term.bytes_to_workers + term.bytes_from_workers

@@ -8,7 +8,7 @@ import pytest
 from dlinear import Params, Problem
 from dlinear.kernels import kcolumn_ops as KK
 from dlinear.kernels import primal_ops as K
-from dlinear.solvers.kcolumn import KColumnLossTerm, fit_one_vs_rest_together
+from dlinear.solvers.kcolumn import KColumnLossTerm, fit_one_vs_rest_kcolumn
 from dlinear.train import (class_targets, fit_class, order_labels, first_appearance,
                            train_in_process, weighted_class_C)
 
@@ -35,7 +35,7 @@ def test_classes_together_equal_one_driver_per_class(solver, driver, bias, R, we
     one_by_one = [fit_class(train_set, label, k, weighted_C, params)
                   for k in range(len(label))]
     Y, C = class_targets(train_set.y, train_set.sample_weight, label, weighted_C, params)
-    together = fit_one_vs_rest_together(train_set, Y, C, params, [None] * len(label))
+    together = fit_one_vs_rest_kcolumn(train_set, Y, C, params, [None] * len(label))
     for a, b in zip(one_by_one, together):
         # bit-identical: the same iterates, so the same log lines, Newton and CG counts
         assert a.log == b.log
@@ -117,13 +117,13 @@ def test_in_process_default_follows_the_measured_rule(monkeypatch):
     P = make_rcv1_like(400, n_features=3000, n_classes=k, nnz_per_row=dense + 10, seed=2)
     assert P.nnz / P.n_samples >= dense and len(np.unique(P.y)) == k
     calls = []
-    real = kcolumn.fit_one_vs_rest_together
+    real = kcolumn.fit_one_vs_rest_kcolumn
 
     def spy(*args, **kwargs):
         calls.append(args[2].shape)
         return real(*args, **kwargs)
 
-    monkeypatch.setattr(kcolumn, "fit_one_vs_rest_together", spy)
+    monkeypatch.setattr(kcolumn, "fit_one_vs_rest_kcolumn", spy)
     default = train_in_process(P, s0, n_threads=1)
     assert calls == [(P.n_samples, k)]
     per_class = train_in_process(P, replace(s0, kcolumn=False), n_threads=1)
@@ -151,3 +151,60 @@ def test_progress_bar_counts_the_classes_of_a_k_column_fit(monkeypatch):
     assert "classes |" in tty.getvalue() and "8/8" in tty.getvalue()
     assert tty.getvalue().endswith("\r")                 # erased when done
     np.testing.assert_array_equal(with_bar.w, plain.w)
+
+
+def test_lockstep_serves_one_request_of_each_running_class_per_round():
+    """serve_in_lockstep: a round carries one request of every generator still running,
+    a move travels with the next round, and each generator gets its own answers."""
+    from dlinear.solvers.requests import serve_in_lockstep
+
+    def steps(c, n):
+        total = 0.0
+        for t in range(n):
+            total += yield ("at", (c, t))
+            if t == 0:
+                answer = yield ("move", (0.5 * (c + 1),))
+                assert answer is None
+        return c, total
+
+    calls = []
+
+    def execute(moves, requests):
+        calls.append((dict(moves), dict(requests)))
+        return {c: 10.0 * c + args[1] for c, (_, args) in requests.items()}
+
+    done = []
+    results, rounds = serve_in_lockstep([steps(0, 3), steps(1, 1), steps(2, 2)], execute,
+                                        done.append)
+    assert results == [(0, 0.0 + 1.0 + 2.0), (1, 10.0), (2, 20.0 + 21.0)]
+    assert rounds.n_rounds == 3 and rounds.columns_per_round == [3, 2, 1]
+    assert [sorted(r) for _, r in calls] == [[0, 1, 2], [0, 2], [0]]
+    # class 1 left right after its move: the move still travels with the next round
+    assert [m for m, _ in calls] == [{}, {0: 0.5, 1: 1.0, 2: 1.5}, {}]
+    assert sorted(done) == [0, 1, 2]
+
+
+def test_pass_pool_runs_each_part_once_and_keeps_their_order():
+    import threading
+
+    from dlinear.threads import PassPool
+
+    pool = PassPool(3, "test")
+    names = set()
+
+    def part(q, x):
+        names.add(threading.current_thread().name)
+        return q * x
+
+    assert pool.run(part, [(q, 2.0) for q in range(40)]) == [2.0 * q for q in range(40)]
+    assert len(names) <= 3
+    # three parts that wait for each other: they run at once, the calling thread one
+    barrier = threading.Barrier(3)
+    names.clear()
+    assert pool.run(lambda q: (barrier.wait(timeout=30), part(q, 1.0))[1],
+                    [(q,) for q in range(3)]) == [0.0, 1.0, 2.0]
+    assert threading.current_thread().name in names and len(names) == 3
+    with pytest.raises(ZeroDivisionError):
+        pool.run(lambda q: 1 / q, [(1,), (0,), (2,)])
+    pool.close()
+    assert PassPool(1, "test").run(part, [(2, 3.0)]) == [6.0]

@@ -32,8 +32,9 @@ LAYERS = [
       "dlinear.predict"]),
     ("Numba kernels on raw arrays",
      ["dlinear.kernels", "dlinear.kernels.*"]),
-    ("foundation: the solver table, errors, atomic files, progress bars",
-     ["dlinear.solver_table", "dlinear.errors", "dlinear.fileio", "dlinear.progress"]),
+    ("foundation: the solver table, errors, atomic files, progress bars, thread pools",
+     ["dlinear.solver_table", "dlinear.errors", "dlinear.fileio", "dlinear.progress",
+      "dlinear.threads"]),
 ]
 
 # only the cluster backend talks to a Dask scheduler
@@ -160,6 +161,35 @@ def test_only_the_cluster_backend_imports_distributed():
                  for t in sorted(targets) if t.split(".")[0] == "distributed"
                  and not any(fnmatchcase(m, p) for p in DISTRIBUTED_ALLOWED)]
     assert offenders == []
+
+
+# the solvers make no threads: k-column Newton's drivers advance in lockstep on one thread,
+# and the passes split over threads go through dlinear.threads
+THREAD_MODULES = ("threading", "_thread", "concurrent")
+NO_THREADS = ["dlinear.solvers", "dlinear.solvers.*"]
+
+
+def threaded_modules(package_dir: str, patterns) -> list:
+    _, outside = imports_of(package_dir)
+    return [f"{m} imports {t}" for m, targets in sorted(outside.items())
+            for t in sorted(targets) if t.split(".")[0] in THREAD_MODULES
+            and any(fnmatchcase(m, p) for p in patterns)]
+
+
+def test_the_solvers_import_no_threading():
+    assert threaded_modules(PACKAGE_DIR, NO_THREADS) == []
+
+
+def test_the_threading_check_catches_an_import(tmp_path):
+    pkg = tmp_path / "toy"
+    (pkg / "solvers").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("import threading\n")
+    (pkg / "solvers" / "__init__.py").write_text("")
+    (pkg / "solvers" / "a.py").write_text("def f():\n    import threading\n")
+    (pkg / "solvers" / "b.py").write_text("from concurrent.futures import ThreadPoolExecutor\n")
+    assert threaded_modules(str(pkg), ["toy.solvers", "toy.solvers.*"]) == [
+        "toy.solvers.a imports threading", "toy.solvers.b imports concurrent.futures",
+        "toy.solvers.b imports concurrent.futures.ThreadPoolExecutor"]
 
 
 def test_checks_catch_a_cycle_and_an_upward_import(tmp_path):

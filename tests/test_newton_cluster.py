@@ -224,7 +224,7 @@ def test_classes_share_each_round_and_equal_one_driver_per_class(cluster, proble
     assert stats["bytes_to_workers"] <= stats["rounds"] * k * vector
     assert stats["bytes_from_workers"] <= stats["rounds"] * 2 * k * vector   # g and M
     # the rounds are those of the class needing most calls alone, not a sum over classes
-    from dlinear.solvers.kcolumn import KColumnLossTerm, fit_newton_together
+    from dlinear.solvers.kcolumn import KColumnLossTerm, fit_newton_in_lockstep
     from dlinear.solvers.primal_objectives import LOSS_OF_SOLVER
     from dlinear.train import class_targets, order_labels, first_appearance, weighted_class_C
     resolved = params.resolved()
@@ -234,9 +234,9 @@ def test_classes_share_each_round_and_equal_one_driver_per_class(cluster, proble
     alone = []
     for c in range(k):
         term = KColumnLossTerm(problem, Y[:, [c]], C[:, [c]], 1.0, LOSS_OF_SOLVER[solver])
-        _, lockstep = fit_newton_together(term.execute, term.n_variables, term.counts(),
-                                          resolved, [None])
-        alone.append(lockstep.n_rounds)
+        _, rounds = fit_newton_in_lockstep(term.execute, term.n_variables, term.counts(),
+                                           resolved, [None])
+        alone.append(rounds.n_rounds)
     assert stats["lockstep_rounds"] == max(alone) < sum(alone)
 
 

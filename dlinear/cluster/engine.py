@@ -293,9 +293,8 @@ def _train_partitioned(dataset: Dataset, params: Params, emit) -> Model:
     classes in each round; at the round cap, LIBLINEAR's warning and switch (-s 1 to the
     distributed -s 2, -s 12 to -s 11)."""
     from dataclasses import replace
-    from types import SimpleNamespace
 
-    from ..solvers.newton import fit_newton
+    from ..solvers.newton import fit_newton_objective
     from ..train import after_dual_cap
     from .objective import Placement, distributed_objective
     from .partitioned_cd import train_partitioned
@@ -316,10 +315,9 @@ def _train_partitioned(dataset: Dataset, params: Params, emit) -> Model:
                 placement.append(Placement(dataset))
             objective, counts = distributed_objective(dataset, label, k, weighted_C, primal,
                                                       placement[0])
-            task = SimpleNamespace(w0=w0, w_size=objective.n_variables, y=None)
             try:
-                return fit_newton(task, replace(primal, init_sol=None), objective=objective,
-                                  counts=counts)
+                return fit_newton_objective(objective, replace(primal, init_sol=None), w0,
+                                            counts)
             finally:
                 objective.loss_term.close()
         return fit
@@ -345,9 +343,8 @@ def _train_newton(dataset: Dataset, params: Params, emit) -> Model:
     """One Newton driver per binary problem, on client threads; each call of a driver is a
     map-reduce over the workers' blocks (dlinear.cluster.objective)."""
     from concurrent.futures import ThreadPoolExecutor
-    from types import SimpleNamespace
 
-    from ..solvers.newton import fit_newton
+    from ..solvers.newton import fit_newton_objective
     from .objective import Placement, distributed_objective
 
     if params.spec.kind == "regression":
@@ -374,9 +371,8 @@ def _train_newton(dataset: Dataset, params: Params, emit) -> Model:
     def fit(k):
         objective, counts = distributed_objective(dataset, label, k, weighted_C, params,
                                                   placement)
-        task = SimpleNamespace(w0=initial_w(params, k), w_size=objective.n_variables, y=None)
         try:
-            return fit_newton(task, params, objective=objective, counts=counts)
+            return fit_newton_objective(objective, params, initial_w(params, k), counts)
         finally:
             objective.loss_term.close()
 
@@ -401,15 +397,15 @@ last_fit_stats = {}
 
 def _fit_classes_together(placement, label, weighted_C, params) -> list:
     """k-column Newton over the workers: one actor round serves every class's request."""
-    from ..solvers.kcolumn import fit_newton_together
+    from ..solvers.kcolumn import fit_newton_in_lockstep
     from .objective import TreeColumnsTerm
     params = params.resolved()
     term = TreeColumnsTerm(placement, label, weighted_C, params)
     try:
         counts = term.counts()
         w0s = [initial_w(params, k) for k in range(term.n_classes)]
-        results, lockstep = fit_newton_together(term.execute, term.n_variables, counts,
-                                                params, w0s)
+        results, lockstep = fit_newton_in_lockstep(term.execute, term.n_variables, counts,
+                                                   params, w0s)
         last_fit_stats.clear()
         last_fit_stats.update(mode="map-reduce", rounds=term.n_calls,
                               lockstep_rounds=lockstep.n_rounds,

@@ -380,7 +380,7 @@ class TreeColumnsTerm(TreeLossTerm):
 
     def execute(self, moves: dict, requests: dict) -> dict:
         """One round: the accepted steps travel as the pending move, the requests as
-        the call (see Lockstep)."""
+        the call (see dlinear.solvers.requests.serve_in_lockstep)."""
         for c, alpha in moves.items():
             self._W[c] = self._W[c] + alpha * self._S[c]
             self._curved.discard(c)

@@ -9,9 +9,9 @@ column, as in sparse_ops.
 
 Every column is computed with exactly the arithmetic, in exactly the order, of the
 one-column kernels in primal_ops (x_i . v summed over the row's nonzeros then the bias,
-X^T accumulations row by row, the same expressions for the loss and its derivatives), so
-a one-vs-rest class driven through these kernels gets bit-identical values, and hence the
-same iterates, Newton and CG counts, as its own one-column driver.
+X^T accumulations row by row, primal_ops' inlined helpers for the loss and its
+derivatives), so a one-vs-rest class driven through these kernels gets bit-identical
+values, and hence the same iterates, Newton and CG counts, as its own one-column driver.
 """
 import math
 
@@ -19,7 +19,7 @@ import numpy as np
 from numba import njit
 
 from .prefetch import prefetch_row_read, prefetch_row_write
-from .primal_ops import LR, L2SVC, _c_times_loss
+from .primal_ops import LR, _c_times_derivatives, _c_times_loss
 
 # nonzeros ahead whose rows of the (n, m) arrays a pass prefetches (kernels.prefetch):
 # 16-32 measured best on one core, k = 20 (BENCHMARKS.md, "Multi-class Newton")
@@ -131,28 +131,7 @@ def grad_precond_k(loss, indptr, indices, data, n_features, bias, Y, C, R, cols,
     for i in range(np.uint64(len(indptr) - 1)):
         for c in range(m):
             col = cols[c]
-            yi = Y[i, col]
-            Ci = C[i, col]
-            zi = R[i, col]
-            d = 0.0
-            hh = 0.0
-            if loss == LR:
-                sig = 1.0 / (1.0 + math.exp(-yi * zi))
-                d = Ci * (sig - 1.0) * yi
-                hh = Ci * sig * (1.0 - sig)
-            elif loss == L2SVC:
-                mm = yi * zi
-                if mm < 1.0:
-                    d = 2.0 * Ci * yi * (mm - 1.0)
-                    hh = 2.0 * Ci
-            else:
-                e = zi - yi
-                if e < -p:
-                    d = 2.0 * Ci * (e + p)
-                    hh = 2.0 * Ci
-                elif e > p:
-                    d = 2.0 * Ci * (e - p)
-                    hh = 2.0 * Ci
+            d, hh = _c_times_derivatives(loss, Y[i, col], C[i, col], R[i, col], p)
             dl[c] = d
             h[c] = hh
             COEF[i, col] = hh
@@ -304,6 +283,18 @@ def _softmax_row(R, y_class, Ci, P, i, dl, h):
     dl[y_class[i]] -= Ci[i]
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _softmax_hv_row(P, Ci, i, t):
+    """t = C_i p_i (r_i - p_i . r_i) from t = r_i = S^T x_i: row i's share of the softmax
+    Hessian times S (at the P of the last gradient)."""
+    K = P.shape[1]
+    pr = 0.0
+    for c in range(K):
+        pr += P[i, c] * t[c]
+    for c in range(K):
+        t[c] = Ci[i] * P[i, c] * (t[c] - pr)
+
+
 @njit(cache=True, nogil=True)
 def softmax_grad_precond(indptr, indices, data, n_features, bias, R, y_class, Ci, G, M, P):
     """At Z = R[:, :K]: P[i] = softmax(z_i); G += X^T (C (P - onehot(y))) and
@@ -333,11 +324,7 @@ def softmax_hess_vec(indptr, indices, data, n_features, bias, P, Ci, S, out):
         if bias >= 0:
             for c in range(K):
                 t[c] += S[n_features, c] * bias
-        pr = 0.0
-        for c in range(K):
-            pr += P[i, c] * t[c]
-        for c in range(K):
-            t[c] = Ci[i] * P[i, c] * (t[c] - pr)
+        _softmax_hv_row(P, Ci, i, t)
         _scatter_row(indptr, indices, data, i, t, out, K)
         if bias >= 0:
             for c in range(K):
@@ -442,13 +429,8 @@ def softmax_rows(R, y_class, Ci, P, DL, H, r0, r1):
 def softmax_hv_rows(P, Ci, U, r0, r1):
     """Rows r0..r1: U[i] = C_i p_i (r_i - p_i . r_i) from U[i] = r_i = S^T x_i
     (softmax_hess_vec's t, before its scatter)."""
-    K = P.shape[1]
     for i in range(r0, r1):
-        pr = 0.0
-        for c in range(K):
-            pr += P[i, c] * U[i, c]
-        for c in range(K):
-            U[i, c] = Ci[i] * P[i, c] * (U[i, c] - pr)
+        _softmax_hv_row(P, Ci, i, U[i])
 
 
 @njit(cache=True, nogil=True)
@@ -460,11 +442,8 @@ def lr_rows(Y, C, R, cols, DL, H, COEF):
     for i in range(R.shape[0]):
         for c in range(m):
             col = cols[c]
-            yi = Y[i, col]
-            Ci = C[i, col]
-            sig = 1.0 / (1.0 + math.exp(-yi * R[i, col]))
-            DL[i, c] = Ci * (sig - 1.0) * yi
-            hh = Ci * sig * (1.0 - sig)
+            d, hh = _c_times_derivatives(LR, Y[i, col], C[i, col], R[i, col], 0.0)
+            DL[i, c] = d
             H[i, c] = hh
             COEF[i, col] = hh
 

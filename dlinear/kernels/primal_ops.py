@@ -65,6 +65,28 @@ def _c_times_loss(loss, yi, Ci, zi, p):
     return 0.0
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _c_times_derivatives(loss, yi, Ci, zi, p):
+    """(dl, h) = C_i times the first and second derivative of the loss at z_i: the row's
+    gradient coefficient and curvature, (0, 0) on the rows outside LIBLINEAR's index set I
+    of the L2 losses. The one place these formulas are written (grad_precond here, the
+    k-column kernels)."""
+    if loss == LR:
+        sig = 1.0 / (1.0 + math.exp(-yi * zi))
+        return Ci * (sig - 1.0) * yi, Ci * sig * (1.0 - sig)
+    if loss == L2SVC:
+        m = yi * zi
+        if m < 1.0:
+            return 2.0 * Ci * yi * (m - 1.0), 2.0 * Ci
+        return 0.0, 0.0
+    d = zi - yi
+    if d < -p:
+        return 2.0 * Ci * (d + p), 2.0 * Ci
+    if d > p:
+        return 2.0 * Ci * (d - p), 2.0 * Ci
+    return 0.0, 0.0
+
+
 @njit(cache=True, nogil=True)
 def xv(indptr, indices, data, n_features, bias, v, out):
     """out[i] = x_i . v (with the bias column)."""
@@ -113,28 +135,7 @@ def grad_precond(loss, indptr, indices, data, n_features, bias, y, C, z, p, g, M
     l = len(indptr) - 1
     k = 0
     for i in range(np.uint64(l)):
-        yi = y[i]
-        Ci = C[i]
-        zi = z[i]
-        dl = 0.0
-        h = 0.0
-        if loss == LR:
-            sig = 1.0 / (1.0 + math.exp(-yi * zi))
-            dl = Ci * (sig - 1.0) * yi
-            h = Ci * sig * (1.0 - sig)
-        elif loss == L2SVC:
-            m = yi * zi
-            if m < 1.0:
-                dl = 2.0 * Ci * yi * (m - 1.0)
-                h = 2.0 * Ci
-        else:
-            d = zi - yi
-            if d < -p:
-                dl = 2.0 * Ci * (d + p)
-                h = 2.0 * Ci
-            elif d > p:
-                dl = 2.0 * Ci * (d - p)
-                h = 2.0 * Ci
+        dl, h = _c_times_derivatives(loss, y[i], C[i], z[i], p)
         if h != 0.0:
             rows[k] = i
             coef[k] = h

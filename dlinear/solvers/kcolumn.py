@@ -1,17 +1,16 @@
-"""k-column Newton: the one-vs-rest classes of -s 0 / -s 2 driven together, sharing every
-pass over the data.
+"""k-column Newton: the one-vs-rest classes of -s 0 / -s 2 driven in lockstep, sharing
+every pass over the data.
 
 Each class keeps its own driver (dlinear.solvers.newton: line-search Newton or TRON,
-unchanged: its own iterate, CG, line search and stopping test), run on its own thread
-against a RegularizedObjective whose data term (`ClassTerm`) does not compute anything
-itself: it posts the request (move to w, gradient, Hv, line-search direction, loss along
-it) to a `Lockstep` and waits. When every class still running has posted one, the
-Lockstep hands all of them to one executor call, which serves them with one pass over
-the rows per kind (one X.W for the points and directions, one gradient-and-preconditioner
-pass, one X^T (D o (X.S)) for the Hessian-vector products) and wakes the drivers with
-their results. A class that has converged leaves, so the passes carry only the active
-columns. The drivers never run while a batch is executed, so per-class state needs no
-locking.
+unchanged: its own iterate, CG, line search and stopping test) and its own
+RegularizedObjective; the driver is a generator of requests, and the objective's `drive`
+turns its requests into the data term's (move to w, gradient, Hv, line-search direction,
+loss along it). `serve_in_lockstep` (dlinear.solvers.requests) collects one request of
+every class still running and serves them all with one executor call, which makes one
+pass over the rows per kind (one X.W for the points and directions, one
+gradient-and-preconditioner pass, one X^T (D o (X.S)) for the Hessian-vector products).
+A class that has converged leaves, so the passes carry only the active columns. The
+drivers take turns on one thread: no locks, no hand-offs.
 
 The executor is `KColumnLossTerm.execute` on one process's rows, or one map-reduce round
 over the workers' KColumnLossTerms on a cluster (dlinear.cluster.objective): either way a
@@ -24,13 +23,14 @@ CG counts as when it runs alone.
 """
 from __future__ import annotations
 
-import threading
-from types import SimpleNamespace
-
 import numpy as np
 
 from ..kernels import kcolumn_ops as KK
+from ..kernels.sparse_ops import csr_to_csc
+from ..threads import PassPool
+from .newton import NEWTON_MAX_ITER, fit_steps, newton_tol
 from .primal_objectives import LOSS_OF_SOLVER, RegularizedObjective
+from .requests import serve_in_lockstep
 
 
 COLUMN_BLOCK = None     # columns per pass (None: all); see KColumnLossTerm
@@ -59,7 +59,6 @@ def columns_in_chunks(blocks, n_features, bias, n_values, n_threads=1):
     block (col_ptr2, row_ind, vals, chunk_rows, the threads' chunk ranges, the threads'
     feature ranges). A chunk's rows of an (l, n_values) array take at most CHUNK_BYTES;
     there are at least n_threads chunks, a multiple of n_threads."""
-    from ..kernels.sparse_ops import csr_to_csc
     T = max(1, int(n_threads))
     n_cols = int(n_features) + (1 if bias >= 0 else 0)
     rows_per_chunk = max(1, CHUNK_BYTES // (8 * max(1, int(n_values))))
@@ -88,10 +87,6 @@ def columns_in_chunks(blocks, n_features, bias, n_values, n_threads=1):
                     np.concatenate(vals), chunk_rows, [c for c in chunks if c[1] > c[0]],
                     features))
     return out
-
-
-def _as_vector(v):
-    return np.ascontiguousarray(v, dtype=np.float64)
 
 
 class Scratch:
@@ -149,22 +144,21 @@ class KColumnLossTerm:
         # at most this many columns per pass: the (n, m) vectors a pass gathers from and
         # scatters into should stay in cache (BENCHMARKS.md, "k-column Newton")
         self.column_block = max(1, int(column_block or self.n_columns))
-        self._pool = None
+        self._pool = PassPool(self.n_threads, "kcolumn")
         self._scratch = [Scratch()]
         # the logistic loss's passes in two phases over X by columns in chunks of rows
         # (kcolumn_ops; X kept a second time): the same bits, without the random
         # accesses to (n, m) arrays that outgrow the cache
         self.by_columns = bool(by_columns) and self.loss == LOSS_OF_SOLVER[0]
         self._columns = None
-        self._columns_lock = threading.Lock()
 
     def _by_columns(self):
-        """columns_in_chunks of the blocks, made once (class groups run on threads)."""
-        with self._columns_lock:
-            if self._columns is None:
-                self._columns = columns_in_chunks(self.blocks, self.n_features, self.bias,
-                                                  self.n_columns)
-            return self._columns
+        """columns_in_chunks of the blocks, made by the first round (before its class
+        groups go to threads)."""
+        if self._columns is None:
+            self._columns = columns_in_chunks(self.blocks, self.n_features, self.bias,
+                                              self.n_columns)
+        return self._columns
 
     def counts(self):
         """(#positive rows, #rows) of each problem, (K, 2)."""
@@ -205,6 +199,8 @@ class KColumnLossTerm:
         classes = sorted(set(requests) | set(moves))
         n_groups = min(max(self.n_threads, -(-len(classes) // self.column_block)),
                        len(classes))
+        if self.by_columns:
+            self._by_columns()
         if n_groups <= 1:
             return self._execute(moves, requests, self._scratch[0])
         groups = [set(g) for g in np.array_split(np.array(classes), n_groups)]
@@ -216,21 +212,15 @@ class KColumnLossTerm:
                 results.update(self._execute(group_moves, group_requests,
                                              self._scratch[0]))
             return results
-        if self._pool is None:
-            from concurrent.futures import ThreadPoolExecutor
-            self._pool = ThreadPoolExecutor(self.n_threads, thread_name_prefix="dlinear-kcol")
         while len(self._scratch) < len(parts):      # groups may run at once: one each
             self._scratch.append(Scratch())
-        futures = [self._pool.submit(self._execute, *part, self._scratch[q])
-                   for q, part in enumerate(parts)]
-        for f in futures:
-            results.update(f.result())
+        for group_results in self._pool.run(self._execute, [
+                (*part, self._scratch[q]) for q, part in enumerate(parts)]):
+            results.update(group_results)
         return results
 
     def close(self):
-        if self._pool is not None:
-            self._pool.shutdown()
-            self._pool = None
+        self._pool.close()
 
     def _execute(self, moves: dict, requests: dict, scratch) -> dict:
         K = self.n_columns
@@ -323,173 +313,38 @@ class KColumnLossTerm:
         return results
 
 
-class Lockstep:
-    """Collects one request from each running class, then serves them all with one call
-    of `execute(moves, requests) -> {class: result}`. Accepted line-search steps (`move`)
-    travel with the next round.
-
-    The class drivers are threads, but only one runs at a time: a driver that has posted
-    its request hands the baton to the next class that has not posted in this round
-    (releasing that class's gate) and parks on its own gate; the last to post executes
-    the round, then goes on with its own result. So a round costs one thread hand-off
-    per class, with no contention for the GIL or a shared lock (a Condition woken with
-    notify_all had every driver contend for both, and each NumPy call that releases the
-    GIL handed it to another driver). Only the baton holder touches the Lockstep's state."""
-
-    def __init__(self, execute, n_classes: int):
-        self._execute = execute
-        self._gates = [threading.Lock() for _ in range(n_classes)]
-        for gate in self._gates:
-            gate.acquire()              # closed: a class runs once given the baton
-        self._running = list(range(n_classes))
-        self._requests = {}
-        self._moves = {}
-        self._results = {}
-        self.n_rounds = 0
-        self.columns_per_round = []     # active classes served by each round
-
-    def start(self):
-        """Gives the baton to the first class (called once, by the thread that started
-        the drivers)."""
-        if self._running:
-            self._gates[self._running[0]].release()
-
-    def wait_turn(self, c):
-        """Parks class c's thread until it is given the baton."""
-        self._gates[c].acquire()
-
-    def move(self, c, alpha):
-        self._moves[c] = self._moves.get(c, 0.0) + float(alpha)
-
-    def request(self, c, method, *args):
-        self._requests[c] = (method, args)
-        if len(self._requests) == len(self._running):
-            self._serve()               # c goes on with its result, holding the baton
-        else:
-            self._pass_baton(c)
-            self._gates[c].acquire()
-        result = self._results.pop(c)
-        if isinstance(result, BaseException):
-            raise result
-        return result
-
-    def leave(self, c):
-        """Class c's driver has finished: rounds no longer wait for it; the baton goes
-        on to a class that still runs."""
-        position = self._running.index(c)
-        self._running.pop(position)
-        if not self._running:
-            return
-        if self._requests and len(self._requests) == len(self._running):
-            self._serve()
-        self._pass_baton(self._running[position - 1] if position else None)
-
-    def _pass_baton(self, c):
-        """Opens the gate of the first running class after c (in class order, cyclically;
-        from the start for c None) that has not posted in this round."""
-        running = self._running
-        start = 0
-        if c is not None:
-            start = next((q for q, r in enumerate(running) if r > c), len(running))
-        for q in range(len(running)):
-            nxt = running[(start + q) % len(running)]
-            if nxt not in self._requests:
-                self._gates[nxt].release()
-                return
-        raise RuntimeError("k-column Newton: no class left to run")   # a broken invariant
-
-    def _serve(self):
-        requests, self._requests = self._requests, {}
-        moves, self._moves = self._moves, {}
-        try:
-            results = self._execute(moves, requests)
-        except BaseException as error:      # every waiting driver sees it
-            results = {c: error for c in requests}
-        self.n_rounds += 1
-        self.columns_per_round.append(len(requests))
-        self._results.update(results)
+def fit_newton_in_lockstep(execute, n_variables: int, counts, params, w0s,
+                           max_newton_iter=NEWTON_MAX_ITER, on_class_done=None):
+    """fit_newton for K binary problems at once, their drivers in lockstep: the data
+    terms are served by `execute` (KColumnLossTerm.execute or a cluster round),
+    counts[c] = (#positive rows, #rows) of problem c, w0s[c] its warm start or None;
+    `on_class_done()` (a progress bar's update) is called as each class converges.
+    Returns (FitResults in class order, the lockstep's Rounds)."""
+    if params.eps is None:
+        params = params.resolved()
+    classes = []
+    for c, w0 in enumerate(w0s):
+        objective = RegularizedObjective(None, n_variables, params.regularize_bias)
+        eps = newton_tol(params, counts=tuple(int(x) for x in counts[c]))
+        classes.append(objective.drive(fit_steps(params, w0, n_variables, eps,
+                                                 max_newton_iter)))
+    done = None if on_class_done is None else (lambda c: on_class_done())
+    return serve_in_lockstep(classes, execute, done)
 
 
-class ClassTerm:
-    """LossTerm's methods for class c, served by a Lockstep (see the module text)."""
-
-    def __init__(self, lockstep: Lockstep, c: int):
-        self._lockstep = lockstep
-        self._c = c
-
-    def at(self, w):
-        return self._lockstep.request(self._c, "at", _as_vector(w))
-
-    def grad_precond(self):
-        return self._lockstep.request(self._c, "grad_precond")
-
-    def hv(self, s):
-        return self._lockstep.request(self._c, "hv", _as_vector(s))
-
-    def along(self, s, alpha):
-        return self._lockstep.request(self._c, "along", _as_vector(s), float(alpha))
-
-    def loss_along(self, alpha):
-        return self._lockstep.request(self._c, "loss_along", float(alpha))
-
-    def move(self, alpha):
-        self._lockstep.move(self._c, alpha)
-
-
-def fit_newton_together(execute, n_variables: int, counts, params, w0s,
-                        max_newton_iter=None, on_class_done=None):
-    """fit_newton for K binary problems at once: the data terms are served by `execute`
-    (KColumnLossTerm.execute or a cluster round), counts[c] = (#positive rows, #rows) of
-    problem c, w0s[c] its warm start or None; `on_class_done()` (a progress bar's
-    update) is called as each class converges. Returns (FitResults in class order, the
-    Lockstep, for its round statistics)."""
-    from .newton import NEWTON_MAX_ITER, fit_newton
-    K = len(w0s)
-    lockstep = Lockstep(execute, K)
-    results = [None] * K
-    errors = [None] * K
-
-    def run(c):
-        lockstep.wait_turn(c)
-        try:
-            objective = RegularizedObjective(ClassTerm(lockstep, c), n_variables,
-                                             params.regularize_bias)
-            task = SimpleNamespace(w0=w0s[c], w_size=n_variables, y=None)
-            results[c] = fit_newton(task, params, objective=objective,
-                                    max_newton_iter=max_newton_iter or NEWTON_MAX_ITER,
-                                    counts=tuple(int(x) for x in counts[c]))
-            if on_class_done is not None:
-                on_class_done()
-        except BaseException as error:
-            errors[c] = error
-        finally:
-            lockstep.leave(c)
-
-    threads = [threading.Thread(target=run, args=(c,), daemon=True,
-                                name=f"dlinear-class-{c}") for c in range(K)]
-    for t in threads:
-        t.start()
-    lockstep.start()
-    for t in threads:
-        t.join()
-    for error in errors:
-        if error is not None:
-            raise error
-    return results, lockstep
-
-
-def fit_one_vs_rest_together(problem, Y, C, params, w0s, n_threads=1, on_class_done=None):
+def fit_one_vs_rest_kcolumn(problem, Y, C, params, w0s, n_threads=1, on_class_done=None):
     """The one-vs-rest problems of -s 0 / -s 2 on one Problem, K = Y.shape[1] columns of
-    labels (+1/-1) and per-instance C, through one KColumnLossTerm in this process
-    (its passes on n_threads threads); on_class_done as in fit_newton_together."""
+    labels (+1/-1) and per-instance C, by k-column Newton through one KColumnLossTerm in
+    this process (its passes on n_threads threads); on_class_done as in
+    fit_newton_in_lockstep."""
     if params.eps is None:
         params = params.resolved()
     term = KColumnLossTerm(problem, Y, C, params.bias, LOSS_OF_SOLVER[params.solver_type],
                            params.p, problem.n_features, n_threads=n_threads,
                            column_block=COLUMN_BLOCK, by_columns=True)
     try:
-        results, _ = fit_newton_together(term.execute, term.n_variables, term.counts(),
-                                         params, w0s, on_class_done=on_class_done)
+        results, _ = fit_newton_in_lockstep(term.execute, term.n_variables, term.counts(),
+                                            params, w0s, on_class_done=on_class_done)
     finally:
         term.close()
     return results

@@ -28,12 +28,14 @@ smaller of the two classes).
 """
 from __future__ import annotations
 
-import weakref
-
 import numpy as np
 
 from ..kernels import kcolumn_ops as KK
+from ..threads import PassPool
 from .kcolumn import balanced as _balanced, columns_in_chunks
+from .newton import fit_steps
+from .primal_objectives import RegularizedObjective
+from .requests import serve
 
 
 class _Alternating:
@@ -93,7 +95,7 @@ class MultinomialTerm:
         self.n_threads = max(1, int(n_threads))
         self._columns = None
         self._U = self._H = None
-        self._pool = None
+        self._pool = PassPool(self.n_threads, "multinomial")
         self._row_ranges = [_balanced(b.indptr, self.n_threads) for b in self.blocks]
 
     def _pieces(self):
@@ -106,19 +108,8 @@ class MultinomialTerm:
 
     def _run(self, fn, ranges, *args):
         """fn(*args, start, stop) for each (start, stop) of ranges, on the term's threads
-        (the calling thread takes the first range)."""
-        if len(ranges) == 1:
-            fn(*args, *ranges[0])
-            return
-        if self._pool is None:
-            from concurrent.futures import ThreadPoolExecutor
-            self._pool = ThreadPoolExecutor(max_workers=self.n_threads - 1,
-                                            thread_name_prefix="dlinear-multinomial")
-            weakref.finalize(self, self._pool.shutdown, wait=False)
-        futures = [self._pool.submit(fn, *args, *r) for r in ranges[1:]]
-        fn(*args, *ranges[0])
-        for f in futures:
-            f.result()
+        (each range writes its own part of the outputs)."""
+        self._pool.run(fn, [(*args, *r) for r in ranges])
 
     def _by_columns(self):
         """Per block: (col_ptr2, row_ind, vals, chunk_rows, the threads' chunk ranges,
@@ -220,27 +211,18 @@ def multinomial_tol(eps, class_counts) -> float:
 def fit_multinomial_objective(objective, class_counts, params, w0=None):
     """Newton (or TRON) on a multinomial objective (local or distributed); returns a
     FitResult whose w is (n_variables / K, K)."""
-    from . import FitResult
-    from .newton import NEWTON_MAX_ITER, TRON_EPS_CG, TRON_EPS_CG_WARM, newton, tron
     if params.eps is None:
         params = params.resolved()
     K = len(class_counts)
-    w = np.zeros(objective.n_variables)
     if w0 is not None:
-        w[:] = np.asarray(w0, dtype=np.float64).reshape(-1)
+        w0 = np.asarray(w0, dtype=np.float64).reshape(-1)
     eps = multinomial_tol(params.eps, class_counts)
-    if params.newton == "tron":
-        res = tron(objective, w, eps,
-                   eps_cg=TRON_EPS_CG_WARM if w0 is not None else TRON_EPS_CG,
-                   max_newton_iter=NEWTON_MAX_ITER)
-    else:
-        res = newton(objective, w, eps, max_newton_iter=NEWTON_MAX_ITER)
-    return FitResult(w=w.reshape(-1, K), n_iter=res.n_iter, log=res.log,
-                     hit_max_iter=res.hit_max_iter)
+    result = serve(fit_steps(params, w0, objective.n_variables, eps), objective)
+    result.w = result.w.reshape(-1, K)
+    return result
 
 
 def multinomial_objective(term, regularize_bias=True):
-    from .primal_objectives import RegularizedObjective
     return RegularizedObjective(term, term.n_variables, regularize_bias,
                                 n_bias=term.n_classes)
 

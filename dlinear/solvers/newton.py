@@ -41,10 +41,15 @@ n = obj.n_variables, never of the number of rows l):
         failure w and the state are unchanged and (0.0, f) is returned.
         `linesearch_by_fun` is a reference implementation from fun alone.
 
-The drivers never modify what these methods return. A distributed backend implements each
-call as one map-reduce: broadcast the n-vector, have each block compute its part with its
-own z, D and active set kept on its worker, and tree-sum the blocks' n-vectors or scalars
-(the line search needs one pass for X s, then one scalar reduction per trial step).
+The drivers never call these methods: each is a generator (`newton_steps`, `tron_steps`)
+that yields its requests, (method, args) of the protocol, and is sent their results
+(dlinear.solvers.requests). `newton` and `tron` serve one against one objective; k-column
+Newton advances the drivers of K classes in lockstep, one round of requests of them all
+served by one pass over the data, without threads. The drivers never modify what they
+are sent. A distributed backend implements each request as one map-reduce: broadcast the
+n-vector, have each block compute its part with its own z, D and active set kept on its
+worker, and tree-sum the blocks' n-vectors or scalars (the line search needs one pass for
+X s, then one scalar reduction per trial step).
 """
 from __future__ import annotations
 
@@ -55,6 +60,7 @@ import numpy as np
 
 from ..errors import DlinearError
 from .primal_objectives import make_objective
+from .requests import serve
 from .task import FitResult, starting_w
 from .vectors import dot, norm
 
@@ -102,23 +108,27 @@ def linesearch_by_fun(obj, w, s, f, g, alpha, eta=0.01, max_num_linesearch=20):
     return 0.0, fold
 
 
-def _start(obj, w):
-    """LIBLINEAR's start: ||grad f(0)|| for the stopping rule, then f and g at w. From w = 0
-    the second evaluation is the first one again, so it is not repeated."""
+def _check_size(obj, w):
     n = obj.n_variables
     if w.shape != (n,):
         raise ValueError(f"w has shape {w.shape}, the objective has {n} variables")
-    zero = np.zeros(n)
-    f0 = obj.fun(zero)
-    g0 = obj.grad(zero)
+
+
+def _start(w):
+    """LIBLINEAR's start: ||grad f(0)|| for the stopping rule, then f and g at w. From w = 0
+    the second evaluation is the first one again, so it is not repeated."""
+    zero = np.zeros(len(w))
+    f0 = yield ("fun", (zero,))
+    g0 = yield ("grad", (zero,))
     gnorm0 = float(norm(g0))
     if not w.any():
         return f0, g0, gnorm0
-    f = obj.fun(w)
-    return f, obj.grad(w), gnorm0
+    f = yield ("fun", (w,))
+    g = yield ("grad", (w,))
+    return f, g, gnorm0
 
 
-def _pcg(obj, g, M, eps_cg, log, work=None):
+def _pcg(g, M, eps_cg, log, work=None):
     """newton.cpp's pcg: preconditioned CG on H s = -g, stopped by the quadratic model.
     Returns (s, r, cg_iter) with r = -g - H s. `work`: five n-vectors to compute in
     (s, r, z, d and a scratch), reused from one Newton iteration to the next (s and r
@@ -139,7 +149,7 @@ def _pcg(obj, g, M, eps_cg, log, work=None):
     max_cg_iter = max(n, 5)
     while cg_iter < max_cg_iter:
         cg_iter += 1
-        Hd = obj.hv(d)
+        Hd = yield ("hv", (d,))
         dHd = dot(d, Hd)
         if dHd <= 1.0e-16:      # avoid 0/0
             break
@@ -165,10 +175,11 @@ def _pcg(obj, g, M, eps_cg, log, work=None):
     return s, r, cg_iter
 
 
-def newton(obj, w, eps, eps_cg=NEWTON_EPS_CG, max_newton_iter=NEWTON_MAX_ITER):
-    """LIBLINEAR 2.40+'s NEWTON::newton: minimises obj from w (updated in place)."""
+def newton_steps(w, eps, eps_cg=NEWTON_EPS_CG, max_newton_iter=NEWTON_MAX_ITER):
+    """LIBLINEAR 2.40+'s NEWTON::newton from w (updated in place), as a generator of the
+    objective protocol's requests (see the module text); returns a DriverResult."""
     log = []
-    f, g, gnorm0 = _start(obj, w)
+    f, g, gnorm0 = yield from _start(w)
     gnorm = norm(g)
     log.append("init f %5.3e |g| %5.3e" % (f, gnorm))
     converged = gnorm <= eps * gnorm0
@@ -177,18 +188,18 @@ def newton(obj, w, eps, eps_cg=NEWTON_EPS_CG, max_newton_iter=NEWTON_MAX_ITER):
     stopped = converged
     work = [np.empty(len(g)) for _ in range(5)]
     while n_iter < max_newton_iter and not stopped:
-        M = np.multiply(obj.diag_precond(), ALPHA_PCG)    # (1 - a) + a diag(H)
+        M = np.multiply((yield ("diag_precond", ())), ALPHA_PCG)   # (1 - a) + a diag(H)
         M += 1.0 - ALPHA_PCG
-        s, _, cg_iter = _pcg(obj, g, M, eps_cg, log, work)
+        s, _, cg_iter = yield from _pcg(g, M, eps_cg, log, work)
         total_cg += cg_iter
         fold = f
-        step, f = obj.linesearch_and_update(w, s, f, g, 1.0)
+        step, f = yield ("linesearch_and_update", (w, s, f, g, 1.0))
         if step == 0:
             log.append(LINESEARCH_WARNING)
             stopped = True
             break
         n_iter += 1
-        g = obj.grad(w)
+        g = yield ("grad", (w,))
         gnorm = norm(g)
         log.append("iter %2d f %5.3e |g| %5.3e CG %3d step_size %4.2e"
                    % (n_iter, f, gnorm, cg_iter, step))
@@ -206,11 +217,17 @@ def newton(obj, w, eps, eps_cg=NEWTON_EPS_CG, max_newton_iter=NEWTON_MAX_ITER):
     return DriverResult(n_iter, f, gnorm, gnorm0, converged, hit, log, total_cg)
 
 
+def newton(obj, w, eps, eps_cg=NEWTON_EPS_CG, max_newton_iter=NEWTON_MAX_ITER):
+    """LIBLINEAR 2.40+'s NEWTON::newton: minimises obj from w (updated in place)."""
+    _check_size(obj, w)
+    return serve(newton_steps(w, eps, eps_cg, max_newton_iter), obj)
+
+
 def _uTMv(u, M, v):
     return dot(u * M, v)
 
 
-def _trpcg(obj, delta, g, M, eps_cg, log):
+def _trpcg(delta, g, M, eps_cg, log):
     """tron.cpp's trpcg: preconditioned CG truncated at ||s||_M = delta.
     Returns (s, r, cg_iter, reach_boundary) with r = -g - H s."""
     n = len(g)
@@ -227,7 +244,7 @@ def _trpcg(obj, delta, g, M, eps_cg, log):
         if math.sqrt(zTr) <= cgtol:
             break
         cg_iter += 1
-        Hd = obj.hv(d)
+        Hd = yield ("hv", (d,))
         alpha = zTr / dot(d, Hd)
         s += alpha * d
         if math.sqrt(_uTMv(s, M, s)) > delta:
@@ -256,27 +273,28 @@ def _trpcg(obj, delta, g, M, eps_cg, log):
     return s, r, cg_iter, reach_boundary
 
 
-def tron(obj, w, eps, eps_cg=TRON_EPS_CG, max_newton_iter=NEWTON_MAX_ITER):
-    """LIBLINEAR 2.20-2.30's TRON::tron (trust-region Newton, preconditioned CG):
-    minimises obj from w (updated in place)."""
+def tron_steps(w, eps, eps_cg=TRON_EPS_CG, max_newton_iter=NEWTON_MAX_ITER):
+    """LIBLINEAR 2.20-2.30's TRON::tron (trust-region Newton, preconditioned CG) from w
+    (updated in place), as a generator of the objective protocol's requests (see the
+    module text); returns a DriverResult."""
     log = []
-    f, g, gnorm0 = _start(obj, w)
+    f, g, gnorm0 = yield from _start(w)
     gnorm = norm(g)
     log.append("init f %5.3e |g| %5.3e" % (f, gnorm))
     converged = gnorm <= eps * gnorm0
     stopped = converged
-    M = (1.0 - ALPHA_PCG) + ALPHA_PCG * obj.diag_precond()
+    M = (1.0 - ALPHA_PCG) + ALPHA_PCG * (yield ("diag_precond", ()))
     delta = math.sqrt(_uTMv(g, M, g))
     delta_adjusted = False
     n_iter = 0          # accepted steps (tron.cpp's iter - 1)
     total_cg = 0
     while n_iter < max_newton_iter and not stopped:
-        s, r, cg_iter, reach_boundary = _trpcg(obj, delta, g, M, eps_cg, log)
+        s, r, cg_iter, reach_boundary = yield from _trpcg(delta, g, M, eps_cg, log)
         total_cg += cg_iter
         w_new = w + s
         gs = dot(g, s)
         prered = -0.5 * (gs - dot(s, r))
-        fnew = obj.fun(w_new)
+        fnew = yield ("fun", (w_new,))
         actred = f - fnew
         sMnorm = math.sqrt(_uTMv(s, M, s))
         if n_iter == 0 and not delta_adjusted:     # first iteration: adjust the bound
@@ -302,8 +320,8 @@ def tron(obj, w, eps, eps_cg=TRON_EPS_CG, max_newton_iter=NEWTON_MAX_ITER):
             n_iter += 1
             w[:] = w_new
             f = fnew
-            g = obj.grad(w)
-            M = (1.0 - ALPHA_PCG) + ALPHA_PCG * obj.diag_precond()
+            g = yield ("grad", (w,))
+            M = (1.0 - ALPHA_PCG) + ALPHA_PCG * (yield ("diag_precond", ()))
             gnorm = norm(g)
             if gnorm <= eps * gnorm0:
                 converged = stopped = True
@@ -323,6 +341,13 @@ def tron(obj, w, eps, eps_cg=TRON_EPS_CG, max_newton_iter=NEWTON_MAX_ITER):
     return DriverResult(n_iter, f, gnorm, gnorm0, converged, hit, log, total_cg)
 
 
+def tron(obj, w, eps, eps_cg=TRON_EPS_CG, max_newton_iter=NEWTON_MAX_ITER):
+    """LIBLINEAR 2.20-2.30's TRON::tron (trust-region Newton, preconditioned CG):
+    minimises obj from w (updated in place)."""
+    _check_size(obj, w)
+    return serve(tron_steps(w, eps, eps_cg, max_newton_iter), obj)
+
+
 def primal_solver_tol(eps, y, regression, counts=None):
     """train_one's primal_solver_tol: eps for regression, else
     eps * max(min(#pos, #neg), 1) / l. `counts` = (#pos, l) stands in for y when the
@@ -333,24 +358,46 @@ def primal_solver_tol(eps, y, regression, counts=None):
     return float(eps) * max(min(pos, l - pos), 1) / max(l, 1)
 
 
-def fit_newton(task, params, objective=None, max_newton_iter=NEWTON_MAX_ITER, counts=None):
-    """-s 0, -s 2 or -s 11 on one SubProblem by the driver params.newton ("linesearch" or
-    "tron"), warm-started from task.w0. `objective` defaults to the local backend on
-    task.problem (dlinear.solvers.primal_objectives); a distributed one can be passed,
-    with counts = (#positive rows, #rows) for the tolerance (task.y is then unused)."""
-    if params.eps is None:
-        params = params.resolved()
-    if objective is None:
-        objective = make_objective(task, params)
-    w = starting_w(task.w0, task.w_size)
+def newton_tol(params, y=None, counts=None):
+    """primal_solver_tol of params.eps (resolved) for the problem of labels y, or of
+    counts = (#positive rows, #rows) where the labels live on cluster workers."""
     regression = params.solver_type == 11
-    eps = primal_solver_tol(params.eps, task.y, regression, counts)
+    return primal_solver_tol(params.eps, y, regression, counts)
+
+
+def fit_steps(params, w0, n_variables, eps, max_newton_iter=NEWTON_MAX_ITER):
+    """The driver params.newton ("linesearch" or "tron") from the warm start w0 (None: 0)
+    to ||grad f|| <= eps ||grad f(0)||, as a generator of the objective protocol's
+    requests; returns the FitResult. Served by one objective (`serve`), or driven through
+    a RegularizedObjective in lockstep with other classes' (dlinear.solvers.kcolumn)."""
+    w = starting_w(w0, n_variables)
     driver = getattr(params, "newton", "linesearch")
     if driver == "tron":
-        eps_cg = TRON_EPS_CG_WARM if task.w0 is not None else TRON_EPS_CG
-        res = tron(objective, w, eps, eps_cg=eps_cg, max_newton_iter=max_newton_iter)
+        eps_cg = TRON_EPS_CG_WARM if w0 is not None else TRON_EPS_CG
+        res = yield from tron_steps(w, eps, eps_cg=eps_cg, max_newton_iter=max_newton_iter)
     elif driver == "linesearch":
-        res = newton(objective, w, eps, max_newton_iter=max_newton_iter)
+        res = yield from newton_steps(w, eps, max_newton_iter=max_newton_iter)
     else:
         raise DlinearError(f"unknown Newton driver {driver!r}; use one of {DRIVERS}")
     return FitResult(w=w, n_iter=res.n_iter, log=res.log, hit_max_iter=res.hit_max_iter)
+
+
+def fit_newton(task, params, max_newton_iter=NEWTON_MAX_ITER):
+    """-s 0, -s 2 or -s 11 on one SubProblem in this process by the driver params.newton
+    ("linesearch" or "tron"), warm-started from task.w0, on the local objective
+    (dlinear.solvers.primal_objectives)."""
+    if params.eps is None:
+        params = params.resolved()
+    objective = make_objective(task, params)
+    return serve(fit_steps(params, task.w0, task.w_size, newton_tol(params, task.y),
+                           max_newton_iter), objective)
+
+
+def fit_newton_objective(objective, params, w0, counts, max_newton_iter=NEWTON_MAX_ITER):
+    """fit_newton on any objective of one binary or regression problem (a distributed
+    one: dlinear.cluster.objective), warm-started from w0 (None: 0); counts =
+    (#positive rows, #rows) give the tolerance."""
+    if params.eps is None:
+        params = params.resolved()
+    return serve(fit_steps(params, w0, objective.n_variables,
+                           newton_tol(params, counts=counts), max_newton_iter), objective)

@@ -21,6 +21,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..kernels import primal_ops as K
+from .requests import serve
 from .vectors import dot
 
 LOSS_OF_SOLVER = {0: K.LR, 2: K.L2SVC, 11: K.L2SVR}
@@ -145,7 +146,13 @@ class LossTerm:
 class RegularizedObjective:
     """f(w) = 0.5 w^T w (without the bias weight for -R) + a data term: the objective
     protocol of dlinear.solvers.newton. The data term is a LossTerm here, or the sum of
-    the workers' LossTerms on a cluster, so both backends share this code."""
+    the workers' LossTerms on a cluster, so both backends share this code.
+
+    Each method is written once, as a generator of the data term's requests
+    (dlinear.solvers.requests) returning the method's value. The protocol's methods serve
+    it with the data term itself; `drive` turns a driver into one stream of data-term
+    requests, which k-column Newton serves in lockstep with other classes' (there
+    `loss_term` is None: the lockstep's executor is the data term)."""
 
     def __init__(self, loss_term, n_variables, regularize_bias=True, n_bias=1):
         self.loss_term = loss_term
@@ -158,35 +165,68 @@ class RegularizedObjective:
     def _sq(self, u, v):
         return regularized_dot(u, v, self.regularize_bias, self.n_bias)
 
+    # ------------------------------------------------------------ the protocol
     def fun(self, w):
-        w = np.ascontiguousarray(w, dtype=np.float64)
-        self._wTw = self._sq(w, w)
-        return self.loss_term.at(w) + 0.5 * self._wTw
+        return serve(self._fun(w), self.loss_term)
 
     def grad(self, w):
-        w = np.ascontiguousarray(w, dtype=np.float64)
-        g, M = self.loss_term.grad_precond()
-        self._M = add_regularizer(M, 1.0, self.regularize_bias, self.n_bias)
-        return add_regularizer(g, w, self.regularize_bias, self.n_bias)
+        return serve(self._grad(w), self.loss_term)
 
     def hv(self, s):
-        s = np.ascontiguousarray(s, dtype=np.float64)
-        return add_regularizer(self.loss_term.hv(s), s, self.regularize_bias, self.n_bias)
+        return serve(self._hv(s), self.loss_term)
 
     def diag_precond(self):
         return self._M.copy()
 
     def linesearch_and_update(self, w, s, f, g, alpha):
+        return serve(self._linesearch_and_update(w, s, f, g, alpha), self.loss_term)
+
+    # ------------------------------------------------------------ as requests
+    def steps(self, method, args):
+        """The data-term requests that answer a driver's request (method, args), as a
+        generator returning the answer."""
+        if method == "diag_precond":
+            return self._M.copy()
+        return (yield from getattr(self, "_" + method)(*args))
+
+    def drive(self, driver):
+        """The driver generator `driver` (requests of the protocol) as a generator of the
+        data term's requests, each of its requests answered by `steps`; returns what the
+        driver returns."""
+        try:
+            request = next(driver)
+            while True:
+                request = driver.send((yield from self.steps(*request)))
+        except StopIteration as stop:
+            return stop.value
+
+    def _fun(self, w):
+        w = np.ascontiguousarray(w, dtype=np.float64)
+        self._wTw = self._sq(w, w)
+        loss = yield ("at", (w,))
+        return loss + 0.5 * self._wTw
+
+    def _grad(self, w):
+        w = np.ascontiguousarray(w, dtype=np.float64)
+        g, M = yield ("grad_precond", ())
+        self._M = add_regularizer(M, 1.0, self.regularize_bias, self.n_bias)
+        return add_regularizer(g, w, self.regularize_bias, self.n_bias)
+
+    def _hv(self, s):
+        s = np.ascontiguousarray(s, dtype=np.float64)
+        Hs = yield ("hv", (s,))
+        return add_regularizer(Hs, s, self.regularize_bias, self.n_bias)
+
+    def _linesearch_and_update(self, w, s, f, g, alpha):
         s = np.ascontiguousarray(s, dtype=np.float64)
         sTs = self._sq(s, s)
         wTs = self._sq(w, s)
         gTs = dot(g, s)
         for trial in range(MAX_NUM_LINESEARCH):
-            loss = (self.loss_term.along(s, alpha) if trial == 0
-                    else self.loss_term.loss_along(alpha))
+            loss = yield (("along", (s, alpha)) if trial == 0 else ("loss_along", (alpha,)))
             f_new = loss + (alpha * alpha * sTs + self._wTw) / 2.0 + alpha * wTs
             if f_new - f <= LINESEARCH_ETA * alpha * gTs:
-                self.loss_term.move(alpha)
+                yield ("move", (alpha,))
                 w += alpha * s
                 self._wTw += alpha * alpha * sTs + 2.0 * alpha * wTs
                 return alpha, f_new

@@ -1,7 +1,6 @@
 """What a fit function takes (a SubProblem and the Params) and returns (a FitResult)."""
 from __future__ import annotations
 
-import threading
 from dataclasses import dataclass, field
 from typing import Optional
 
@@ -9,34 +8,24 @@ import numpy as np
 
 from ..data import Problem, arrays_nbytes
 from ..errors import DlinearError
+from ..threads import SharedValues
 
 
 class SharedColumns:
     """X by columns (LIBLINEAR's transpose), made once per problem and bias and shared by
     the one-vs-rest tasks of the solvers that walk features (-s 5, -s 6, --primal-cd),
-    which would otherwise each transpose X again. Thread-safe: classes run on threads."""
+    which would otherwise each transpose X again. Thread-safe: classes run on threads.
+    Sent to a Dask worker (a class task that moved off its worker takes its holder
+    along), it arrives empty: the receiver transposes again when asked."""
 
     def __init__(self):
-        self._lock = threading.Lock()
-        self._arrays = {}
+        self._arrays = SharedValues()
 
     def get(self, problem: Problem, bias: float):
         """(col_ptr int64, row_ind int32, vals float64), with a last column of `bias` when
         bias >= 0."""
         key = float(bias) if bias >= 0 else -1.0
-        with self._lock:
-            if key not in self._arrays:
-                self._arrays[key] = columns_of(problem, bias)
-            return self._arrays[key]
-
-    # Sent to a Dask worker (a class task that moved off its worker takes its holder
-    # along): the lock cannot travel and the arrays need not; the receiver transposes
-    # again when asked.
-    def __getstate__(self):
-        return {}
-
-    def __setstate__(self, state):
-        self.__init__()
+        return self._arrays.get(key, lambda: columns_of(problem, bias))
 
 
 def columns_of(problem: Problem, bias: float):
