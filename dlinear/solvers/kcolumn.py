@@ -30,7 +30,7 @@ from types import SimpleNamespace
 import numpy as np
 
 from ..kernels import kcolumn_ops as KK
-from .primal_objectives import LOSS_OF_SOLVER, RegularizedObjective
+from .primal_objectives import LOSS_CODE, RegularizedObjective
 
 
 COLUMN_BLOCK = None     # columns per pass (None: all); see KColumnLossTerm
@@ -154,7 +154,7 @@ class KColumnLossTerm:
         # the logistic loss's passes in two phases over X by columns in chunks of rows
         # (kcolumn_ops; X kept a second time): the same bits, without the random
         # accesses to (n, m) arrays that outgrow the cache
-        self.by_columns = bool(by_columns) and self.loss == LOSS_OF_SOLVER[0]
+        self.by_columns = bool(by_columns) and self.loss == LOSS_CODE["logistic_regression"]
         self._columns = None
         self._columns_lock = threading.Lock()
 
@@ -484,7 +484,7 @@ def fit_one_vs_rest_together(problem, Y, C, params, w0s, n_threads=1, on_class_d
     (its passes on n_threads threads); on_class_done as in fit_newton_together."""
     if params.eps is None:
         params = params.resolved()
-    term = KColumnLossTerm(problem, Y, C, params.bias, LOSS_OF_SOLVER[params.solver_type],
+    term = KColumnLossTerm(problem, Y, C, params.bias, LOSS_CODE[params.spec.loss],
                            params.p, problem.n_features, n_threads=n_threads,
                            column_block=COLUMN_BLOCK, by_columns=True)
     try:

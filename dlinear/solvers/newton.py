@@ -343,9 +343,9 @@ def fit_newton(task, params, objective=None, max_newton_iter=NEWTON_MAX_ITER, co
     if objective is None:
         objective = make_objective(task, params)
     w = starting_w(task.w0, task.w_size)
-    regression = params.solver_type == 11
+    regression = params.spec.kind == "regression"
     eps = primal_solver_tol(params.eps, task.y, regression, counts)
-    driver = getattr(params, "newton", "linesearch")
+    driver = params.newton
     if driver == "tron":
         eps_cg = TRON_EPS_CG_WARM if task.w0 is not None else TRON_EPS_CG
         res = tron(objective, w, eps, eps_cg=eps_cg, max_newton_iter=max_newton_iter)
