@@ -134,9 +134,9 @@ def c_grid(start_C: float, max_C: float) -> list:
 def search_plan(problem: Problem, params: Params, start_C: Optional[float] = None,
                 start_p: Optional[float] = None) -> list:
     """[(p, [C, ...]), ...]: the p values in LIBLINEAR's order, each with its C grid. For
-    -s 0 and -s 2, one entry whose p is -1 (LIBLINEAR's best_p there)."""
+    a classification solver, one entry whose p is -1 (LIBLINEAR's best_p there)."""
     given_C = start_C is not None and start_C > 0
-    if params.spec.search == "primal" and params.spec.kind == "classification":
+    if params.spec.kind != "regression":
         C0 = start_C if given_C else calc_start_C(problem, params)
         return [(-1.0, c_grid(C0, MAX_C))]
     max_p = calc_max_p(problem)
