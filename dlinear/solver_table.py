@@ -29,6 +29,7 @@ METHODS = (
     "multiclass_dual_cd",  # Crammer-Singer's dual, one row's k variables per step
     "oneclass_dual_cd",    # two-variable dual CD under the one-class equality constraint
 )
+# SolverSpec.search: what each C of the -C search starts from
 SEARCH_WARM_STARTS = ("primal", "dual")
 # how the partitioned dual CD combines its blocks' steps (solvers.partitioned_dual_cd)
 PARTITION_RULES = ("adaptive", "linesearch", "cocoa")
@@ -85,6 +86,14 @@ class SolverSpec:
     # False: a row known to model files and help texts, but with no fit function in this
     # version (tests/test_layers.py checks that every available row has one)
     available: bool = True
+
+    def __post_init__(self):
+        for field_, value, allowed in (("method", self.method, METHODS),
+                                       ("search", self.search, (None,) + SEARCH_WARM_STARTS),
+                                       ("partition_rule", self.partition_rule,
+                                        PARTITION_RULES)):
+            if value not in allowed:
+                raise ValueError(f"-s {self.id}: {field_} {value!r} is not one of {allowed}")
 
     @property
     def newton(self) -> bool:

@@ -34,7 +34,7 @@ LAYERS = [
       "dlinear.predict"]),
     ("Numba kernels on raw arrays",
      ["dlinear.kernels", "dlinear.kernels.*"]),
-    ("foundation: the solver table, errors, atomic files, progress bars",
+    ("foundation: the solver registry, errors, atomic files, progress bars",
      ["dlinear.solver_table", "dlinear.errors", "dlinear.fileio", "dlinear.progress"]),
 ]
 

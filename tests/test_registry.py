@@ -12,7 +12,7 @@ from dlinear.datasets import make_rcv1_like
 from dlinear.model import nr_w_of
 from dlinear.model_selection import SEARCH_SOLVER_ERROR, checked_search_params
 from dlinear.params import check_parameter
-from dlinear.solver_table import METHODS, PARTITION_RULES, SOLVERS
+from dlinear.solver_table import METHODS, PARTITION_RULES, SEARCH_WARM_STARTS, SOLVERS
 from dlinear.solvers.primal_objective_values import _loss
 from dlinear.solvers.primal_objectives import LOSS_OF_SOLVER, PrimalObjective
 from dlinear.train import check_partitioned, classes_together
@@ -35,6 +35,7 @@ def test_a_row_says_what_liblinears_name_says(spec):
         assert (spec.penalty, spec.loss, spec.dual) == \
             (match[1].lower(), LOSS_OF_NAME[match[2]], bool(match[3]))
     assert spec.method in METHODS and spec.partition_rule in PARTITION_RULES
+    assert spec.search in (None,) + SEARCH_WARM_STARTS
     assert spec.probability == (spec.loss == "logistic_regression")
     assert spec.dual == spec.method.endswith("dual_cd")
     if spec.fallback is not None:        # the same problem, in the primal
