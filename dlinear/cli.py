@@ -283,12 +283,11 @@ NEWTON_CLUSTER_BYTES = 1 << 30
 
 def _use_cluster(opts, params, train_file) -> bool:
     from .cluster.session import SCHEDULER_ENV
-    from .solvers.primal_objectives import LOSS_OF_SOLVER
     if opts["scheduler"] or os.environ.get(SCHEDULER_ENV):
         return True
     if opts["workers"] is not None:
         return opts["workers"] > 0
-    newton = params.solver_type in LOSS_OF_SOLVER and not getattr(params, "primal_cd", False)
+    newton = params.spec.newton and not params.primal_cd
     if not newton or opts["nr_fold"] or opts["find_C"]:
         return False
     try:
@@ -383,13 +382,13 @@ def check_weight_count(weights: np.ndarray, n_samples: int, path, train_file) ->
 def _prepare_search(params, opts) -> None:
     """-C as LIBLINEAR's train: 5 folds unless -v, -s 2 unless -s (said on stderr), and
     only the solvers with a warm-start search."""
-    from .model_selection import SEARCH_SOLVER_ERROR, SEARCH_SOLVERS
+    from .model_selection import SEARCH_SOLVER_ERROR
     if not opts["nr_fold"]:
         opts["nr_fold"] = 5
     if "-s" not in opts["given"]:
         sys.stderr.write("Solver not specified. Using -s 2\n")
         params.solver_type = 2
-    elif params.solver_type not in SEARCH_SOLVERS:
+    elif params.spec.search is None:
         raise UsageError(SEARCH_SOLVER_ERROR)
 
 

@@ -62,7 +62,8 @@ MULTINOMIAL_SOLVER_NAME = "L2R_LR_MULTINOMIAL"
 
 
 def nr_w_of(solver_type: int, nr_class: int) -> int:
-    return 1 if nr_class == 2 and solver_type != 4 else nr_class
+    """Weight columns: one for two classes, except for a solver of all classes at once."""
+    return 1 if nr_class == 2 and not SOLVERS[solver_type].all_classes else nr_class
 
 
 def save_model(path, model: Model) -> None:
@@ -128,7 +129,7 @@ def load_model(path) -> Model:
         value = tokens[1]
         try:
             if key == "solver_type" and value == MULTINOMIAL_SOLVER_NAME:
-                header[key] = 0
+                header[key] = next(s.id for s in SOLVERS.values() if s.multinomial)
                 header["multinomial"] = True
             elif key == "solver_type":
                 if value not in SOLVER_BY_NAME:

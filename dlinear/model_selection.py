@@ -50,17 +50,14 @@ from .errors import DlinearError
 from .params import Params, check_parameter, class_C
 from .predict import predict
 from .progress import progress_bar
+from .solver_table import solvers_text
 from .solvers.vectors import norm
 from .train import (assemble_model, binary_task, cv_folds, first_appearance, train_one,
                     n_binary_problems, order_labels, single_task)
 
-# LIBLINEAR searches -s 0, 2 and 11 (warm start of w). dlinear adds the dual CD solvers
-# -s 1 and 3, warm-starting alpha: on 100k rcv1-shaped rows it halves the passes over the
-# data of the -s 1 kernel along the C grid (496 -> 246; BENCHMARKS.md, "Parameter search").
-SEARCH_SOLVERS = (0, 1, 2, 3, 11)
-DUAL_SEARCH_SOLVERS = (1, 3)
-SEARCH_SOLVER_ERROR = ("Warm-start parameter search only available for -s 0, -s 1, -s 2, "
-                       "-s 3 and -s 11")
+# the solvers with a -C search and what each C starts from: SolverSpec.search
+SEARCH_SOLVER_ERROR = ("Warm-start parameter search only available for "
+                       + solvers_text(lambda s: s.search is not None))
 C_RATIO = 2.0                 # the C grid is geometric with this ratio
 MAX_C = 1024.0                # -s 0, -s 2
 MAX_C_SVR = 1048576.0         # -s 11
@@ -95,13 +92,12 @@ def calc_start_C(problem: Problem, params: Params) -> float:
     -s 11 when no target lies outside the p-tube)."""
     l = problem.n_samples
     max_xTx = float(_max_squared_row_norm(problem.indptr, problem.data, float(params.bias)))
-    if params.solver_type == 0:
+    spec = params.spec
+    if spec.loss in ("logistic_regression", "hinge"):   # hinge: LR's start (dlinear's choice)
         min_C = 1.0 / (l * max_xTx)
-    elif params.solver_type in (1, 2):       # -s 1 solves -s 2's problem in the dual
+    elif spec.loss == "squared_hinge":                  # -s 1 solves -s 2's problem, dual
         min_C = 1.0 / (2 * l * max_xTx)
-    elif params.solver_type == 3:            # hinge loss: LR's start (dlinear's choice)
-        min_C = 1.0 / (l * max_xTx)
-    elif params.solver_type == 11:
+    elif spec.loss == "squared_epsilon_insensitive":
         y_abs = np.abs(problem.y)
         sum_y = 0.0
         loss = 0.0
@@ -138,9 +134,9 @@ def c_grid(start_C: float, max_C: float) -> list:
 def search_plan(problem: Problem, params: Params, start_C: Optional[float] = None,
                 start_p: Optional[float] = None) -> list:
     """[(p, [C, ...]), ...]: the p values in LIBLINEAR's order, each with its C grid. For
-    -s 0 and -s 2, one entry whose p is -1 (LIBLINEAR's best_p there)."""
+    a classification solver, one entry whose p is -1 (LIBLINEAR's best_p there)."""
     given_C = start_C is not None and start_C > 0
-    if params.solver_type in (0, 2):
+    if params.spec.kind != "regression":
         C0 = start_C if given_C else calc_start_C(problem, params)
         return [(-1.0, c_grid(C0, MAX_C))]
     max_p = calc_max_p(problem)
@@ -209,7 +205,8 @@ def run_fold_path(problem: Problem, perm: np.ndarray, begin: int, end: int, para
         n_problems = n_binary_problems(len(label))
     result = PathResult(request.group, request.fold, request.start)
     W = request.w0
-    A = request.alpha0 if params.solver_type in DUAL_SEARCH_SOLVERS else None
+    warm_dual = params.spec.search == "dual"
+    A = request.alpha0 if warm_dual else None
     count = request.counter
     for j in range(request.start, len(Cs)):
         at_C = replace(params, C=float(Cs[j]))
@@ -224,10 +221,10 @@ def run_fold_path(problem: Problem, perm: np.ndarray, begin: int, end: int, para
                 task = binary_task(train_part, label, k, weighted_C, at_C)
             if A is not None:
                 task = replace(task, alpha0=A[k])
-            elif W is not None and params.solver_type not in DUAL_SEARCH_SOLVERS:
+            elif W is not None and not warm_dual:
                 task = replace(task, w0=W[:, k])
             fits.append(train_one(task, at_C))
-        if params.solver_type in DUAL_SEARCH_SOLVERS:
+        if warm_dual:
             A = [f.alpha for f in fits]
         model = assemble_model(at_C, train_part.n_features, label, fits)
         W_new = model.w.reshape(len(fits[0].w), -1)
@@ -430,7 +427,7 @@ class _Completed:
 def checked_search_params(params: Params, nr_fold: int) -> Params:
     """The checks of train -C, for either backend; returns the resolved Params."""
     check_parameter(params)
-    if params.solver_type not in SEARCH_SOLVERS:
+    if params.spec.search is None:
         raise DlinearError(SEARCH_SOLVER_ERROR)
     if params.multinomial:
         raise DlinearError("-C (parameter search) does not support --multinomial yet")

@@ -7,7 +7,7 @@ from typing import Optional
 import numpy as np
 
 from .errors import DlinearError
-from .solver_table import DUAL_MAX_ITER, SOLVERS
+from .solver_table import DUAL_MAX_ITER, PARTITION_RULES, SOLVERS, solvers_text
 
 
 @dataclass
@@ -72,18 +72,10 @@ class Params:
         """A copy with eps and the partitioned rule filled in from the solver's defaults."""
         changes = {}
         if self.eps is None:
-            changes["eps"] = SOLVERS[self.solver_type].default_eps
+            changes["eps"] = self.spec.default_eps
         if self.partition_rule is None:
-            changes["partition_rule"] = default_partition_rule(self.solver_type)
+            changes["partition_rule"] = self.spec.partition_rule
         return replace(self, **changes) if changes else self
-
-
-def default_partition_rule(solver_type: int) -> str:
-    """The partitioned dual CD's combination rule when none is named: "adaptive" for the
-    SVC duals -s 1 and -s 3, measured fastest (BENCHMARKS.md, "Partitioned dual CD");
-    CoCoA+ for -s 7, 12 and 13, where "adaptive" was not measured (its earlier stop under
-    the SVR rule relative to the first round left -s 12 2.7% above the optimum at -e 0.1)."""
-    return "adaptive" if solver_type in (1, 3) else "cocoa"
 
 
 def class_C(label, params: Params, C: Optional[float] = None):
@@ -124,18 +116,19 @@ def check_parameter(params: Params) -> None:
             raise DlinearError("-R option supported only for solver L2R_LR, "
                                "L2R_L2LOSS_SVC_DUAL, L2R_L2LOSS_SVC, L2R_L1LOSS_SVC_DUAL, "
                                "L1R_L2LOSS_SVC, L1R_LR, and L2R_L2LOSS_SVR")
-        if params.solver_type in (1, 3) and (params.cd_block == 2 or params.online):
-            raise DlinearError("-R with -s 1 or -s 3 solves the dual with the bias "
-                               "constraint by its own two-variable CD; it cannot be combined "
-                               "with --cd-block 2 or --online")
+        if spec.dual_cd and (params.cd_block == 2 or params.online):
+            raise DlinearError(f"-R with {solvers_text(_dual_cd_with_R, 'or')} solves the "
+                               "dual with the bias constraint by its own two-variable CD; it "
+                               "cannot be combined with --cd-block 2 or --online")
     if params.init_sol is not None and not spec.init_sol:
         raise DlinearError("Initial-solution specification supported only for solvers "
                            "L2R_LR, L2R_L2LOSS_SVC, and L2R_L2LOSS_SVR")
     if params.max_iter < 1:
         raise DlinearError("max_iter < 1")
     _check_cd_options(params)
-    if params.multinomial and params.solver_type != 0:
-        raise DlinearError("--multinomial is only for -s 0 (logistic regression)")
+    if params.multinomial and not spec.multinomial:
+        raise DlinearError(f"--multinomial is only for "
+                           f"{solvers_text(lambda s: s.multinomial)} (logistic regression)")
     _check_l1_ratio(params)
     if not spec.available:
         raise DlinearError(f"solver -s {spec.id} ({spec.name}) is not available in this "
@@ -143,18 +136,25 @@ def check_parameter(params: Params) -> None:
                            f"{', '.join(str(s.id) for s in SOLVERS.values() if s.available)}")
 
 
+def _dual_cd_with_R(spec) -> bool:
+    return spec.dual_cd and spec.regularize_bias_optional
+
+
 def _check_cd_options(params: Params) -> None:
-    """--cd-block, --primal-cd, --online, --max-updates, --newton."""
-    sid = params.solver_type
+    """--cd-block, --primal-cd, --online, --max-updates, --partition, --newton."""
+    spec = params.spec
     if params.cd_block not in (1, 2):
         raise DlinearError("--cd-block must be 1 or 2")
-    if params.cd_block == 2 and sid not in (1, 3):
-        raise DlinearError("--cd-block 2 (two-variable block dual CD) is for -s 1 and -s 3 only")
-    if params.primal_cd and sid != 2:
-        raise DlinearError("--primal-cd (primal coordinate descent) is for -s 2 only")
+    if params.cd_block == 2 and not spec.two_variable_cd:
+        raise DlinearError(f"--cd-block 2 (two-variable block dual CD) is for "
+                           f"{solvers_text(lambda s: s.two_variable_cd)} only")
+    if params.primal_cd and not spec.primal_cd:
+        raise DlinearError(f"--primal-cd (primal coordinate descent) is for "
+                           f"{solvers_text(lambda s: s.primal_cd)} only")
     if params.online:
-        if not (sid in (1, 3) or (sid == 2 and params.primal_cd)):
-            raise DlinearError("--online is for -s 1, -s 3, and -s 2 with --primal-cd")
+        if not (spec.online or params.primal_cd):
+            raise DlinearError(f"--online is for {solvers_text(lambda s: s.online)}, and "
+                               f"{solvers_text(lambda s: s.primal_cd)} with --primal-cd")
         if params.cd_block == 2:
             raise DlinearError("--online updates one variable at a time; "
                                "it cannot be combined with --cd-block 2")
@@ -162,15 +162,17 @@ def _check_cd_options(params: Params) -> None:
         raise DlinearError("max_updates < 0")
     if params.max_updates > 0 and not params.online:
         raise DlinearError("--max-updates needs --online")
-    if params.partition_rule not in (None, "adaptive", "linesearch", "cocoa"):
-        raise DlinearError(f"--partition-rule must be adaptive, linesearch or cocoa, got "
-                           f"{params.partition_rule!r}")
+    if params.partition_rule not in (None,) + PARTITION_RULES:
+        raise DlinearError(f"--partition-rule must be {', '.join(PARTITION_RULES[:-1])} or "
+                           f"{PARTITION_RULES[-1]}, got {params.partition_rule!r}")
     if params.partition and not (
-            (sid in (1, 3, 7, 12, 13) and params.cd_block == 1 and not params.online)
-            or (sid in (0, 2, 11) and not params.primal_cd)):
-        raise DlinearError("--partition is for -s 0, 2 and 11 (Newton map-reduced over the "
-                           "parts) and -s 1, 3, 7, 12 and 13 (partitioned dual CD, "
-                           "one-variable, not --online) only")
+            (spec.partitioned_dual_cd and params.cd_block == 1 and not params.online)
+            or (spec.partitioned and spec.newton and not params.primal_cd)):
+        raise DlinearError(
+            f"--partition is for {solvers_text(lambda s: s.partitioned and s.newton)} "
+            f"(Newton map-reduced over the parts) and "
+            f"{solvers_text(lambda s: s.partitioned_dual_cd)} (partitioned dual CD, "
+            f"one-variable, not --online) only")
     if params.newton not in ("linesearch", "tron"):
         raise DlinearError(f"--newton must be linesearch or tron, got {params.newton!r}")
 
@@ -180,8 +182,9 @@ def _check_l1_ratio(params: Params) -> None:
     ratio = params.l1_ratio
     if ratio is None:
         return
-    if params.solver_type != 6:
-        raise DlinearError("--l1-ratio (elastic net) is only for -s 6 (L1R_LR)")
+    if not params.spec.elastic_net:
+        raise DlinearError(f"--l1-ratio (elastic net) is only for "
+                           f"{solvers_text(lambda s: s.elastic_net)}")
     if isinstance(ratio, bool) or not isinstance(ratio, (int, float, np.integer, np.floating)) \
             or not 0.0 <= ratio <= 1.0:
         raise DlinearError(f"l1_ratio < 0 or l1_ratio > 1 (got {ratio!r})")

@@ -25,7 +25,7 @@ from .model import Model
 from .params import Params, check_parameter, class_C
 from .predict import predict
 from .progress import progress_bar
-from .solver_table import SOLVERS
+from .solver_table import SOLVERS, solvers_text
 from .solvers import FitResult, SharedColumns, SubProblem, fit_all_classes, fit_task
 
 
@@ -176,7 +176,7 @@ def assemble_model(params: Params, n_features: int, label, results: list) -> Mod
     rho = results[0].rho if params.spec.kind == "oneclass" else 0.0
     return Model(params.solver_type, nr_class, label, n_features, float(params.bias), W,
                  rho=rho, n_iter=tuple(r.n_iter for r in results),
-                 multinomial=bool(getattr(params, "multinomial", False)))
+                 multinomial=bool(params.multinomial))
 
 
 def task_seed(seed: int, index: int) -> int:
@@ -256,11 +256,11 @@ def classes_together(params: Params, n_problems: int, nnz_per_row: float,
     only in the classes whose margin it violates, so a k-column pass fetches a whole row
     of S for the few columns it uses, and one driver per class visiting only its own rows
     was as fast or faster (BENCHMARKS.md)."""
-    if params.solver_type not in (0, 2) or params.primal_cd or n_problems <= 1:
+    if not params.spec.kcolumn or params.primal_cd or n_problems <= 1:
         return False
     if params.kcolumn is not None:
         return bool(params.kcolumn)
-    return (params.solver_type == 0
+    return (params.spec.loss == "logistic_regression"
             and n_problems >= KCOLUMN_MIN_CLASSES_PER_THREAD * max(1, n_threads)
             and nnz_per_row >= KCOLUMN_MIN_NNZ_PER_ROW)
 
@@ -421,10 +421,9 @@ def partition_targets(y, sample_weight, label, weighted_C, params: Params):
 
 
 def check_partitioned(params: Params):
-    from .solvers.partitioned_dual_cd import PARTITIONED_SOLVERS
-    if params.solver_type not in PARTITIONED_SOLVERS:
-        raise DlinearError(f"-s {params.solver_type} does not train partitioned (only -s "
-                           + ", ".join(str(s) for s in PARTITIONED_SOLVERS) + ")")
+    if not params.spec.partitioned_dual_cd:
+        raise DlinearError(f"-s {params.solver_type} does not train partitioned (only "
+                           f"{solvers_text(lambda s: s.partitioned_dual_cd)})")
 
 
 def train_partitioned_in_process(problem: Problem, params: Params, n_blocks: int,

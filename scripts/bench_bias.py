@@ -22,6 +22,7 @@ import argparse
 import os
 import sys
 import time
+from dataclasses import replace
 
 import numpy as np
 
@@ -57,6 +58,7 @@ def timed(fn, repeat):
 def search_paths(sets, repeat):
     """Warm-started against cold -C paths of the true-bias duals (see --search)."""
     import dlinear.model_selection as ms
+    from dlinear.solver_table import SOLVERS
     print(f"{'set':<26} {'-s':>3} {'#C':>3} {'start':<5} {'iter':>6} {'s':>8}  held-out counts")
     for name, (tr, _) in sets.items():
         perm = np.random.default_rng(0).permutation(tr.n_samples)
@@ -65,14 +67,16 @@ def search_paths(sets, repeat):
             params = Params(solver_type=s, bias=1.0, regularize_bias=False).resolved()
             Cs = ms.c_grid(ms.calc_start_C(tr, params), 1024.0)
             runs = {}
+            row = SOLVERS[s]
             for start in ("warm", "cold"):
-                ms.DUAL_SEARCH_SOLVERS = (1, 3) if start == "warm" else ()
+                # cold: each C from alpha = 0 (the previous w, which the dual does not read)
+                SOLVERS[s] = row if start == "warm" else replace(row, search="primal")
                 t, path = timed(lambda: ms.run_fold_path(tr, perm, 0, end, params, Cs,
                                                          ms.PathRequest(0, 0)), repeat)
                 runs[start] = path
                 print(f"{name:<26} {s:>3} {len(path.scores):>3} {start:<5} "
                       f"{sum(path.n_iter):>6} {t:>8.3f}  {path.scores}", flush=True)
-            ms.DUAL_SEARCH_SOLVERS = (1, 3)
+            SOLVERS[s] = row
 
 
 def main(argv=None):

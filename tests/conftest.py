@@ -2,13 +2,17 @@
 share. LIBLINEAR (liblinear-official 2.50), the reference, is reached through
 liblinear_oracle.py."""
 import contextlib
+import functools
 import logging
+from dataclasses import replace
 
 import numpy as np
 import pytest
 
 from dlinear import predict
 from dlinear.datasets import make_rcv1_like_split
+from dlinear.solver_table import SOLVERS, bind_fits
+from dlinear.solvers import partitioned_dual_cd
 
 
 def pytest_addoption(parser):
@@ -26,27 +30,22 @@ def pytest_configure(config):
 
 
 def scale_solver_eps(factor):
-    """Wraps dlinear's fit functions (dlinear.solvers.FIT_ONE_TASK and FIT_ALL_CLASSES, the
-    one way train, the CV and the -C search reach a solver in this process, and the
-    partitioned dual CD's driver) so each gets eps x factor."""
-    from dataclasses import replace
-
-    from dlinear import solvers
-
+    """Wraps dlinear's fit functions (SolverSpec.fit, bound by dlinear.solvers: the one way
+    train, the CV and the -C search reach a solver in this process, and the partitioned
+    dual CD's driver) so each gets eps x factor."""
     def scaled(fit, params_at):
+        @functools.wraps(fit)
         def fit_with_scaled_eps(*args, **kwargs):
             args = list(args)
             args[params_at] = replace(args[params_at], eps=args[params_at].eps * factor)
             return fit(*args, **kwargs)
         return fit_with_scaled_eps
 
-    # fit(task, params); fit_all_classes(problem, class_of_row, weighted_C, params, seed)
-    for table, params_at in ((solvers.FIT_ONE_TASK, 1), (solvers.FIT_ALL_CLASSES, 3)):
-        for sid, fit in list(table.items()):
-            table[sid] = scaled(fit, params_at)
+    # fit(task, params); all classes: fit(problem, class_of_row, weighted_C, params, seed)
+    bind_fits({s.id: scaled(s.fit, 3 if s.all_classes else 1)
+               for s in SOLVERS.values() if s.available})
     # the partitioned dual CD's rounds (in process or on workers, the driver runs here):
     # fit_partitioned_dual_cd(blocks, n_problems, w_size, params, ...)
-    from dlinear.solvers import partitioned_dual_cd
     partitioned_dual_cd.fit_partitioned_dual_cd = scaled(
         partitioned_dual_cd.fit_partitioned_dual_cd, 3)
 
@@ -163,6 +162,7 @@ def warm_and_cold_fold_paths(data, params, monkeypatch, held=600):
     Cs = ms.c_grid(ms.calc_start_C(data, params), 64.0)
     perm = np.random.default_rng(0).permutation(data.n_samples)
     warm = ms.run_fold_path(data, perm, 0, held, params, Cs, ms.PathRequest(0, 0))
-    monkeypatch.setattr(ms, "DUAL_SEARCH_SOLVERS", ())
+    # the previous C's w, which a dual solver does not read: each C starts from alpha = 0
+    monkeypatch.setitem(SOLVERS, params.solver_type, replace(params.spec, search="primal"))
     cold = ms.run_fold_path(data, perm, 0, held, params, Cs, ms.PathRequest(0, 0))
     return Cs, warm, cold, perm

@@ -7,12 +7,15 @@ Every module of the package must be in exactly one layer, so a new module has to
 from __future__ import annotations
 
 import ast
+import inspect
 import os
 from fnmatch import fnmatchcase
 
+import pytest
+
 import dlinear
+import dlinear.solvers  # noqa: F401  (binds the fit functions to the registry)
 from dlinear.solver_table import SOLVERS
-from dlinear.solvers import FIT_ALL_CLASSES, FIT_ONE_TASK
 
 PACKAGE_DIR = os.path.dirname(os.path.abspath(dlinear.__file__))
 
@@ -32,13 +35,18 @@ LAYERS = [
       "dlinear.predict"]),
     ("Numba kernels on raw arrays",
      ["dlinear.kernels", "dlinear.kernels.*"]),
-    ("foundation: the solver table, errors, atomic files, progress bars, thread pools",
+    ("foundation: the solver registry, errors, atomic files, progress bars, thread pools",
      ["dlinear.solver_table", "dlinear.errors", "dlinear.fileio", "dlinear.progress",
       "dlinear.threads"]),
 ]
 
 # only the cluster backend talks to a Dask scheduler
 DISTRIBUTED_ALLOWED = ["dlinear.cluster", "dlinear.cluster.*"]
+
+# Only the registry names solvers by number; everywhere else code asks a SolverSpec
+# (params.spec, model.spec) what it needs. The CLI's option parsing needs no exception:
+# it checks `-s` against the registry (solver_type in SOLVERS) and sets -C's default -s.
+SOLVER_NUMBERS_ALLOWED = ["dlinear.solver_table"]
 
 
 def package_modules(package_dir: str) -> dict:
@@ -208,10 +216,124 @@ def test_checks_catch_a_cycle_and_an_upward_import(tmp_path):
     assert upward_imports(edges, layers) == ["toy.low.a (bottom) imports toy.high (top)"]
 
 
-def test_every_available_solver_has_one_fit_function():
-    for spec in SOLVERS.values():
-        if spec.available:
-            table = FIT_ALL_CLASSES if spec.all_classes else FIT_ONE_TASK
-            other = FIT_ONE_TASK if spec.all_classes else FIT_ALL_CLASSES
-            assert spec.id in table and spec.id not in other, spec.name
-    assert set(FIT_ONE_TASK) | set(FIT_ALL_CLASSES) <= set(SOLVERS)
+def _is_solver_number(node) -> bool:
+    """x.solver_type, solver_type, or a spec's id (spec.id, params.spec.id)."""
+    if isinstance(node, ast.Name):
+        return node.id == "solver_type"
+    if isinstance(node, ast.Attribute):
+        if node.attr == "solver_type":
+            return True
+        base = node.value
+        base_name = base.id if isinstance(base, ast.Name) else getattr(base, "attr", "")
+        return node.attr == "id" and "spec" in base_name.lower()
+    return False
+
+
+def _is_registry(node) -> bool:
+    return (isinstance(node, ast.Name) and node.id == "SOLVERS") or \
+        (isinstance(node, ast.Attribute) and node.attr == "SOLVERS")
+
+
+def _names(target) -> list:
+    if isinstance(target, ast.Name):
+        return [target.id]
+    if isinstance(target, (ast.Tuple, ast.List)):
+        return [n for t in target.elts for n in _names(t)]
+    return []
+
+
+def _int_literals(node) -> bool:
+    if isinstance(node, ast.Dict):
+        items = node.keys
+    elif isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        items = node.elts
+    else:
+        return False
+    return bool(items) and all(isinstance(k, ast.Constant) and type(k.value) is int
+                               for k in items)
+
+
+def _keyed_by_solvers(node) -> bool:
+    """A dict literal keyed by three or more solver numbers ({0: ..., 2: ..., 11: ...})."""
+    keys = node.keys if isinstance(node, ast.Dict) else []
+    return len(keys) >= 3 and _int_literals(node) and {k.value for k in keys} <= set(SOLVERS)
+
+
+def solver_number_uses(source: str, filename: str) -> list:
+    """Where `source` decides by a solver's number instead of asking its SolverSpec: a
+    comparison of a solver number (except membership of the registry, SOLVERS), a table
+    looked up by a solver number (except SOLVERS), a solver number kept under another
+    name (sid = params.solver_type), or a table of solver numbers (named after solvers,
+    PARTITIONED_SOLVERS = (1, 3, 7), or keyed by them, {0: ..., 2: ..., 11: ...})."""
+    found = []
+    for node in ast.walk(ast.parse(source, filename)):
+        where = (getattr(node, "lineno", 0), filename)
+        if isinstance(node, ast.Compare):
+            operands = [node.left] + node.comparators
+            if any(_is_solver_number(o) for o in operands) and not all(
+                    _is_solver_number(o) or _is_registry(o) for o in operands):
+                found.append((where, ": compares a solver number"))
+        elif isinstance(node, ast.Subscript):
+            table = _names(node.value)
+            if (_is_solver_number(node.slice) and not _is_registry(node.value)) or (
+                    isinstance(node.slice, ast.Constant) and table
+                    and "solver" in table[0].lower() and table[0] != "SOLVERS"):
+                found.append((where, ": a table keyed by solver number"))
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)) and node.value is not None:
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names = [n for t in targets for n in _names(t)]
+            if names and _is_solver_number(node.value):
+                found.append((where, f": keeps a solver number as {', '.join(names)}"))
+            if (any("solver" in n.lower() for n in names) and _int_literals(node.value)) \
+                    or _keyed_by_solvers(node.value):
+                found.append((where, f": a table of solver numbers, {', '.join(names)}"))
+    return [f"{name}:{line}{what}" for (line, name), what in sorted(found)]
+
+
+def test_only_the_registry_names_solvers_by_number():
+    offenders = []
+    for m, path in sorted(package_modules(PACKAGE_DIR).items()):
+        if any(fnmatchcase(m, p) for p in SOLVER_NUMBERS_ALLOWED):
+            continue
+        with open(path) as f:
+            offenders += solver_number_uses(f.read(), os.path.relpath(path, PACKAGE_DIR))
+    assert offenders == []
+
+
+def test_solver_number_check_catches_each_form():
+    source = """
+if params.solver_type in (1, 3): pass
+if model.solver_type == 4: pass
+if 21 != solver_type: pass
+if spec.id in (0, 2): pass
+loss = LOSS_OF_SOLVER[params.solver_type]
+sid = params.solver_type
+PARTITIONED_SOLVERS = (1, 3, 7, 12, 13)
+FIT_OF_SOLVER = {0: fit_newton}
+_FORMULATION = {0: "lr", 2: "l2svc", 11: "l2svr"}
+by_columns = loss == LOSS_OF_SOLVER[0]
+"""
+    found = solver_number_uses(source, "toy.py")
+    assert [line.split(":")[1] for line in found] == [str(i) for i in range(2, 12)], found
+    allowed = """
+if params.solver_type not in SOLVERS: pass
+spec = SOLVERS[params.solver_type]
+same = a.solver_type == b.solver_type
+if params.spec.loss == "hinge" and params.cd_block in (1, 2): pass
+SKLEARN_SOLVERS = ("liblinear", "lbfgs")
+penalty = {0: "l2", 1: "l1"}[l1_ratio]
+"""
+    assert solver_number_uses(allowed, "toy.py") == []
+
+
+@pytest.mark.parametrize("spec", list(SOLVERS.values()), ids=lambda s: s.name)
+def test_every_available_solver_has_a_fit_function_of_its_kind(spec):
+    """fit(task, params), or for an all-classes solver fit(problem, class_of_row,
+    weighted_C, params, seed); a row without one is marked unavailable."""
+    if not spec.available:
+        with pytest.raises(LookupError):
+            spec.fit
+        return
+    required = [p for p in inspect.signature(spec.fit).parameters.values()
+                if p.default is inspect.Parameter.empty]
+    assert len(required) == (5 if spec.all_classes else 2), spec.fit

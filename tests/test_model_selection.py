@@ -120,6 +120,10 @@ def test_start_C_given_and_capped(classification):
     assert search_plan(classification, Params(solver_type=0), start_C=0.3)[0][1][:3] == \
         [0.3, 0.6, 1.2]
     assert search_plan(classification, Params(solver_type=2), start_C=5000)[0][1] == [MAX_C]
+    # the dual SVC solvers search the C grid of their primal -s 2 (p plays no part)
+    for solver in (1, 3):
+        plan = search_plan(classification, Params(solver_type=solver))
+        assert len(plan) == 1 and plan[0][0] == -1.0 and plan[0][1][-1] == MAX_C
 
 
 # ---------------------------------------------------------- the search against LIBLINEAR

@@ -17,6 +17,7 @@ from ..data import Problem
 from ..errors import DlinearError
 from ..model import Model
 from ..params import Params
+from ..solver_table import SOLVERS
 from ..solvers import SharedColumns
 from ..train import (assemble_model, cv_folds, fit_class, initial_w, n_binary_problems,
                      order_labels, run_cv_fold, train_in_process, warn_about_logs,
@@ -161,8 +162,7 @@ def choose_partitioned(dataset: Dataset, params: Params) -> bool:
         if params.partition:
             check_partitioned(params)
         return bool(params.partition)
-    from ..solvers.partitioned_dual_cd import PARTITIONED_SOLVERS
-    if (params.solver_type not in PARTITIONED_SOLVERS or params.cd_block != 1
+    if (not params.spec.partitioned_dual_cd or params.cd_block != 1
             or params.online):
         return False
     return not copy_fits(dataset)
@@ -274,12 +274,14 @@ def training_mode(data, params: Params, solver_named: bool = True):
         return params, (f"-s {params.solver_type} map-reduced over the parts on "
                         f"{n} worker(s)")
     partitioned = choose_partitioned(dataset, params)
+    fallback = params.spec.fallback
     if (partitioned and not solver_named and named.partition is None
-            and params.solver_type == 1):
-        primal, _ = training_mode(data, replace(named, solver_type=2))
-        return primal, ("-s 2 (the primal of the default -s 1: the same model) map-reduced "
-                        f"over the parts on {n} worker(s): the data does not fit one "
-                        "worker, where -s 1 would train partitioned dual CD, ~9x slower")
+            and fallback is not None and SOLVERS[fallback].newton):
+        primal, _ = training_mode(data, replace(named, solver_type=fallback))
+        return primal, (f"-s {fallback} (the primal of the default -s {params.solver_type}: "
+                        f"the same model) map-reduced over the parts on {n} worker(s): the "
+                        f"data does not fit one worker, where -s {params.solver_type} would "
+                        "train partitioned dual CD, ~9x slower")
     params = replace(params, partition=partitioned)
     if partitioned:
         return params, (f"-s {params.solver_type} partitioned: dual CD on each worker's own "
@@ -335,8 +337,7 @@ PARTITION_LOCAL_PASSES = 1
 def is_map_reduce(params: Params) -> bool:
     """Newton/TRON solvers train on data spread over the workers (map-reduce); the CD
     solvers need each binary problem whole on one worker."""
-    from ..solvers.primal_objectives import LOSS_OF_SOLVER
-    return params.solver_type in LOSS_OF_SOLVER and not getattr(params, "primal_cd", False)
+    return params.spec.partitioned and params.spec.newton and not params.primal_cd
 
 
 def _train_newton(dataset: Dataset, params: Params, emit) -> Model:
@@ -387,7 +388,7 @@ def _train_newton(dataset: Dataset, params: Params, emit) -> Model:
 def classes_together_on_cluster(params: Params, n_problems: int) -> bool:
     """On a cluster the classes share every actor round (k-column Newton) unless
     Params.kcolumn is False: rounds, not passes, are what costs there."""
-    return (params.solver_type in (0, 2) and n_problems > 1
+    return (params.spec.kcolumn and n_problems > 1
             and params.kcolumn is not False)
 
 

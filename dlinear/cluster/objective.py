@@ -32,7 +32,7 @@ import numpy as np
 
 from ..solvers.kcolumn import KColumnLossTerm
 from ..solvers.multinomial import MultinomialTerm, multinomial_objective
-from ..solvers.primal_objectives import LOSS_OF_SOLVER, LossTerm, RegularizedObjective
+from ..solvers.primal_objectives import LOSS_CODE, LossTerm, RegularizedObjective
 from .dataset import concat_weights
 from .session import worker_addresses
 
@@ -73,7 +73,7 @@ class BlockActor:
         y, C = task_targets(np.concatenate([p.y for p in parts]), concat_weights(parts),
                             label, k, weighted_C, params)
         self.positive = int(np.count_nonzero(y > 0))
-        self._hold(LossTerm(parts, y, C, params.bias, LOSS_OF_SOLVER[params.solver_type],
+        self._hold(LossTerm(parts, y, C, params.bias, LOSS_CODE[params.spec.loss],
                             params.p, n_features))
 
     def _hold(self, term):
@@ -338,7 +338,7 @@ class ColumnsActor(_ManyClassesActor):
         Y, C = class_targets(np.concatenate([p.y for p in parts]), concat_weights(parts),
                              label, weighted_C, params)
         self._hold(KColumnLossTerm(parts, Y, C, params.bias,
-                                   LOSS_OF_SOLVER[params.solver_type], params.p, n_features))
+                                   LOSS_CODE[params.spec.loss], params.p, n_features))
 
 
 class TreeColumnsTerm(TreeLossTerm):

@@ -15,7 +15,7 @@ def starting_alpha(task, params) -> np.ndarray:
     if task.alpha0 is None:
         return np.zeros(task.problem.n_samples)
     alpha = np.array(task.alpha0, dtype=np.float64)
-    if params.solver_type == 3:
+    if params.spec.loss == "hinge":
         np.minimum(alpha, task.C, out=alpha)
     return alpha
 
@@ -29,7 +29,7 @@ def feasible_warm_start(task, params) -> np.ndarray:
     if task.alpha0 is None:
         return np.zeros(task.problem.n_samples)
     alpha = np.array(task.alpha0, dtype=np.float64)
-    if params.solver_type == 3:
+    if params.spec.loss == "hinge":
         U = np.maximum(task.C, 0.0)
     else:
         U = np.where(task.C > 0.0, np.inf, 0.0)
@@ -45,16 +45,16 @@ def fit_dual_cd_svc(task, params):
     with a true bias."""
     if not params.regularize_bias and task.bias >= 0:
         return fit_bias_dual_cd_svc(task, params)
-    if getattr(params, "cd_block", 1) == 2:
+    if params.cd_block == 2:
         return fit_block_cd_svc(task, params)
-    if getattr(params, "online", False):
+    if params.online:
         return fit_online_dual_cd_svc(task, params)
     X = task.problem
     alpha = starting_alpha(task, params)
     w = np.zeros(task.w_size)
     n_iter, active, restarts, obj = dual_cd_svc(
         X.indptr, X.indices, X.data, X.n_features, float(task.bias), task.y, task.C,
-        params.solver_type == 1, float(params.eps), int(params.max_iter), int(task.seed),
+        params.spec.squared_loss, float(params.eps), int(params.max_iter), int(task.seed),
         alpha, w)
     return dual_svc_result(w, alpha, n_iter, obj, params, [
         f"active set at the end = {active}/{X.n_samples}, shrinking restarts = {restarts}"])
@@ -77,7 +77,7 @@ def fit_block_cd_svc(task, params):
     w = np.zeros(task.w_size)
     n_iter, active, restarts, pairs, obj = block_cd_svc(
         X.indptr, X.indices, X.data, X.n_features, float(task.bias), task.y, task.C,
-        params.solver_type == 1, float(params.eps), int(params.max_iter), int(task.seed),
+        params.spec.squared_loss, float(params.eps), int(params.max_iter), int(task.seed),
         alpha, w)
     return dual_svc_result(w, alpha, n_iter, obj, params, [
         f"two-variable blocks updated = {pairs}",
@@ -95,7 +95,7 @@ def fit_bias_dual_cd_svc(task, params):
     w = np.zeros(task.w_size)
     alpha = feasible_warm_start(task, params)
     n_iter, steps, b, obj, alpha, restarts = bias_dual_cd_svc(
-        X.indptr, X.indices, X.data, X.n_features, task.y, task.C, params.solver_type == 1,
+        X.indptr, X.indices, X.data, X.n_features, task.y, task.C, params.spec.squared_loss,
         float(params.eps), int(params.max_iter), w, alpha)
     w[X.n_features] = b / task.bias
     return dual_svc_result(w, alpha, n_iter, obj, params, [
@@ -104,7 +104,7 @@ def fit_bias_dual_cd_svc(task, params):
 
 def online_update_budget(params, n_variables):
     """--max-updates, or by default as many updates as max_iter passes over the variables."""
-    n = int(getattr(params, "max_updates", 0) or 0)
+    n = int(params.max_updates)
     return n if n > 0 else int(params.max_iter) * max(int(n_variables), 1)
 
 
@@ -122,7 +122,7 @@ def fit_online_dual_cd_svc(task, params):
     w = np.zeros(task.w_size)
     updates, checks, converged, obj = online_dual_cd_svc(
         X.indptr, X.indices, X.data, X.n_features, float(task.bias), task.y, task.C,
-        params.solver_type == 1, float(params.eps), budget, int(task.seed), alpha, w)
+        params.spec.squared_loss, float(params.eps), budget, int(task.seed), alpha, w)
     log = [
         f"optimization finished, #updates = {updates} ({updates / max(l, 1):.2f} passes), "
         f"full stopping checks = {checks}",
@@ -160,7 +160,7 @@ def fit_dual_cd_svr(task, params):
     w = np.zeros(task.w_size)
     n_iter, active, restarts, obj = dual_cd_svr(
         X.indptr, X.indices, X.data, X.n_features, float(task.bias), task.y, task.C,
-        float(params.p), params.solver_type == 12, float(params.eps), int(params.max_iter),
+        float(params.p), params.spec.squared_loss, float(params.eps), int(params.max_iter),
         int(task.seed), beta, w)
     log = [
         f"optimization finished, #iter = {n_iter}",

@@ -29,7 +29,7 @@ from ..kernels import kcolumn_ops as KK
 from ..kernels.sparse_ops import csr_to_csc
 from ..threads import PassPool
 from .newton import NEWTON_MAX_ITER, fit_steps, newton_tol
-from .primal_objectives import LOSS_OF_SOLVER, RegularizedObjective
+from .primal_objectives import LOSS_CODE, RegularizedObjective
 from .requests import serve_in_lockstep
 
 
@@ -149,7 +149,7 @@ class KColumnLossTerm:
         # the logistic loss's passes in two phases over X by columns in chunks of rows
         # (kcolumn_ops; X kept a second time): the same bits, without the random
         # accesses to (n, m) arrays that outgrow the cache
-        self.by_columns = bool(by_columns) and self.loss == LOSS_OF_SOLVER[0]
+        self.by_columns = bool(by_columns) and self.loss == LOSS_CODE["logistic_regression"]
         self._columns = None
 
     def _by_columns(self):
@@ -339,7 +339,7 @@ def fit_one_vs_rest_kcolumn(problem, Y, C, params, w0s, n_threads=1, on_class_do
     fit_newton_in_lockstep."""
     if params.eps is None:
         params = params.resolved()
-    term = KColumnLossTerm(problem, Y, C, params.bias, LOSS_OF_SOLVER[params.solver_type],
+    term = KColumnLossTerm(problem, Y, C, params.bias, LOSS_CODE[params.spec.loss],
                            params.p, problem.n_features, n_threads=n_threads,
                            column_block=COLUMN_BLOCK, by_columns=True)
     try:

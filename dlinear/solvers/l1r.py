@@ -43,12 +43,12 @@ def fit_l1r(task, params, max_outer_iter: int = L1R_L2SVC_MAX_OUTER_ITER,
     unreg_bias = (not params.regularize_bias) and task.bias >= 0
     tol = primal_solver_tol(params.eps, y, regression=False)
     log = []
-    if params.solver_type == 5:
+    if params.spec.loss == "squared_hinge":
         n_iter, obj, nnz, _, _ = l1r_l2_svc(col_ptr, row_ind, vals, y, C, unreg_bias, tol,
                                             int(max_outer_iter), int(task.seed), w)
         log.append(f"optimization finished, #iter = {n_iter}")
         hit = n_iter >= max_outer_iter
-    elif params.solver_type == 6:
+    elif params.spec.loss == "logistic_regression":
         passes = np.zeros(max_newton_iter, dtype=np.int64)
         l1_ratio = 1.0 if params.l1_ratio is None else float(params.l1_ratio)
         n_iter, obj, nnz, inner_capped, _ = l1r_lr(
@@ -61,7 +61,7 @@ def fit_l1r(task, params, max_outer_iter: int = L1R_L2SVC_MAX_OUTER_ITER,
         log += ["=========================", f"optimization finished, #iter = {n_iter}"]
         hit = n_iter >= max_newton_iter
     else:
-        raise ValueError(f"fit_l1r: solver -s {params.solver_type} is not L1-regularized")
+        raise ValueError(f"fit_l1r: no L1-regularized solver of the loss {params.spec.loss}")
     if hit:
         log.append("WARNING: reaching max number of iterations")
     log += [f"Objective value = {obj:f}", f"#nonzeros/#features = {nnz}/{task.w_size}"]

@@ -361,7 +361,7 @@ def primal_solver_tol(eps, y, regression, counts=None):
 def newton_tol(params, y=None, counts=None):
     """primal_solver_tol of params.eps (resolved) for the problem of labels y, or of
     counts = (#positive rows, #rows) where the labels live on cluster workers."""
-    regression = params.solver_type == 11
+    regression = params.spec.kind == "regression"
     return primal_solver_tol(params.eps, y, regression, counts)
 
 
@@ -371,7 +371,7 @@ def fit_steps(params, w0, n_variables, eps, max_newton_iter=NEWTON_MAX_ITER):
     requests; returns the FitResult. Served by one objective (`serve`), or driven through
     a RegularizedObjective in lockstep with other classes' (dlinear.solvers.kcolumn)."""
     w = starting_w(w0, n_variables)
-    driver = getattr(params, "newton", "linesearch")
+    driver = params.newton
     if driver == "tron":
         eps_cg = TRON_EPS_CG_WARM if w0 is not None else TRON_EPS_CG
         res = yield from tron_steps(w, eps, eps_cg=eps_cg, max_newton_iter=max_newton_iter)

@@ -12,9 +12,10 @@ class) and six scalars per class go back. The driver combines them:
   the exact minimiser eta in (0, 1] of the dual along the combined step. The SVC dual is
   quadratic, so eta needs only w.dw, dw.dw (on the driver) and two reduced sums; the SVR
   dual's p |beta| is bounded by its chord along the step, and eta minimises that bound.
-- "adaptive" (the default of -s 1 and -s 3, params.default_partition_rule): that line search, on subproblems whose scaling sigma' moves
-  between 1 (Lee & Chang's) and K (CoCoA+'s safe value) from round to round, so that the
-  line search's unclipped optimum stays near ADAPTIVE_TARGET, just above 1:
+- "adaptive" (the default of -s 1 and -s 3, SolverSpec.partition_rule): that line search,
+  on subproblems whose scaling sigma' moves between 1 (Lee & Chang's) and K (CoCoA+'s
+  safe value) from round to round, so that the line search's unclipped optimum stays
+  near ADAPTIVE_TARGET, just above 1:
   sigma' <- sigma' * ADAPTIVE_TARGET / optimum. With sigma' = 1 the optimum is often
   below 1, and eta < 1 leaves a dual variable whose local step reached a bound short of
   it (its projected gradient then keeps LIBLINEAR's stopping test failing for hundreds
@@ -53,13 +54,12 @@ from ..kernels.block_dual_cd import (ACTIVE, DUAL_PART, N_STATS, PG_MAX, PG_MIN,
 from ..kernels.dual_cd_lr import INNER_EPS_FLOOR, INNER_EPS_START
 from ..kernels.dual_cd_svc import end_of_sweep
 from ..kernels.rng import seed_state
+from ..solver_table import PARTITION_RULES, SOLVERS
 from . import FitResult
 
-RULES = ("adaptive", "linesearch", "cocoa")
+RULES = PARTITION_RULES
 ADAPTIVE_TARGET = 1.2         # the line-search optimum "adaptive" steers sigma' towards
 DEFAULT_LOCAL_PASSES = 1
-PARTITIONED_SOLVERS = (1, 3, 7, 12, 13)
-REGRESSION_SOLVERS = (12, 13)
 
 
 def empty_stats(m: int) -> np.ndarray:
@@ -99,9 +99,10 @@ class BlockState:
         self.C = [np.ascontiguousarray(C[:, c]) for c in range(self.k)]
         self.bias = float(bias)
         self.n_features = int(n_features)
-        self.l2_loss = solver_type in (1, 12)
-        self.logistic = solver_type == 7
-        self.regression = solver_type in REGRESSION_SOLVERS
+        spec = SOLVERS[solver_type]
+        self.l2_loss = spec.squared_loss
+        self.logistic = spec.loss == "logistic_regression"
+        self.regression = spec.kind == "regression"
         self.p = float(p)
         # the kernels' view of the parts (their own arrays, no copy): each local pass is
         # one random permutation over all the block's rows, whatever part they are in
@@ -280,9 +281,9 @@ def fit_partitioned_dual_cd(blocks, n_problems, w_size, params, rule="adaptive",
     applied = np.zeros(n_problems)
     active = np.ones(n_problems, dtype=bool)
     rounds = np.zeros(n_problems, dtype=np.int64)
-    regression = params.solver_type in REGRESSION_SOLVERS
+    regression = params.spec.kind == "regression"
     first_violation = np.zeros(n_problems)
-    logistic = params.solver_type == 7
+    logistic = params.spec.loss == "logistic_regression"
     inner_eps = np.full(n_problems, INNER_EPS_START)
     if logistic:     # the dual starts inside the box, away from w = 0
         W[:] = blocks.w_of_alpha()

@@ -16,7 +16,7 @@ def fit_primal_cd_l2svc(task, params):
     X = task.problem
     colptr, rows, vals = task.columns(with_bias=False)   # the kernel adds the bias
     w = starting_w(task.w0, task.w_size)
-    online = bool(getattr(params, "online", False))
+    online = bool(params.online)
     budget = online_update_budget(params, task.w_size) if online else 0
     tol_rel = primal_solver_tol(params.eps, task.y, regression=False)
     it, updates, converged, evals, gnorm0, gnorm, obj = primal_cd_l2svc(

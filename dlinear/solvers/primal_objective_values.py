@@ -16,24 +16,19 @@ from ..params import Params, class_C
 
 
 def _loss(name: str, margin_or_residual: np.ndarray, p: float) -> np.ndarray:
+    """The loss SolverSpec.loss names, of each margin (classification) or residual."""
     m = margin_or_residual
-    if name == "lr":
+    if name == "logistic_regression":
         return np.logaddexp(0.0, -m)
-    if name == "l2svc":
+    if name == "squared_hinge":
         return np.maximum(0.0, 1.0 - m) ** 2
-    if name == "l1svc":
+    if name == "hinge":
         return np.maximum(0.0, 1.0 - m)
-    if name == "l2svr":
+    if name == "squared_epsilon_insensitive":
         return np.maximum(0.0, np.abs(m) - p) ** 2
-    if name == "l1svr":
+    if name == "epsilon_insensitive":
         return np.maximum(0.0, np.abs(m) - p)
-    raise ValueError(name)
-
-
-# solver -> (loss, regulariser)
-_FORMULATION = {0: ("lr", "l2"), 1: ("l2svc", "l2"), 2: ("l2svc", "l2"), 3: ("l1svc", "l2"),
-                5: ("l2svc", "l1"), 6: ("lr", "l1"), 7: ("lr", "l2"),
-                11: ("l2svr", "l2"), 12: ("l2svr", "l2"), 13: ("l1svr", "l2")}
+    raise DlinearError(f"no primal objective for the loss {name} here")
 
 
 def primal_objective(problem: Problem, params: Params, model: Model) -> float:
@@ -41,34 +36,32 @@ def primal_objective(problem: Problem, params: Params, model: Model) -> float:
     (class weights and instance weights included; for -s 6 with params.l1_ratio rho,
     R(w) = rho ||w||_1 + (1 - rho)/2 ||w||^2), summed over one-vs-rest columns; for
     -s 4 the Crammer-Singer primal, for -s 21 the one-class primal at the model's rho."""
-    if model.solver_type == 4:
+    spec = model.spec
+    if spec.loss == "crammer_singer":
         from .crammer_singer import crammer_singer_primal
         return crammer_singer_primal(problem, model, params)
-    if model.solver_type == 21:
+    if spec.loss == "oneclass":
         from .oneclass import oneclass_objectives
         return oneclass_objectives(problem, model, params.nu)[1]
-    if model.solver_type not in _FORMULATION:
-        raise DlinearError(f"no primal objective for solver -s {model.solver_type} here")
-    loss, reg = _FORMULATION[model.solver_type]
     X = problem.to_scipy()
     if model.bias >= 0:
         X = sp.hstack([X, np.full((problem.n_samples, 1), model.bias)], format="csr")
     W = model.w.reshape(model.w_size, model.nr_w)
     sw = problem.sample_weight if problem.sample_weight is not None else 1.0
     unreg = model.w_size - 1 if (model.bias >= 0 and not params.regularize_bias) else None
-    l1_ratio = params.l1_ratio if model.solver_type == 6 else None
+    l1_ratio = params.l1_ratio if spec.elastic_net else None
 
     def value(w, target, C):
         z = X @ w
         r = z - target if model.is_regression else target * z
         ww = w[:unreg] if unreg is not None else w
-        if reg == "l2":
+        if spec.penalty == "l2":
             penalty = 0.5 * ww @ ww
         elif l1_ratio is None:
             penalty = np.abs(ww).sum()
         else:                        # -s 6's elastic net
             penalty = l1_ratio * np.abs(ww).sum() + 0.5 * (1.0 - l1_ratio) * (ww @ ww)
-        return float(penalty + (C * sw * _loss(loss, r, params.p)).sum())
+        return float(penalty + (C * sw * _loss(spec.loss, r, params.p)).sum())
 
     if model.is_regression:
         return value(W[:, 0], problem.y, params.C)

@@ -21,10 +21,15 @@ from __future__ import annotations
 import numpy as np
 
 from ..kernels import primal_ops as K
+from ..solver_table import SOLVERS
 from .requests import serve
 from .vectors import dot
 
-LOSS_OF_SOLVER = {0: K.LR, 2: K.L2SVC, 11: K.L2SVR}
+# the primal_ops code of each loss (SolverSpec.loss) a Newton solver minimises
+LOSS_CODE = {"logistic_regression": K.LR, "squared_hinge": K.L2SVC,
+             "squared_epsilon_insensitive": K.L2SVR}
+# -s -> its loss code, for the tests and benchmarks that pick a loss by solver
+LOSS_OF_SOLVER = {s.id: LOSS_CODE[s.loss] for s in SOLVERS.values() if s.newton}
 
 # LIBLINEAR's line search (l2r_erm_fun::linesearch_and_update)
 LINESEARCH_ETA = 0.01
@@ -248,7 +253,7 @@ class PrimalObjective(RegularizedObjective):
 
 
 def make_objective(task, params):
-    """The objective of params.solver_type (0, 2 or 11) on a SubProblem."""
+    """The objective of the Newton solver params.solver_type on a SubProblem."""
     return PrimalObjective(task.problem, task.y, task.C, task.bias,
-                           LOSS_OF_SOLVER[params.solver_type], p=params.p,
+                           LOSS_CODE[params.spec.loss], p=params.p,
                            regularize_bias=params.regularize_bias)
