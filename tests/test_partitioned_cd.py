@@ -383,6 +383,36 @@ def test_only_n_vectors_reach_the_workers(cluster):
         blocks.close()
 
 
+@pytest.mark.parametrize("solver", [1, 7])
+def test_rebuilt_actors_take_over_the_dual_variables(cluster, solver):
+    """When the tree makes new actors (as after losing a worker), each takes over the dual
+    variables of the actor it replaces on its worker: w of alpha is the same after."""
+    from dlinear.cluster import Dataset
+    from dlinear.cluster.partitioned_cd import PartitionedBlocks
+    from dlinear.cluster.tree import Placement
+    local_cluster_, client = cluster
+    scale_to(local_cluster_, client, 2)
+    problem = make_rcv1_like(2000, n_features=500, n_classes=3, nnz_per_row=20, seed=4)
+    data = Dataset.from_arrays(problem, None, client, n_parts=4)
+    params = Params(solver_type=solver).resolved()
+    label = np.unique(problem.y).astype(np.int64)
+    blocks = PartitionedBlocks(Placement(data), label, np.ones(3), params)
+    try:
+        classes = np.arange(3)
+        W = np.zeros((3, problem.n_features))
+        for applied in (np.zeros(3), np.ones(3)):       # the second applies the first's steps
+            dW, _ = blocks.round(W, classes, applied, np.ones(3), 1)
+            W += dW
+        before, keys = blocks.w_of_alpha(), blocks.tree.actor_keys()
+        assert np.abs(before).max() > 0
+        blocks.tree._recover()
+        assert len(blocks.actors) == 2 and not set(keys) & set(blocks.tree.actor_keys())
+        np.testing.assert_array_equal(blocks.restarted_w, before)
+        np.testing.assert_array_equal(blocks.w_of_alpha(), before)
+    finally:
+        blocks.close()
+
+
 def test_mode_is_chosen_from_worker_memory(cluster, binary_split, monkeypatch):
     from dlinear.cluster import Dataset, engine
     local_cluster_, client = cluster
