@@ -35,34 +35,34 @@ class CountedLossTerm(LossTerm):
         return np.array([np.count_nonzero(self.y > 0), len(self.y)], dtype=np.int64)
 
 
-def binary_rows(share, n_features, label, k, weighted_C, params) -> CountedLossTerm:
+def binary_rows(share, label, k, weighted_C, params) -> CountedLossTerm:
     """Payload: the worker's rows of binary problem k (or of the regression problem,
     label None)."""
     from ..train import task_targets
     y, C = task_targets(np.concatenate([p.y for p in share.parts]),
                         concat_weights(share.parts), label, k, weighted_C, params)
     return CountedLossTerm(share.parts, y, C, params.bias,
-                           LOSS_OF_SOLVER[params.solver_type], params.p, n_features)
+                           LOSS_OF_SOLVER[params.solver_type], params.p, share.n_features)
 
 
-def class_columns(share, n_features, label, weighted_C, params) -> KColumnLossTerm:
+def class_columns(share, label, weighted_C, params) -> KColumnLossTerm:
     """Payload: the worker's rows of all one-vs-rest problems (dlinear.solvers.kcolumn),
     whose `execute` serves one round of the classes' requests."""
     from ..train import class_targets
     Y, C = class_targets(np.concatenate([p.y for p in share.parts]),
                          concat_weights(share.parts), label, weighted_C, params)
     return KColumnLossTerm(share.parts, Y, C, params.bias,
-                           LOSS_OF_SOLVER[params.solver_type], params.p, n_features)
+                           LOSS_OF_SOLVER[params.solver_type], params.p, share.n_features)
 
 
-def multinomial_rows(share, n_features, label, weighted_C, params) -> MultinomialTerm:
+def multinomial_rows(share, label, weighted_C, params) -> MultinomialTerm:
     """Payload: the worker's share of the softmax loss (dlinear.solvers.multinomial);
     its n-vectors are W flattened."""
     from ..train import group_rows, multinomial_C
     class_of_row = group_rows(label, np.concatenate([p.y for p in share.parts]))
     C = multinomial_C(class_of_row, concat_weights(share.parts), weighted_C)
     return MultinomialTerm(share.parts, class_of_row, C, len(label), params.bias,
-                           n_features)
+                           share.n_features)
 
 
 class TreeLossTerm(OnTree):
@@ -134,8 +134,7 @@ def distributed_objective(dataset, label, k, weighted_C, params, placement=None)
     problem, label None) on the workers holding `dataset`'s parts; several problems may
     share one `placement` (a Placement of the dataset)."""
     placement = placement if placement is not None else Placement(dataset)
-    term = TreeLossTerm(placement, binary_rows,
-                        (dataset.n_features, label, k, weighted_C, params),
+    term = TreeLossTerm(placement, binary_rows, (label, k, weighted_C, params),
                         _n_variables(dataset, params))
     positive, rows = term.counts()
     return (RegularizedObjective(term, term.n_variables, params.regularize_bias),
@@ -145,8 +144,7 @@ def distributed_objective(dataset, label, k, weighted_C, params, placement=None)
 def distributed_multinomial_objective(dataset, label, weighted_C, params, placement=None):
     """(objective, rows per class) of multinomial logistic regression on the workers."""
     placement = placement if placement is not None else Placement(dataset)
-    term = TreeLossTerm(placement, multinomial_rows,
-                        (dataset.n_features, label, weighted_C, params),
+    term = TreeLossTerm(placement, multinomial_rows, (label, weighted_C, params),
                         _n_variables(dataset, params) * len(label), len(label))
     counts = term.counts()
     return multinomial_objective(term, params.regularize_bias), counts
@@ -165,8 +163,7 @@ class TreeColumnsTerm(OnTree):
         self._W = {c: np.zeros(self.n_variables) for c in range(self.n_classes)}
         self._S = {}            # per class: the line-search direction (X s held)
         self._curved = set()    # classes whose curvature (COEF) is current
-        self.tree = ActorTree(placement, class_columns,
-                              (placement.dataset.n_features, label, weighted_C, params),
+        self.tree = ActorTree(placement, class_columns, (label, weighted_C, params),
                               replay=self._replay)
 
     def _replay(self):

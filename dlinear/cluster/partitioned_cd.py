@@ -29,10 +29,10 @@ class DualBlock:
     """Payload: the worker's parts as one block of the partitioned dual CD, for every
     class (its BlockState, `state`), with the parts' keys."""
 
-    def __init__(self, share, n_features, label, weighted_C, params):
+    def __init__(self, share, label, weighted_C, params):
         Y, C = partition_targets(np.concatenate([p.y for p in share.parts]),
                                  concat_weights(share.parts), label, weighted_C, params)
-        self.state = BlockState(share.parts, Y, C, params.bias, n_features,
+        self.state = BlockState(share.parts, Y, C, params.bias, share.n_features,
                                 params.solver_type,
                                 block_seeds(params.seed, share.block, Y.shape[1]), params.p)
         self.keys = share.keys
@@ -73,8 +73,7 @@ class PartitionedBlocks(OnTree):
         self.n_problems = n_partitioned_problems(label)
         self.restarted_w = None
         self._round_args = None
-        self.tree = ActorTree(placement, DualBlock,
-                              (placement.dataset.n_features, label, weighted_C, params),
+        self.tree = ActorTree(placement, DualBlock, (label, weighted_C, params),
                               replay=self._replay)
 
     @property

@@ -77,10 +77,12 @@ def nbytes(value) -> int:
 @dataclass
 class Share:
     """What one actor holds of the dataset: its place in the tree (`block`, 0 the root),
-    its worker's non-empty parts and their keys."""
+    its worker's non-empty parts and their keys, and the dataset's number of features (a
+    part's own may be smaller)."""
     block: int
     parts: list
     keys: list
+    n_features: int
 
 
 class Placement:
@@ -128,15 +130,15 @@ class TreeActor:
     """Lives on one worker as a Dask actor: a payload built there over the worker's
     parts, its children in the tree, and its traffic counters."""
 
-    def __init__(self, make, args, block, keys, predecessor, *parts):
+    def __init__(self, make, args, block, n_features, keys, predecessor, *parts):
         from distributed import get_worker
 
         # its rounds allocate n-vectors: keep them out of mmap while the actor lives
         hold_heap_while_alive(self)
         worker = get_worker()
         kept = [(key, p) for key, p in zip(keys, parts) if p.n_samples > 0]
-        self.payload = make(Share(block, [p for _, p in kept], [key for key, _ in kept]),
-                            *args)
+        self.payload = make(Share(block, [p for _, p in kept], [key for key, _ in kept],
+                                  n_features), *args)
         if predecessor is not None and hasattr(self.payload, "take_over"):
             # the tree keeps the replaced actor alive until its successors are linked
             previous = worker.state.actors.get(predecessor)
@@ -209,6 +211,7 @@ class ActorTree:
         self._generation = generation
         self.workers = list(by_worker)
         futures = [self.client.submit(TreeActor, self.make, self.args, block,
+                                      self.placement.dataset.n_features,
                                       [p.key for p in parts],
                                       self._futures[w].key if w in self._futures else None,
                                       *parts, actor=True, workers=[w], pure=False)
