@@ -292,32 +292,21 @@ class ActorTree:
         self._stale = False
 
 
+def _of_tree(name: str, doc: str = None):
+    """The tree's attribute `name`, read through an object built over it."""
+    return property(lambda self: getattr(self.tree, name), doc=doc)
+
+
 class OnTree:
     """What the objects built over an ActorTree (`self.tree`) show of it to the drivers,
     the engine and the benchmarks."""
 
     tree: ActorTree
-
-    @property
-    def actors(self) -> list:
-        return self.tree.actors
-
-    @property
-    def workers(self) -> list:
-        return self.tree.workers
-
-    @property
-    def n_calls(self) -> int:
-        """Rounds so far."""
-        return self.tree.n_calls
-
-    @property
-    def bytes_to_workers(self) -> int:
-        return self.tree.bytes_to_workers
-
-    @property
-    def bytes_from_workers(self) -> int:
-        return self.tree.bytes_from_workers
+    actors = _of_tree("actors")
+    workers = _of_tree("workers")
+    n_calls = _of_tree("n_calls", "Rounds so far.")
+    bytes_to_workers = _of_tree("bytes_to_workers")
+    bytes_from_workers = _of_tree("bytes_from_workers")
 
     def stats(self):
         return self.tree.stats()
