@@ -300,7 +300,7 @@ def test_worker_killed_mid_newton_still_reaches_the_optimum(tmp_path, monkeypatc
                                                            n_classes, multinomial):
     """The Newton actors of a dead worker are rebuilt on the others, their state replayed
     (for 4 classes: the k-column actors, every class's state; and the multinomial's)."""
-    from dlinear.cluster import objective
+    from dlinear.cluster import objective, tree
     from dlinear.solvers.primal_objective_values import primal_objective
     path = tmp_path / "binary.train"
     write_libsvm(path, make_rcv1_like(6000, n_features=2000, n_classes=n_classes,
@@ -313,10 +313,10 @@ def test_worker_killed_mid_newton_still_reaches_the_optimum(tmp_path, monkeypatc
         with distributed.Client(address, timeout=30) as c:
             by_name = wait_for_workers(c, 3)
             dataset = Dataset.from_libsvm(path, c, block_bytes=64 << 10)
-            real_round = objective.TreeLossTerm._round
-            killed, killed_term = [], []
+            real_round = tree.ActorTree.round
+            killed, killed_tree = [], []
 
-            def round_after_a_kill(self, method, *args):
+            def round_after_a_kill(self, method, *args, **kwargs):
                 if self.n_calls == 8 and not killed:      # in the first Newton iterations
                     assert len(self.workers) == 3
                     worker = self.workers[0 if victim == "root" else -1]
@@ -324,14 +324,14 @@ def test_worker_killed_mid_newton_still_reaches_the_optimum(tmp_path, monkeypatc
                     os.killpg(procs[name].pid, signal.SIGKILL)
                     procs[name].wait()
                     killed.append(worker)
-                    killed_term.append(self)
-                return real_round(self, method, *args)
+                    killed_tree.append(self)
+                return real_round(self, method, *args, **kwargs)
 
-            monkeypatch.setattr(objective.TreeLossTerm, "_round", round_after_a_kill)
+            monkeypatch.setattr(tree.ActorTree, "round", round_after_a_kill)
             model = train(dataset, params)
             assert killed and killed[0] not in c.nthreads()
         if multinomial:     # the same iterations: the replayed state is exact
-            assert isinstance(killed_term[0], objective.TreeMultinomialTerm)
+            assert killed_tree[0].make is objective.multinomial_rows
             assert model.n_iter == expected.n_iter
             np.testing.assert_allclose(model.w, expected.w, atol=1e-8)
             return
@@ -340,7 +340,7 @@ def test_worker_killed_mid_newton_still_reaches_the_optimum(tmp_path, monkeypatc
             primal_objective(problem, params, expected)
         assert abs(f - f_expected) <= 1e-8 * f_expected
         if n_classes > 2:
-            assert isinstance(killed_term[0], objective.TreeColumnsTerm)
+            assert killed_tree[0].make is objective.class_columns
     finally:
         stop_cluster(procs)
 

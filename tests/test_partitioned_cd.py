@@ -383,6 +383,36 @@ def test_only_n_vectors_reach_the_workers(cluster):
         blocks.close()
 
 
+@pytest.mark.parametrize("solver", [1, 7])
+def test_rebuilt_actors_take_over_the_dual_variables(cluster, solver):
+    """When the tree makes new actors (as after losing a worker), each takes over the dual
+    variables of the actor it replaces on its worker: w of alpha is the same after."""
+    from dlinear.cluster import Dataset
+    from dlinear.cluster.partitioned_cd import PartitionedBlocks
+    from dlinear.cluster.tree import Placement
+    local_cluster_, client = cluster
+    scale_to(local_cluster_, client, 2)
+    problem = make_rcv1_like(2000, n_features=500, n_classes=3, nnz_per_row=20, seed=4)
+    data = Dataset.from_arrays(problem, None, client, n_parts=4)
+    params = Params(solver_type=solver).resolved()
+    label = np.unique(problem.y).astype(np.int64)
+    blocks = PartitionedBlocks(Placement(data), label, np.ones(3), params)
+    try:
+        classes = np.arange(3)
+        W = np.zeros((3, problem.n_features))
+        for applied in (np.zeros(3), np.ones(3)):       # the second applies the first's steps
+            dW, _ = blocks.round(W, classes, applied, np.ones(3), 1)
+            W += dW
+        before, keys = blocks.w_of_alpha(), blocks.tree.actor_keys()
+        assert np.abs(before).max() > 0
+        blocks.tree._recover()
+        assert len(blocks.actors) == 2 and not set(keys) & set(blocks.tree.actor_keys())
+        np.testing.assert_array_equal(blocks.restarted_w, before)
+        np.testing.assert_array_equal(blocks.w_of_alpha(), before)
+    finally:
+        blocks.close()
+
+
 def test_mode_is_chosen_from_worker_memory(cluster, binary_split, monkeypatch):
     from dlinear.cluster import Dataset, engine
     local_cluster_, client = cluster
@@ -420,8 +450,7 @@ def test_worker_killed_mid_rounds_still_reaches_the_optimum(tmp_path, monkeypatc
     w is rebuilt from all dual variables, and the rounds reach -e 1e-5 and the optimum."""
     from test_cluster import start_cluster, stop_cluster, wait_for_workers
 
-    from dlinear.cluster import Dataset, objective
-    from dlinear.cluster.partitioned_cd import PartitionedBlocks
+    from dlinear.cluster import Dataset, tree
     from dlinear.data import read_libsvm, write_libsvm
     problem = make_rcv1_like(6000, n_features=2000, nnz_per_row=30, seed=8)
     if solver == 12:
@@ -434,11 +463,11 @@ def test_worker_killed_mid_rounds_still_reaches_the_optimum(tmp_path, monkeypatc
         with distributed.Client(address, timeout=30) as c:
             by_name = wait_for_workers(c, 3)
             dataset = Dataset.from_libsvm(path, c, block_bytes=64 << 10)
-            real_round = objective.TreeLossTerm._round
-            real_recover = PartitionedBlocks._recover
+            real_round = tree.ActorTree.round
+            real_recover = tree.ActorTree._recover
             killed, after = [], []
 
-            def round_after_a_kill(self, method, *args):
+            def round_after_a_kill(self, method, *args, **kwargs):
                 # round 50: the dual variables are far from 0 (about a tenth of the run)
                 if method == "round" and self.n_calls == 50 and not killed:
                     assert len(self.workers) == 3
@@ -447,15 +476,15 @@ def test_worker_killed_mid_rounds_still_reaches_the_optimum(tmp_path, monkeypatc
                     os.killpg(procs[name].pid, signal.SIGKILL)
                     procs[name].wait()
                     killed.append(worker)
-                return real_round(self, method, *args)
+                return real_round(self, method, *args, **kwargs)
 
             def recover_and_look(self):
                 real_recover(self)
-                parts = [p.key for ps in self._placement.by_worker.values() for p in ps]
-                after.append((len(self.actors), sorted(parts), self._call(None, "rows")[0]))
+                parts = [p.key for ps in self.placement.by_worker.values() for p in ps]
+                after.append((len(self.actors), sorted(parts), self.call("rows")[0]))
 
-            monkeypatch.setattr(objective.TreeLossTerm, "_round", round_after_a_kill)
-            monkeypatch.setattr(PartitionedBlocks, "_recover", recover_and_look)
+            monkeypatch.setattr(tree.ActorTree, "round", round_after_a_kill)
+            monkeypatch.setattr(tree.ActorTree, "_recover", recover_and_look)
             with warnings.catch_warnings():
                 warnings.simplefilter("error", ConvergenceWarning)
                 model = train(dataset, params, partition=True)
@@ -547,19 +576,19 @@ def test_logistic_and_svr_partition_on_dask_arrays(cluster, binary_split, regres
         type(est)(**{**est.get_params(), "client": None}).fit(X, train_set.y)
 
 
-def worker_holdings(run_id, dask_worker=None):
+def worker_holdings(actor_keys, dask_worker=None):
     """What one worker holds during partitioned training: {key: bytes} of its data store,
-    and for each PartitionedCDActor of the run the bytes of its per-row state (dual variables, steps,
-    targets, C, ||x_i||^2), its rows, and whether its parts are the stored objects
-    themselves (no copy)."""
+    and for each of the run's actors (`actor_keys`) the bytes of its per-row state (dual
+    variables, steps, targets, C, ||x_i||^2), its rows, and whether its parts are the
+    stored objects themselves (no copy)."""
     from dask.sizeof import sizeof
     data = {str(key): sizeof(value) for key, value in dask_worker.data.items()}
     stored = [value for value in dask_worker.data.values()]
     actors = []
-    for actor in dask_worker.state.actors.values():
-        if type(actor).__name__ != "PartitionedCDActor" or actor.run_id != run_id:
-            continue       # (an earlier test's actor, not yet forgotten)
-        state = actor.state
+    for key, actor in dask_worker.state.actors.items():
+        if key not in actor_keys:
+            continue       # (an earlier test's actor, not yet released)
+        state = actor.payload.state
         row_state = sum(a.nbytes for name in ("alpha", "step", "Y", "C")
                         for a in getattr(state, name)) + state.sq_norms.nbytes
         # the kernels read the stored parts' own arrays (by address), not copies
@@ -599,7 +628,7 @@ def test_each_worker_holds_its_parts_and_per_row_state(cluster):
     def round_and_look(*args):
         result = real_round(*args)
         if blocks.n_calls == 3:
-            seen.update(client.run(worker_holdings, blocks.run_id))
+            seen.update(client.run(worker_holdings, blocks.tree.actor_keys()))
         return result
 
     blocks.round = round_and_look
