@@ -52,7 +52,7 @@ from .errors import ConvergenceWarning as _DlinearConvergenceWarning
 from .model import Model, load_model, save_model
 from .params import Params
 from .solver_table import SOLVERS
-from .train import first_appearance, order_labels
+from .plan import first_appearance, order_labels
 
 __all__ = ["LinearSVC", "LogisticRegression", "LinearSVR", "OneClassSVM", "ConvergenceWarning"]
 

@@ -51,8 +51,8 @@ from .params import Params, check_parameter, class_C
 from .predict import predict
 from .progress import progress_bar
 from .solvers.vectors import norm
-from .train import (assemble_model, binary_task, cv_folds, first_appearance, train_one,
-                    n_binary_problems, order_labels, single_task)
+from .plan import assemble_model, first_appearance, n_problems, order_labels, subproblem
+from .train import cv_folds, train_one
 
 # LIBLINEAR searches -s 0, 2 and 11 (warm start of w). dlinear adds the dual CD solvers
 # -s 1 and 3, warm-starting alpha: on 100k rcv1-shaped rows it halves the passes over the
@@ -202,11 +202,7 @@ def run_fold_path(problem: Problem, perm: np.ndarray, begin: int, end: int, para
     train_part = problem.subset(np.concatenate([perm[:begin], perm[end:]]))
     test_part = problem.subset(held)
     regression = params.spec.kind == "regression"
-    if regression:
-        label, n_problems = None, 1
-    else:
-        label = order_labels(first_appearance(train_part.y))
-        n_problems = n_binary_problems(len(label))
+    label = None if regression else order_labels(first_appearance(train_part.y))
     result = PathResult(request.group, request.fold, request.start)
     W = request.w0
     A = request.alpha0 if params.solver_type in DUAL_SEARCH_SOLVERS else None
@@ -217,11 +213,8 @@ def run_fold_path(problem: Problem, perm: np.ndarray, begin: int, end: int, para
         # output during the search
         weighted_C = class_C(label, at_C)[0] if not regression else None
         fits = []
-        for k in range(n_problems):
-            if regression:
-                task = single_task(train_part, at_C)
-            else:
-                task = binary_task(train_part, label, k, weighted_C, at_C)
+        for k in range(n_problems(label)):
+            task = subproblem(train_part, label, k, weighted_C, at_C)
             if A is not None:
                 task = replace(task, alpha0=A[k])
             elif W is not None and params.solver_type not in DUAL_SEARCH_SOLVERS:

@@ -11,8 +11,9 @@ from dlinear.datasets import make_rcv1_like
 from dlinear.model_selection import PathRequest, run_fold_path
 from dlinear.solvers.dual_cd import fit_dual_cd_svc
 from dlinear.solvers.l1r import fit_l1r
-from dlinear.train import (CONVERGENCE_WARNINGS, assemble_model, binary_task, cv_folds,
-                           first_appearance, train_one, order_labels, warn_about_logs)
+from dlinear.plan import (CONVERGENCE_WARNINGS, assemble_model, first_appearance,
+                          order_labels, subproblem, warn_about_logs)
+from dlinear.train import cv_folds, train_one
 
 VARIANTS = [{}, {"cd_block": 2}, {"online": True}]
 VARIANT_IDS = ["one-variable", "cd-block-2", "online"]
@@ -25,7 +26,7 @@ def binary():
 
 def _task(problem, params):
     label = order_labels(first_appearance(problem.y))
-    return binary_task(problem, label, 0, np.full(2, params.C), params)
+    return subproblem(problem, label, 0, np.full(2, params.C), params)
 
 
 @pytest.mark.parametrize("solver", [1, 3])

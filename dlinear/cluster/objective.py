@@ -30,6 +30,7 @@ import time
 
 import numpy as np
 
+from ..plan import group_rows, multinomial_C, n_binary_problems, targets
 from ..solvers.kcolumn import KColumnLossTerm
 from ..solvers.multinomial import MultinomialTerm, multinomial_objective
 from ..solvers.primal_objectives import LOSS_OF_SOLVER, LossTerm, RegularizedObjective
@@ -68,10 +69,10 @@ class BlockActor:
     children in the reduction tree."""
 
     def __init__(self, n_features, label, k, weighted_C, params, *parts):
-        from ..train import task_targets
         parts = [p for p in parts if p.n_samples > 0]
-        y, C = task_targets(np.concatenate([p.y for p in parts]), concat_weights(parts),
-                            label, k, weighted_C, params)
+        Y, C = targets(np.concatenate([p.y for p in parts]), concat_weights(parts), label,
+                       weighted_C, params, [k])
+        y, C = np.ascontiguousarray(Y[:, 0]), np.ascontiguousarray(C[:, 0])
         self.positive = int(np.count_nonzero(y > 0))
         self._hold(LossTerm(parts, y, C, params.bias, LOSS_OF_SOLVER[params.solver_type],
                             params.p, n_features))
@@ -333,10 +334,9 @@ class ColumnsActor(_ManyClassesActor):
     classes' requests; `pending_move` is then a dict {class: alpha}."""
 
     def __init__(self, n_features, label, weighted_C, params, *parts):
-        from ..train import class_targets
         parts = [p for p in parts if p.n_samples > 0]
-        Y, C = class_targets(np.concatenate([p.y for p in parts]), concat_weights(parts),
-                             label, weighted_C, params)
+        Y, C = targets(np.concatenate([p.y for p in parts]), concat_weights(parts), label,
+                       weighted_C, params)
         self._hold(KColumnLossTerm(parts, Y, C, params.bias,
                                    LOSS_OF_SOLVER[params.solver_type], params.p, n_features))
 
@@ -348,7 +348,6 @@ class TreeColumnsTerm(TreeLossTerm):
     direction and curvature, as TreeLossTerm does for one class."""
 
     def __init__(self, placement: Placement, label, weighted_C, params):
-        from ..train import n_binary_problems
         self.n_classes = n_binary_problems(len(label))
         self._W = {}            # per class: the point the workers' z derive from
         self._S = {}            # per class: the line-search direction (X s held)
@@ -403,7 +402,6 @@ class MultinomialActor(_ManyClassesActor):
     MultinomialTerm, dlinear.solvers.multinomial); n-vectors are W flattened."""
 
     def __init__(self, n_features, label, weighted_C, params, *parts):
-        from ..train import group_rows, multinomial_C
         parts = [p for p in parts if p.n_samples > 0]
         class_of_row = group_rows(label, np.concatenate([p.y for p in parts]))
         C = multinomial_C(class_of_row, concat_weights(parts), weighted_C)

@@ -23,7 +23,7 @@ import uuid
 import numpy as np
 
 from ..solvers.partitioned_dual_cd import BlockState, combine_rounds
-from ..train import block_seeds, n_partitioned_problems, partition_targets
+from ..plan import block_seeds, n_problems, targets
 from .dataset import concat_weights
 from .objective import Placement, TreeLossTerm, _nbytes
 
@@ -45,8 +45,8 @@ class PartitionedCDActor:
         worker = get_worker()
         kept = [(key, p) for key, p in zip(keys, parts) if p.n_samples > 0]
         parts = [p for _, p in kept]
-        Y, C = partition_targets(np.concatenate([p.y for p in parts]), concat_weights(parts),
-                                 label, weighted_C, params)
+        Y, C = targets(np.concatenate([p.y for p in parts]), concat_weights(parts), label,
+                       weighted_C, params)
         k = Y.shape[1]
         self.state = BlockState(parts, Y, C, params.bias, n_features, params.solver_type,
                                 block_seeds(params.seed, block, k), params.p)
@@ -113,7 +113,7 @@ class PartitionedBlocks(TreeLossTerm):
 
     def __init__(self, placement: Placement, label, weighted_C, params):
         self.run_id = uuid.uuid4().hex
-        self.n_problems = n_partitioned_problems(label)
+        self.n_problems = n_problems(label)
         self.restarted_w = None
         self._round_args = None
         super().__init__(placement, label, None, weighted_C, params)

@@ -14,10 +14,10 @@ from .l1r import fit_l1r
 from .newton import fit_newton
 from .oneclass import fit_oneclass
 from .primal_cd import fit_primal_cd_l2svc
-from .task import BinaryTask, FitResult, SharedColumns, SubProblem, columns_of, starting_w
+from .task import FitResult, SharedColumns, SubProblem, columns_of, starting_w
 
 __all__ = ["SOLVERS", "SOLVER_BY_NAME", "SolverSpec", "DUAL_MAX_ITER", "SubProblem",
-           "BinaryTask", "FitResult", "SharedColumns", "columns_of", "starting_w",
+           "FitResult", "SharedColumns", "columns_of", "starting_w",
            "FIT_ONE_TASK", "FIT_ALL_CLASSES", "fit_task", "fit_all_classes"]
 
 

@@ -83,9 +83,6 @@ def starting_w(w0, w_size: int) -> np.ndarray:
     return w
 
 
-BinaryTask = SubProblem    # its former name, kept for existing callers
-
-
 @dataclass
 class FitResult:
     w: np.ndarray
