@@ -11,14 +11,18 @@ import warnings
 
 import numpy as np
 
+from .api import cross_validation, find_parameters, train
 from .cluster import Dataset, cluster_client, make_security
 from .cluster.dataset import with_sample_weight
 from .cluster.engine import training_mode
 from .cluster.session import SCHEDULER_ENV
 from .data import Problem, file_stamp, read_libsvm
 from .errors import ConvergenceWarning, DlinearError
+from .model import save_model
 from .modes import Choice, Cluster, Data, Mode, choose
 from .params import Params, check_parameter
+from .predict import evaluate
+from .progress import quiet as quiet_progress
 from .solver_table import SOLVERS
 
 
@@ -396,7 +400,6 @@ def _prepare_search(params, opts) -> None:
 def _find_parameters(data, params, opts, say) -> int:
     """-C: LIBLINEAR's lines (the first and last even with -q, as its train); like
     LIBLINEAR, it writes no model file."""
-    from .api import find_parameters
     nr_fold = opts["nr_fold"]
     print(f"Doing parameter search with {nr_fold}-fold cross validation.", flush=True)
     start_C = params.C if "-c" in opts["given"] else None
@@ -412,13 +415,7 @@ def _find_parameters(data, params, opts, say) -> int:
 
 def _train_and_save(data, params, opts, model_file, say) -> int:
     """Cross-validation or training on a Problem or a cluster Dataset."""
-    from .model import save_model
-    from .predict import evaluate
-    from .api import cross_validation, train
-
-    from .progress import quiet
-
-    with warnings.catch_warnings(), quiet(opts["quiet"]):   # -q: no progress bar either
+    with warnings.catch_warnings(), quiet_progress(opts["quiet"]):   # -q: no progress bar either
         # the log lines carry LIBLINEAR's warning text already
         warnings.simplefilter("ignore", ConvergenceWarning)
         if opts["find_C"]:

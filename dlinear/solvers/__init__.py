@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from ..solver_table import DUAL_MAX_ITER, SOLVER_BY_NAME, SOLVERS, SolverSpec
 from .crammer_singer import fit_crammer_singer
-from .dual_cd import fit_dual_cd_lr, fit_dual_cd_svc, fit_dual_cd_svr
+from .dual_cd import (fit_bias_dual_cd_svc, fit_block_cd_svc, fit_dual_cd_lr, fit_dual_cd_svc,
+                      fit_dual_cd_svr, fit_online_dual_cd_svc)
 from .l1r import fit_l1r
 from .newton import fit_newton
 from .oneclass import fit_oneclass
@@ -18,19 +19,12 @@ from .task import FitResult, SharedColumns, SubProblem, columns_of, starting_w
 
 __all__ = ["SOLVERS", "SOLVER_BY_NAME", "SolverSpec", "DUAL_MAX_ITER", "SubProblem",
            "FitResult", "SharedColumns", "columns_of", "starting_w",
-           "FIT_ONE_TASK", "FIT_ALL_CLASSES", "fit_task", "fit_all_classes"]
-
-
-def _fit_l2r_l2svc(task, params):
-    """-s 2: primal coordinate descent with --primal-cd, else LIBLINEAR's Newton method."""
-    if getattr(params, "primal_cd", False):
-        return fit_primal_cd_l2svc(task, params)
-    return fit_newton(task, params)
+           "FIT_ONE_TASK", "FIT_ALL_CLASSES", "fit_function", "fit_task", "fit_all_classes"]
 
 
 # solver id -> fit(task, params) -> FitResult
 FIT_ONE_TASK = {
-    0: fit_newton, 1: fit_dual_cd_svc, 2: _fit_l2r_l2svc, 3: fit_dual_cd_svc,
+    0: fit_newton, 1: fit_dual_cd_svc, 2: fit_newton, 3: fit_dual_cd_svc,
     5: fit_l1r, 6: fit_l1r, 7: fit_dual_cd_lr,
     11: fit_newton, 12: fit_dual_cd_svr, 13: fit_dual_cd_svr,
     21: fit_oneclass,
@@ -40,9 +34,28 @@ FIT_ONE_TASK = {
 FIT_ALL_CLASSES = {4: fit_crammer_singer}
 
 
+def fit_function(params, bias: float):
+    """The fit function of the solver params.solver_type in the variant its options ask
+    for, on a task with this bias: -s 2 by primal CD (--primal-cd, -s 2 only); the SVC
+    duals -s 1 / -s 3 with a true bias (-R with bias >= 0), by two-variable blocks
+    (--cd-block 2) or online (--online); otherwise its FIT_ONE_TASK entry."""
+    if params.primal_cd:
+        return fit_primal_cd_l2svc
+    fit = FIT_ONE_TASK[params.solver_type]
+    if fit is fit_dual_cd_svc:
+        if not params.regularize_bias and bias >= 0:
+            return fit_bias_dual_cd_svc
+        if params.cd_block == 2:
+            return fit_block_cd_svc
+        if params.online:
+            return fit_online_dual_cd_svc
+    return fit
+
+
 def fit_task(task: SubProblem, params) -> FitResult:
-    """Runs the solver params.solver_type on one task."""
-    return FIT_ONE_TASK[params.solver_type](task, params)
+    """Runs the solver params.solver_type, in the variant its options ask for, on one
+    task."""
+    return fit_function(params, task.bias)(task, params)
 
 
 def fit_all_classes(problem, class_of_row, weighted_C, params, seed: int) -> FitResult:

@@ -9,6 +9,7 @@ import numpy as np
 
 from ..data import Problem, arrays_nbytes
 from ..errors import DlinearError
+from ..kernels.sparse_ops import csr_to_csc
 
 
 class SharedColumns:
@@ -41,7 +42,6 @@ class SharedColumns:
 
 def columns_of(problem: Problem, bias: float):
     """X by columns (see SharedColumns.get), without sharing."""
-    from ..kernels.sparse_ops import csr_to_csc
     return csr_to_csc(problem.indptr, problem.indices, problem.data,
                       int(problem.n_features), float(bias) if bias >= 0 else -1.0)
 
