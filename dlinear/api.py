@@ -14,7 +14,11 @@ import sys
 from typing import Callable, Optional
 
 import numpy as np
+import scipy.sparse as sp
 
+from .cluster import Dataset, cross_validation_on_cluster, train_on_cluster
+from .cluster.dataset import current_client
+from .cluster.search import find_parameters_on_cluster
 from .data import Problem
 from .errors import DlinearError
 from .model import Model
@@ -33,7 +37,6 @@ def is_dask_collection(x) -> bool:
 
 
 def _is_matrix(x) -> bool:
-    import scipy.sparse as sp
     return sp.issparse(x) or isinstance(x, (np.ndarray, list))
 
 
@@ -57,8 +60,6 @@ def _training_data(data, y, sample_weight, client):
 def _cluster_dataset(data, y, sample_weight, client):
     """The Dataset on the cluster of `client` (or of the current distributed.Client, for
     a Dask collection): a Dask collection's partitions become its parts where they are."""
-    from .cluster import Dataset
-    from .cluster.dataset import current_client
     if isinstance(data, Dataset):
         return data
     if client is None:
@@ -102,7 +103,6 @@ def train(data, params: Params, log: Optional[Callable[[str], None]] = None,
                                "dlinear.cluster.Dataset or a client")
         return train_in_process(data, params, log=log, n_threads=n_threads)
     check_parameter(params)
-    from .cluster import train_on_cluster
     dataset = _cluster_dataset(data, y, sample_weight, client)
     return train_on_cluster(dataset, params.resolved(), client=client, log=log)
 
@@ -119,7 +119,6 @@ def cross_validation(data, params: Params, nr_fold: int,
         return cross_validation_in_process(data, params, nr_fold, log=log,
                                            n_threads=n_threads)
     check_parameter(params)
-    from .cluster import cross_validation_on_cluster
     dataset = _cluster_dataset(data, y, sample_weight, client)
     return cross_validation_on_cluster(dataset, params.resolved(), nr_fold, client=client,
                                        log=log)
@@ -142,7 +141,6 @@ def find_parameters(data, params: Params, nr_fold: int, start_C: Optional[float]
         return find_parameters_in_process(data, params, nr_fold, start_C, start_p, log=log,
                                           n_threads=n_threads)
     params = checked_search_params(params, nr_fold)
-    from .cluster.search import find_parameters_on_cluster
     dataset = _cluster_dataset(data, y, sample_weight, client)
     return find_parameters_on_cluster(dataset, params, nr_fold, start_C, start_p,
                                       client=client, log=log)

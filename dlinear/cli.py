@@ -11,9 +11,18 @@ import warnings
 
 import numpy as np
 
-from .data import Problem
+from .api import cross_validation, find_parameters, train
+from .cluster import Dataset, cluster_client, make_security
+from .cluster.dataset import with_sample_weight
+from .cluster.engine import training_mode
+from .cluster.session import SCHEDULER_ENV
+from .data import Problem, file_stamp, read_libsvm
 from .errors import ConvergenceWarning, DlinearError
+from .model import save_model
+from .modes import Choice, Cluster, Data, Mode, choose
 from .params import Params, check_parameter
+from .predict import evaluate
+from .progress import quiet as quiet_progress
 from .solver_table import SOLVERS
 
 
@@ -272,29 +281,28 @@ def _note(quiet: bool):
     return lambda line: print(line, file=sys.stderr, flush=True)
 
 
-# The default backend, by measurement (BENCHMARKS.md, "Default backend"): a local cluster
-# pays for starting worker processes and, for the CD solvers, a whole copy of the data on
-# each worker, while in this process one-vs-rest classes and CV folds already run on one
-# thread per core. Only a single Newton training (-s 0, 2, 11: map-reduce over the
-# workers' rows) of a large file was faster on a local cluster: binary -s 0 lost there at
-# 661 MB (1.19x the in-process time) and won at 1304 MB (0.86x).
-NEWTON_CLUSTER_BYTES = 1 << 30
-
-
-def _use_cluster(opts, params, train_file) -> bool:
-    from .cluster.session import SCHEDULER_ENV
+def _backend(opts, params, train_file) -> Choice:
+    """Where dlinear-train trains (Mode.CLUSTER or Mode.IN_PROCESS): --scheduler (or its
+    environment variable) and --workers n > 0 ask for a cluster, --workers 0 for this
+    process; otherwise modes.choose decides whether a local cluster pays (its size rule,
+    on the file's bytes)."""
     if opts["scheduler"] or os.environ.get(SCHEDULER_ENV):
-        return True
-    if opts["workers"] is not None:
-        return opts["workers"] > 0
-    newton = params.spec.newton and not params.primal_cd
-    if not newton or opts["nr_fold"] or opts["find_C"]:
-        return False
+        cluster = Cluster(running=False)
+    elif opts["workers"] is not None:
+        cluster = Cluster(running=False) if opts["workers"] > 0 else None
+    else:
+        cluster = Cluster(running=False, asked=False)
+    job = "search" if opts["find_C"] else "cv" if opts["nr_fold"] else "train"
+    data = Data(file_bytes=_file_bytes(train_file, opts["storage_options"]))
+    return choose(params, data, cluster, job=job)
+
+
+def _file_bytes(train_file, storage_options):
+    """The training file's size, or None where it cannot be read (read_libsvm says so)."""
     try:
-        from .data import file_stamp
-        return file_stamp(train_file, opts["storage_options"])[0] >= NEWTON_CLUSTER_BYTES
+        return file_stamp(train_file, storage_options)[0]
     except DlinearError:
-        return False     # read_libsvm says it cannot open the file
+        return None
 
 
 def train_main(argv=None) -> int:
@@ -308,27 +316,24 @@ def train_main(argv=None) -> int:
         check_parameter(params)
         say, note = _say(opts["quiet"]), _note(opts["quiet"])
         storage_options = opts["storage_options"] or None
-        if not _use_cluster(opts, params, train_file):
-            from .data import read_libsvm
+        backend = _backend(opts, params, train_file)
+        if backend.mode is not Mode.CLUSTER:
             weights = read_weight_file(opts["weight_file"]) if opts["weight_file"] else None
             problem = read_libsvm(train_file, storage_options=storage_options)
             if weights is not None:
                 problem.sample_weight = check_weight_count(weights, problem.n_samples,
                                                            opts["weight_file"], train_file)
             if opts["workers"] is None:     # said once the input is good: errors stay one line
-                note("dlinear: training in this process (--workers n starts a local cluster)")
+                note(f"dlinear: {backend.describe()} (--workers n starts a local cluster)")
             return _train_and_save(problem, params, opts, model_file, say)
 
-        from .cluster import Dataset, cluster_client, make_security
         security = make_security(opts["tls-ca-file"], opts["tls-cert"], opts["tls-key"])
         with cluster_client(opts["scheduler"], opts["workers"], security, log=note) as client:
             weights = read_weight_file(opts["weight_file"]) if opts["weight_file"] else None
             data = Dataset.from_libsvm(train_file, client, storage_options=storage_options)
             if weights is not None:
-                from .cluster.dataset import with_sample_weight
                 data = with_sample_weight(data, check_weight_count(
                     weights, data.n_samples, opts["weight_file"], train_file))
-            from .cluster.engine import training_mode
             params, mode = training_mode(data, params, solver_named="-s" in opts["given"])
             if not opts["quiet"]:
                 sys.stderr.write(f"dlinear: {mode}\n")
@@ -395,7 +400,6 @@ def _prepare_search(params, opts) -> None:
 def _find_parameters(data, params, opts, say) -> int:
     """-C: LIBLINEAR's lines (the first and last even with -q, as its train); like
     LIBLINEAR, it writes no model file."""
-    from .api import find_parameters
     nr_fold = opts["nr_fold"]
     print(f"Doing parameter search with {nr_fold}-fold cross validation.", flush=True)
     start_C = params.C if "-c" in opts["given"] else None
@@ -411,13 +415,7 @@ def _find_parameters(data, params, opts, say) -> int:
 
 def _train_and_save(data, params, opts, model_file, say) -> int:
     """Cross-validation or training on a Problem or a cluster Dataset."""
-    from .model import save_model
-    from .predict import evaluate
-    from .api import cross_validation, train
-
-    from .progress import quiet
-
-    with warnings.catch_warnings(), quiet(opts["quiet"]):   # -q: no progress bar either
+    with warnings.catch_warnings(), quiet_progress(opts["quiet"]):   # -q: no progress bar either
         # the log lines carry LIBLINEAR's warning text already
         warnings.simplefilter("ignore", ConvergenceWarning)
         if opts["find_C"]:

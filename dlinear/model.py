@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
@@ -28,6 +28,9 @@ class Model:
     # multinomial (softmax) logistic regression: w has one column per class (also for 2
     # classes), probabilities are the softmax; the file names it MULTINOMIAL_SOLVER_NAME
     multinomial: bool = False
+    # how a cluster fit ran (dlinear.cluster.engine: mode, class groups or actor rounds and
+    # their traffic, workers); None in process; not saved in the file
+    fit_stats: dict | None = field(default=None, compare=False, repr=False)
 
     @property
     def spec(self):

@@ -52,8 +52,8 @@ from .predict import predict
 from .progress import progress_bar
 from .solver_table import solvers_text
 from .solvers.vectors import norm
-from .train import (assemble_model, binary_task, cv_folds, first_appearance, train_one,
-                    n_binary_problems, order_labels, single_task)
+from .plan import assemble_model, first_appearance, n_problems, order_labels, subproblem
+from .train import cv_folds, train_one
 
 # the solvers with a -C search and what each C starts from: SolverSpec.search
 SEARCH_SOLVER_ERROR = ("Warm-start parameter search only available for "
@@ -198,11 +198,7 @@ def run_fold_path(problem: Problem, perm: np.ndarray, begin: int, end: int, para
     train_part = problem.subset(np.concatenate([perm[:begin], perm[end:]]))
     test_part = problem.subset(held)
     regression = params.spec.kind == "regression"
-    if regression:
-        label, n_problems = None, 1
-    else:
-        label = order_labels(first_appearance(train_part.y))
-        n_problems = n_binary_problems(len(label))
+    label = None if regression else order_labels(first_appearance(train_part.y))
     result = PathResult(request.group, request.fold, request.start)
     W = request.w0
     warm_dual = params.spec.search == "dual"
@@ -214,11 +210,8 @@ def run_fold_path(problem: Problem, perm: np.ndarray, begin: int, end: int, para
         # output during the search
         weighted_C = class_C(label, at_C)[0] if not regression else None
         fits = []
-        for k in range(n_problems):
-            if regression:
-                task = single_task(train_part, at_C)
-            else:
-                task = binary_task(train_part, label, k, weighted_C, at_C)
+        for k in range(n_problems(label)):
+            task = subproblem(train_part, label, k, weighted_C, at_C)
             if A is not None:
                 task = replace(task, alpha0=A[k])
             elif W is not None and not warm_dual:

@@ -44,16 +44,15 @@ class Params:
     newton: str = "linesearch"        # -s 0/2/11 driver: "linesearch" (LIBLINEAR 2.40+) or "tron"
     # -s 0/2 one-vs-rest: True = all classes share each pass (k-column Newton), False = one
     # driver per class, None = k-column on a cluster, and in process where it was measured
-    # faster (dlinear.train.classes_together)
+    # faster (dlinear.modes.use_kcolumn)
     kcolumn: Optional[bool] = None
     # -s 0 only: multinomial (softmax) logistic regression instead of one-vs-rest
     multinomial: bool = False
     # on a cluster, -s 1/-s 3 by partitioned dual CD (each worker solves its own rows),
     # -s 0/2/11 Newton map-reduced over the parts: True, False (a copy of the data per
     # worker, the one-vs-rest classes in parallel), or None: partitioned when the data does
-    # not fit one worker's memory (dlinear.cluster.engine.choose_partitioned; for Newton
-    # newton_on_copies: a copy for one-vs-rest with 3+ classes when it fits, else
-    # map-reduced)
+    # not fit one worker's memory (dlinear.modes.choose; for Newton a copy for one-vs-rest
+    # with 3+ classes when it fits, else map-reduced)
     partition: Optional[bool] = None
     # "adaptive", "linesearch" (BDA) or "cocoa" (CoCoA+); None: the solver's default
     partition_rule: Optional[str] = None

@@ -1,5 +1,5 @@
 """Whole-process wall time of `dlinear-train` in process (`--workers 0`) against a local
-cluster (`--workers N`), for the default-backend rule of dlinear/cli.py (`_use_cluster`).
+cluster (`--workers N`), for the default-backend rule (dlinear.modes: NEWTON_CLUSTER_BYTES).
 
 Each case is `SOLVER:FILE`; the two backends run back to back, alternating which goes
 first, `--repeat` times, and the best of each is compared. What dlinear says on stderr

@@ -43,7 +43,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
 from dlinear import Params  # noqa: E402
 from dlinear.datasets import make_rcv1_like  # noqa: E402
 from dlinear.solvers.primal_objective_values import primal_objective  # noqa: E402
-from dlinear.train import group_rows, train_in_process  # noqa: E402
+from dlinear.plan import group_rows  # noqa: E402
+from dlinear.train import train_in_process  # noqa: E402
 
 
 def timed(fn):
@@ -58,7 +59,7 @@ def bench_ovr(args, P):
     from liblinear import liblinearutil
 
     from dlinear import train
-    from dlinear.cluster import Dataset, engine
+    from dlinear.cluster import Dataset
 
     X = P.to_scipy()
     for solver in [int(s) for s in args.solvers.split(",")]:
@@ -97,7 +98,7 @@ def bench_ovr(args, P):
                 for n, (_, client, data) in clusters.items():
                     workers = f"{n} worker{'s' if n > 1 else ''}"
                     t, _, m = timed(lambda: train(data, base))
-                    stats = dict(engine.last_fit_stats)
+                    stats = dict(m.fit_stats)
                     name = (f"{workers}, default ({stats.get('mode')}, class groups "
                             f"{stats.get('groups')})")
                     first_fit.setdefault(name, t)
@@ -105,7 +106,7 @@ def bench_ovr(args, P):
                     if not args.skip_map_reduce:
                         t, _, m = timed(lambda: train(data, replace(base, partition=True)))
                         add(f"{workers}, k-column map-reduced (partition=True)", t, m,
-                            dict(engine.last_fit_stats))
+                            dict(m.fit_stats))
                     if n == 2 and not args.skip_per_class_cluster:
                         t, _, m = timed(lambda: train(data, replace(base, kcolumn=False,
                                                                     partition=True)))

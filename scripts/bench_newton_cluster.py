@@ -74,7 +74,7 @@ def main(argv=None):
     from dlinear.cluster import Dataset
     from dlinear.cluster.objective import distributed_objective
     from dlinear.solvers.primal_objectives import PrimalObjective, LOSS_OF_SOLVER
-    from dlinear.train import binary_task
+    from dlinear.plan import subproblem
 
     P = make_rcv1_like(args.rows, n_features=args.features, nnz_per_row=args.nnz_per_row,
                        seed=0)
@@ -135,8 +135,8 @@ def main(argv=None):
           f"{(received + sent) / n_iter / 1e6:.2f} MB into and out of the workers "
           f"(n = {objective.n_variables}); the workers computed {busy:.2f} s in all")
 
-    local_obj = PrimalObjective(P, binary_task(P, label, 0, weighted, params).y,
-                                binary_task(P, label, 0, weighted, params).C, -1.0,
+    local_obj = PrimalObjective(P, subproblem(P, label, 0, weighted, params).y,
+                                subproblem(P, label, 0, weighted, params).C, -1.0,
                                 LOSS_OF_SOLVER[2])
     w = result.w
     local_obj.fun(w)

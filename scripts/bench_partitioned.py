@@ -52,7 +52,7 @@ def rounds_vs_k(args):
     """Rounds to each duality gap, and to LIBLINEAR's default eps (its projected-gradient
     stop, as dlinear-train runs), for K = 1..64 simulated blocks."""
     from dlinear.solvers import partitioned_dual_cd as P
-    from dlinear.train import train_partitioned_in_process
+    from dlinear.simulated import train_partitioned_in_process
     if args.adaptive_target is not None:
         P.ADAPTIVE_TARGET = args.adaptive_target
     problem = make_rcv1_like(args.rows, seed=args.seed)
@@ -254,10 +254,10 @@ def kernel_time(args):
     --parts-per-block count of CSR parts, best of 3: the block kernel's cost per row
     visited, and what reaching several parts costs it (the rounds are the same)."""
     from dlinear.solvers import partitioned_dual_cd as P
-    from dlinear.train import block_seeds, partition_targets
+    from dlinear.plan import block_seeds, targets
     problem = make_rcv1_like(args.rows, seed=args.seed)
     params = Params(solver_type=1, eps=1e-12, max_iter=8).resolved()
-    Y, C = partition_targets(problem.y, None, np.array([1, -1]), np.ones(2), params)
+    Y, C = targets(problem.y, None, np.array([1, -1]), np.ones(2), params)
 
     def blocks(q):
         cuts = np.linspace(0, problem.n_samples, q + 1).astype(np.int64)

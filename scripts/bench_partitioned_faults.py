@@ -19,8 +19,8 @@ import numpy as np
 from dlinear import ConvergenceWarning, Params
 from dlinear.datasets import make_rcv1_like
 from dlinear.solvers import partitioned_dual_cd as P
-from dlinear.train import (block_seeds, first_appearance, order_labels, partition_targets,
-                           weighted_class_C)
+from dlinear.plan import (block_seeds, first_appearance, order_labels, targets,
+                          weighted_class_C)
 
 
 class LosingBlocks(P.SimulatedBlocks):
@@ -79,7 +79,7 @@ def main(argv=None):
 
         def make_block(block_parts, b):
             y = np.concatenate([p.y for p in block_parts])
-            Y, C = partition_targets(y, None, label, weighted_C, params)
+            Y, C = targets(y, None, label, weighted_C, params)
             return P.BlockState(block_parts, Y, C, params.bias, problem.n_features, 1,
                                 block_seeds(params.seed, b, 1))
 

@@ -49,8 +49,8 @@ def time_hv(problem, solver, n_hv, barrier, out):
 
 def time_classes(problem, ks, barrier, out):
     from dlinear import Params
-    from dlinear.train import (fit_class_group, first_appearance, order_labels,
-                               weighted_class_C)
+    from dlinear.plan import first_appearance, order_labels, weighted_class_C
+    from dlinear.train import fit_class_group
     problem = problem.subset(np.arange(problem.n_samples))     # this process's own copy
     params = Params(solver_type=0).resolved()
     label = order_labels(first_appearance(problem.y))

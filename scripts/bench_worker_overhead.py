@@ -16,7 +16,8 @@ from distributed import Client, LocalCluster
 from dlinear import Params, train
 from dlinear.cluster.dataset import Dataset
 from dlinear.datasets import make_rcv1_like
-from dlinear.train import fit_class_group, first_appearance, order_labels, weighted_class_C
+from dlinear.plan import first_appearance, order_labels, weighted_class_C
+from dlinear.train import fit_class_group
 
 
 def timed_group(problem, label, ks, weighted_C, params, return_models):

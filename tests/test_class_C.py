@@ -10,7 +10,8 @@ from dlinear import Params
 from dlinear.datasets import make_rcv1_like
 from dlinear.model_selection import PathRequest, run_fold_path
 from dlinear.params import class_C
-from dlinear.train import cv_folds, train_in_process, weighted_class_C
+from dlinear.plan import weighted_class_C
+from dlinear.train import cv_folds, train_in_process
 
 
 def test_class_C_follows_liblinear():

@@ -2,7 +2,8 @@
 for a single Newton training of a large file."""
 import pytest
 
-from dlinear.cli import NEWTON_CLUSTER_BYTES, _use_cluster, parse_train_args
+from dlinear.cli import _backend, parse_train_args
+from dlinear.modes import NEWTON_CLUSTER_BYTES, Mode
 
 
 @pytest.fixture
@@ -25,6 +26,7 @@ def test_default_backend_by_solver_family_and_size(files, monkeypatch, options, 
     monkeypatch.delenv("DLINEAR_SCHEDULER", raising=False)
     big, small = files
     params, opts, train_file, _ = parse_train_args(options.split() + [str(big)])
-    assert _use_cluster(opts, params, train_file) == on_cluster
+    assert (_backend(opts, params, train_file).mode is Mode.CLUSTER) == on_cluster
     params, opts, train_file, _ = parse_train_args(options.split() + [str(small)])
-    assert _use_cluster(opts, params, train_file) == ("--workers 2" in options)
+    assert (_backend(opts, params, train_file).mode is Mode.CLUSTER) == (
+        "--workers 2" in options)

@@ -9,8 +9,8 @@ from dlinear import Params, Problem
 from dlinear.kernels import kcolumn_ops as KK
 from dlinear.kernels import primal_ops as K
 from dlinear.solvers.kcolumn import KColumnLossTerm, fit_one_vs_rest_kcolumn
-from dlinear.train import (class_targets, fit_class, order_labels, first_appearance,
-                           train_in_process, weighted_class_C)
+from dlinear.plan import first_appearance, order_labels, targets, weighted_class_C
+from dlinear.train import fit_class, train_in_process
 
 
 def weighted(problem, seed=3):
@@ -34,7 +34,7 @@ def test_classes_together_equal_one_driver_per_class(solver, driver, bias, R, we
     weighted_C = weighted_class_C(label, params, lambda line: None)
     one_by_one = [fit_class(train_set, label, k, weighted_C, params)
                   for k in range(len(label))]
-    Y, C = class_targets(train_set.y, train_set.sample_weight, label, weighted_C, params)
+    Y, C = targets(train_set.y, train_set.sample_weight, label, weighted_C, params)
     together = fit_one_vs_rest_kcolumn(train_set, Y, C, params, [None] * len(label))
     for a, b in zip(one_by_one, together):
         # bit-identical: the same iterates, so the same log lines, Newton and CG counts
@@ -98,19 +98,19 @@ def test_kernels_equal_one_column_kernels(multiclass_split):
 def test_in_process_default_follows_the_measured_rule(monkeypatch):
     from dlinear.datasets import make_rcv1_like
     from dlinear.solvers import kcolumn
-    from dlinear.train import (KCOLUMN_MIN_CLASSES_PER_THREAD, KCOLUMN_MIN_NNZ_PER_ROW,
-                               classes_together)
+    from dlinear.modes import (KCOLUMN_MIN_CLASSES_PER_THREAD, KCOLUMN_MIN_NNZ_PER_ROW,
+                               use_kcolumn)
     k, dense = KCOLUMN_MIN_CLASSES_PER_THREAD, KCOLUMN_MIN_NNZ_PER_ROW
     s0, s2 = Params(solver_type=0), Params(solver_type=2)
-    assert classes_together(s0, k, dense, n_threads=1)
-    assert not classes_together(s0, k - 1, dense, n_threads=1)
-    assert not classes_together(s0, k, dense - 1, n_threads=1)
-    assert not classes_together(s0, k, dense, n_threads=2)       # k / 2 per thread
-    assert classes_together(s0, 2 * k, dense, n_threads=2)
-    assert not classes_together(s2, 4 * k, 10 * dense, n_threads=1)
-    assert not classes_together(replace(s0, kcolumn=False), 4 * k, 10 * dense)
-    assert classes_together(replace(s2, kcolumn=True), 2, 1.0)
-    assert not classes_together(replace(s0, primal_cd=False, solver_type=1), 4 * k, dense)
+    assert use_kcolumn(s0, k, dense, n_threads=1)
+    assert not use_kcolumn(s0, k - 1, dense, n_threads=1)
+    assert not use_kcolumn(s0, k, dense - 1, n_threads=1)
+    assert not use_kcolumn(s0, k, dense, n_threads=2)       # k / 2 per thread
+    assert use_kcolumn(s0, 2 * k, dense, n_threads=2)
+    assert not use_kcolumn(s2, 4 * k, 10 * dense, n_threads=1)
+    assert not use_kcolumn(replace(s0, kcolumn=False), 4 * k, 10 * dense)
+    assert use_kcolumn(replace(s2, kcolumn=True), 2, 1.0)
+    assert not use_kcolumn(replace(s0, primal_cd=False, solver_type=1), 4 * k, dense)
 
     # a set the rule picks: the default fit goes through k-column Newton, and its model
     # is the per-class drivers' to the last bit

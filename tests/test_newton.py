@@ -17,7 +17,7 @@ from dlinear.solvers import SubProblem
 from dlinear.solvers.newton import (fit_newton, linesearch_by_fun, newton,
                                     primal_solver_tol, tron)
 from dlinear.solvers.primal_objective_values import primal_objective
-from dlinear.train import assemble_model
+from dlinear.plan import assemble_model
 from dlinear.solvers.primal_objectives import LOSS_OF_SOLVER, LossTerm, PrimalObjective
 
 # dlinear's line-search Newton takes LIBLINEAR 2.50's iterates: the same log line for line

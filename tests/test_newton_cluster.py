@@ -96,7 +96,7 @@ def test_classes_run_as_tasks_on_copies_and_equal_in_process(cluster, problems, 
     local_log, cluster_log = [], []
     local = train_in_process(problem, params, log=local_log.append)
     spread = train(data, params, log=cluster_log.append)
-    stats = engine.last_fit_stats
+    stats = spread.fit_stats
     assert stats["mode"] == "copy" and stats["groups"] == [2, 1] and stats["workers"] == 2
     ran = tasks_run(client, "fit_class_group")
     assert all(ran[w] - before.get(w, 0) == 1 for w in ran), (before, ran)
@@ -119,8 +119,8 @@ def test_map_reduce_when_asked_or_when_a_copy_does_not_fit(cluster, problems, mo
     f_local = primal_objective(problem, params, local)
 
     asked = train(data, params, partition=True)
-    assert engine.last_fit_stats["mode"] == "map-reduce"
-    assert engine.last_fit_stats["rounds"] > 0
+    assert asked.fit_stats["mode"] == "map-reduce"
+    assert asked.fit_stats["rounds"] > 0
     assert abs(primal_objective(problem, params, asked) - f_local) <= 1e-8 * f_local
 
     assert engine.copy_fits(data)
@@ -130,7 +130,7 @@ def test_map_reduce_when_asked_or_when_a_copy_does_not_fit(cluster, problems, mo
     resolved, mode = engine.training_mode(data, params)
     assert resolved.partition is True and "map-reduced over the parts" in mode
     too_big = train(data, params)
-    assert engine.last_fit_stats["mode"] == "map-reduce"
+    assert too_big.fit_stats["mode"] == "map-reduce"
     np.testing.assert_array_equal(too_big.w, asked.w)
     monkeypatch.undo()
 
@@ -140,7 +140,7 @@ def test_map_reduce_when_asked_or_when_a_copy_does_not_fit(cluster, problems, mo
     _, mode = engine.training_mode(bdata, bparams)
     assert "map-reduced" in mode                   # one problem: split by rows by default
     on_copy = train(bdata, bparams, partition=False)
-    assert engine.last_fit_stats == {"mode": "copy", "groups": [1], "workers": 1}
+    assert on_copy.fit_stats == {"mode": "copy", "groups": [1], "workers": 1}
     np.testing.assert_array_equal(on_copy.w, train_in_process(binary, bparams).w)
 
 
@@ -203,7 +203,6 @@ def test_classes_share_each_round_and_equal_one_driver_per_class(cluster, proble
     for all classes, at most k n-vectors each way per round."""
     from dataclasses import replace
 
-    from dlinear.cluster import engine
     local_cluster, client = cluster
     # 3 workers, as the test before: retiring a worker just before the module's cluster
     # closes can trip distributed's LocalCluster.close (KeyError in its worker watcher)
@@ -217,7 +216,7 @@ def test_classes_share_each_round_and_equal_one_driver_per_class(cluster, proble
     together = train(data, replace(params, kcolumn=True), log=together_log.append)
     np.testing.assert_array_equal(together.w, per_class.w)
     assert together_log == per_class_log
-    stats = engine.last_fit_stats
+    stats = together.fit_stats
     assert stats["workers"] == 3
     assert stats["rounds"] == stats["lockstep_rounds"] + 1       # + the label counts
     k, vector = 3, 8 * (problem.n_features + 1)
@@ -226,11 +225,11 @@ def test_classes_share_each_round_and_equal_one_driver_per_class(cluster, proble
     # the rounds are those of the class needing most calls alone, not a sum over classes
     from dlinear.solvers.kcolumn import KColumnLossTerm, fit_newton_in_lockstep
     from dlinear.solvers.primal_objectives import LOSS_OF_SOLVER
-    from dlinear.train import class_targets, order_labels, first_appearance, weighted_class_C
+    from dlinear.plan import first_appearance, order_labels, targets, weighted_class_C
     resolved = params.resolved()
     label = order_labels(first_appearance(problem.y))
-    Y, C = class_targets(problem.y, None, label,
-                         weighted_class_C(label, resolved, lambda line: None), resolved)
+    Y, C = targets(problem.y, None, label,
+                   weighted_class_C(label, resolved, lambda line: None), resolved)
     alone = []
     for c in range(k):
         term = KColumnLossTerm(problem, Y[:, [c]], C[:, [c]], 1.0, LOSS_OF_SOLVER[solver])

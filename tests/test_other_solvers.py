@@ -16,7 +16,7 @@ from dlinear.solvers.l1r import fit_l1r
 from dlinear.solvers.primal_objective_values import primal_objective
 from dlinear.solvers.oneclass import fit_oneclass, oneclass_objectives
 from dlinear.solvers import SubProblem
-from dlinear.train import assemble_model
+from dlinear.plan import assemble_model
 
 
 # Relative gap to f* (LIBLINEAR's optimum at a tight eps, liblinear_oracle.TIGHT) allowed
@@ -147,8 +147,8 @@ def test_one_vs_rest_transposes_once(solver, extra, multiclass, monkeypatch):
     """The classes share one CSC copy of X, and each class's model is the one it gets
     alone (its own transposition)."""
     import dlinear.solvers.task as solvers
-    from dlinear.train import binary_task, train_one, order_labels, first_appearance
-    from dlinear.train import weighted_class_C
+    from dlinear.plan import first_appearance, order_labels, subproblem, weighted_class_C
+    from dlinear.train import train_one
     train_set, _ = multiclass
     params = Params(solver_type=solver, bias=1.0, **extra)
     calls = []
@@ -159,7 +159,7 @@ def test_one_vs_rest_transposes_once(solver, extra, multiclass, monkeypatch):
     label = order_labels(first_appearance(train_set.y))
     weighted_C = weighted_class_C(label, params.resolved(), lambda line: None)
     for k in range(model.nr_w):
-        alone = train_one(binary_task(train_set, label, k, weighted_C, params.resolved()),
+        alone = train_one(subproblem(train_set, label, k, weighted_C, params.resolved()),
                            params.resolved())
         np.testing.assert_array_equal(alone.w, model.w[:, k])
     assert len(calls) == 1 + model.nr_w

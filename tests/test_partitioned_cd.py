@@ -16,7 +16,7 @@ from dlinear.datasets import make_rcv1_like
 from dlinear.errors import DlinearError
 from dlinear.solvers import partitioned_dual_cd as P
 from dlinear.solvers.primal_objective_values import primal_objective
-from dlinear.train import train_partitioned_in_process
+from dlinear.simulated import train_partitioned_in_process
 
 # Relative primal objective tolerances, just above the largest distance measured with K = 1,
 # 2 and 3 blocks, both rules, simulated (binary_split, multiclass_split, the regression set
@@ -141,11 +141,11 @@ def test_a_pickled_block_reads_its_own_parts(binary_split):
     """The kernels reach the parts by address: a BlockState copied by pickle (to another
     process, say) must rebuild those addresses, not keep the original's."""
     import pickle
-    from dlinear.train import block_seeds, partition_targets
+    from dlinear.plan import block_seeds, targets
     problem = binary_split[0]
     params = Params(solver_type=1).resolved()
     parts = [problem.subset(np.arange(0, 1000)), problem.subset(np.arange(1000, 3000))]
-    Y, C = partition_targets(problem.y, None, np.array([1, -1]), np.ones(2), params)
+    Y, C = targets(problem.y, None, np.array([1, -1]), np.ones(2), params)
     state = P.BlockState(parts, Y, C, params.bias, problem.n_features, 1,
                          block_seeds(params.seed, 0, 1))
     copy = pickle.loads(pickle.dumps(state))

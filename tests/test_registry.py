@@ -7,15 +7,14 @@ import numpy as np
 import pytest
 
 from dlinear import DlinearError, Params
-from dlinear.cluster.engine import classes_together_on_cluster, is_map_reduce
 from dlinear.datasets import make_rcv1_like
 from dlinear.model import nr_w_of
 from dlinear.model_selection import SEARCH_SOLVER_ERROR, checked_search_params
+from dlinear.modes import check_partitioned, is_map_reduce, use_kcolumn, use_kcolumn_on_cluster
 from dlinear.params import check_parameter
 from dlinear.solver_table import METHODS, PARTITION_RULES, SEARCH_WARM_STARTS, SOLVERS
 from dlinear.solvers.primal_objective_values import _loss
 from dlinear.solvers.primal_objectives import LOSS_OF_SOLVER, PrimalObjective
-from dlinear.train import check_partitioned, classes_together
 
 AVAILABLE = [s for s in SOLVERS.values() if s.available]
 LOSS_OF_NAME = {"LR": "logistic_regression", "L2LOSS_SVC": "squared_hinge",
@@ -103,8 +102,8 @@ def test_the_modes_and_the_search_follow_the_rows():
         assert params.resolved().eps == spec.default_eps
         assert params.resolved().partition_rule == spec.partition_rule
         assert is_map_reduce(params) == (spec.newton and spec.partitioned)
-        assert classes_together_on_cluster(params, 3) == spec.kcolumn
-        assert classes_together(Params(solver_type=spec.id, kcolumn=True), 3, 100.0) == \
+        assert use_kcolumn_on_cluster(params, 3) == spec.kcolumn
+        assert use_kcolumn(Params(solver_type=spec.id, kcolumn=True), 3, 100.0) == \
             spec.kcolumn
         assert nr_w_of(spec.id, 2) == (2 if spec.all_classes else 1)
         try:

@@ -9,10 +9,11 @@ import pytest
 from dlinear import ConvergenceWarning, Params
 from dlinear.datasets import make_rcv1_like
 from dlinear.model_selection import PathRequest, run_fold_path
-from dlinear.solvers.dual_cd import fit_dual_cd_svc
+from dlinear.solvers import fit_task
 from dlinear.solvers.l1r import fit_l1r
-from dlinear.train import (CONVERGENCE_WARNINGS, assemble_model, binary_task, cv_folds,
-                           first_appearance, train_one, order_labels, warn_about_logs)
+from dlinear.plan import (CONVERGENCE_WARNINGS, assemble_model, first_appearance,
+                          order_labels, subproblem, warn_about_logs)
+from dlinear.train import cv_folds, train_one
 
 VARIANTS = [{}, {"cd_block": 2}, {"online": True}]
 VARIANT_IDS = ["one-variable", "cd-block-2", "online"]
@@ -25,7 +26,7 @@ def binary():
 
 def _task(problem, params):
     label = order_labels(first_appearance(problem.y))
-    return binary_task(problem, label, 0, np.full(2, params.C), params)
+    return subproblem(problem, label, 0, np.full(2, params.C), params)
 
 
 @pytest.mark.parametrize("solver", [1, 3])
@@ -35,8 +36,8 @@ def test_dual_svc_starts_from_the_given_alpha(binary, solver, variant):
     at the same w; it returns its alpha for the next warm start."""
     params = Params(solver_type=solver, C=4.0, eps=1e-4, **variant)
     task = _task(binary, params)
-    cold = fit_dual_cd_svc(task, params)
-    warm = fit_dual_cd_svc(replace(task, alpha0=cold.alpha), params)
+    cold = fit_task(task, params)
+    warm = fit_task(replace(task, alpha0=cold.alpha), params)
     assert cold.alpha is not None and warm.alpha is not None
     assert cold.n_iter >= 50
     assert warm.n_iter <= 3
@@ -65,7 +66,7 @@ def test_switch_to_primal_keeps_the_dual_alpha(binary):
     result still carries the dual's alpha, so the next C of a search warm-starts."""
     params = Params(solver_type=1, C=4.0, eps=1e-4, max_iter=2)
     task = _task(binary, params)
-    dual_alone = fit_dual_cd_svc(task, params)
+    dual_alone = fit_task(task, params)
     result = train_one(task, params)
     assert "Switching to use -s 2" in result.log
     np.testing.assert_array_equal(result.alpha, dual_alone.alpha)

@@ -41,7 +41,7 @@ def _plan_ranges(path, block_bytes, n_workers, storage_options=None):
 
 def _part_summary(part: Problem):
     """What the client needs of a part: rows, largest feature, labels by first appearance."""
-    from ..train import first_appearance
+    from ..plan import first_appearance
     labels = None
     y = part.y
     if len(y) and np.array_equal(y, np.round(y)):

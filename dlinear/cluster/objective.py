@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..plan import group_rows, multinomial_C, n_binary_problems, targets
 from ..solvers.kcolumn import KColumnLossTerm
 from ..solvers.multinomial import MultinomialTerm, multinomial_objective
 from ..solvers.primal_objectives import LOSS_CODE, LossTerm, RegularizedObjective
@@ -38,19 +39,18 @@ class CountedLossTerm(LossTerm):
 def binary_rows(share, label, k, weighted_C, params) -> CountedLossTerm:
     """Payload: the worker's rows of binary problem k (or of the regression problem,
     label None)."""
-    from ..train import task_targets
-    y, C = task_targets(np.concatenate([p.y for p in share.parts]),
-                        concat_weights(share.parts), label, k, weighted_C, params)
-    return CountedLossTerm(share.parts, y, C, params.bias,
+    Y, C = targets(np.concatenate([p.y for p in share.parts]), concat_weights(share.parts),
+                   label, weighted_C, params, [k])
+    return CountedLossTerm(share.parts, np.ascontiguousarray(Y[:, 0]),
+                           np.ascontiguousarray(C[:, 0]), params.bias,
                            LOSS_CODE[params.spec.loss], params.p, share.n_features)
 
 
 def class_columns(share, label, weighted_C, params) -> KColumnLossTerm:
     """Payload: the worker's rows of all one-vs-rest problems (dlinear.solvers.kcolumn),
     whose `execute` serves one round of the classes' requests."""
-    from ..train import class_targets
-    Y, C = class_targets(np.concatenate([p.y for p in share.parts]),
-                         concat_weights(share.parts), label, weighted_C, params)
+    Y, C = targets(np.concatenate([p.y for p in share.parts]), concat_weights(share.parts),
+                   label, weighted_C, params)
     return KColumnLossTerm(share.parts, Y, C, params.bias,
                            LOSS_CODE[params.spec.loss], params.p, share.n_features)
 
@@ -58,7 +58,6 @@ def class_columns(share, label, weighted_C, params) -> KColumnLossTerm:
 def multinomial_rows(share, label, weighted_C, params) -> MultinomialTerm:
     """Payload: the worker's share of the softmax loss (dlinear.solvers.multinomial);
     its n-vectors are W flattened."""
-    from ..train import group_rows, multinomial_C
     class_of_row = group_rows(label, np.concatenate([p.y for p in share.parts]))
     C = multinomial_C(class_of_row, concat_weights(share.parts), weighted_C)
     return MultinomialTerm(share.parts, class_of_row, C, len(label), params.bias,
@@ -157,7 +156,6 @@ class TreeColumnsTerm(OnTree):
     as TreeLossTerm does for one problem."""
 
     def __init__(self, placement: Placement, label, weighted_C, params):
-        from ..train import n_binary_problems
         self.n_classes = n_binary_problems(len(label))
         self.n_variables = _n_variables(placement.dataset, params)
         self._W = {c: np.zeros(self.n_variables) for c in range(self.n_classes)}

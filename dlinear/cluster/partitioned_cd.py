@@ -19,8 +19,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..plan import block_seeds, n_problems, targets
 from ..solvers.partitioned_dual_cd import BlockState, combine_rounds
-from ..train import block_seeds, n_partitioned_problems, partition_targets
 from .dataset import concat_weights
 from .tree import ActorTree, OnTree, Placement, add_results
 
@@ -30,8 +30,8 @@ class DualBlock:
     class (its BlockState, `state`), with the parts' keys."""
 
     def __init__(self, share, label, weighted_C, params):
-        Y, C = partition_targets(np.concatenate([p.y for p in share.parts]),
-                                 concat_weights(share.parts), label, weighted_C, params)
+        Y, C = targets(np.concatenate([p.y for p in share.parts]), concat_weights(share.parts),
+                       label, weighted_C, params)
         self.state = BlockState(share.parts, Y, C, params.bias, share.n_features,
                                 params.solver_type,
                                 block_seeds(params.seed, share.block, Y.shape[1]), params.p)
@@ -70,7 +70,7 @@ class PartitionedBlocks(OnTree):
     """The driver's `blocks` on a Dask cluster: round() over an ActorTree of DualBlocks."""
 
     def __init__(self, placement: Placement, label, weighted_C, params):
-        self.n_problems = n_partitioned_problems(label)
+        self.n_problems = n_problems(label)
         self.restarted_w = None
         self._round_args = None
         self.tree = ActorTree(placement, DualBlock, (label, weighted_C, params),

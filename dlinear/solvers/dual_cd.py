@@ -4,7 +4,12 @@ import math
 
 import numpy as np
 
+from ..kernels.bias_cd_svc import bias_dual_cd_svc
+from ..kernels.block_cd_svc import block_cd_svc
+from ..kernels.dual_cd_lr import dual_cd_lr
 from ..kernels.dual_cd_svc import dual_cd_svc
+from ..kernels.dual_cd_svr import dual_cd_svr
+from ..kernels.online_dual_cd_svc import online_dual_cd_svc
 from .task import FitResult
 
 
@@ -40,15 +45,9 @@ def feasible_warm_start(task, params) -> np.ndarray:
 
 
 def fit_dual_cd_svc(task, params):
-    """-s 1 (L2-loss) or -s 3 (L1-loss) on one binary task, warm-started from
-    task.alpha0 when given (also with --cd-block 2 and --online); with -B 1 -R, the dual
-    with a true bias."""
-    if not params.regularize_bias and task.bias >= 0:
-        return fit_bias_dual_cd_svc(task, params)
-    if params.cd_block == 2:
-        return fit_block_cd_svc(task, params)
-    if params.online:
-        return fit_online_dual_cd_svc(task, params)
+    """-s 1 (L2-loss) or -s 3 (L1-loss) by one-variable dual CD on one binary task,
+    warm-started from task.alpha0 when given. Its variants (a true bias, --cd-block 2,
+    --online) are chosen by dlinear.solvers._fit_svc_dual."""
     X = task.problem
     alpha = starting_alpha(task, params)
     w = np.zeros(task.w_size)
@@ -71,7 +70,6 @@ def dual_svc_result(w, alpha, n_iter, obj, params, details) -> FitResult:
 
 def fit_block_cd_svc(task, params):
     """-s 1 / -s 3 by two-variable block dual CD (--cd-block 2) on one binary task."""
-    from ..kernels.block_cd_svc import block_cd_svc
     X = task.problem
     alpha = starting_alpha(task, params)
     w = np.zeros(task.w_size)
@@ -90,7 +88,6 @@ def fit_bias_dual_cd_svc(task, params):
     task.alpha0 when given (feasible_warm_start). The model stores b as
     the weight of the bias feature, b / bias, as LIBLINEAR's -R models do, so any
     LIBLINEAR predict reads it."""
-    from ..kernels.bias_cd_svc import bias_dual_cd_svc
     X = task.problem
     w = np.zeros(task.w_size)
     alpha = feasible_warm_start(task, params)
@@ -114,7 +111,6 @@ def fit_online_dual_cd_svc(task, params):
     reported by a "WARNING: reaching max ..." log line (train turns it into a
     ConvergenceWarning), not as LIBLINEAR's iteration cap, so no switch to a primal
     solver follows."""
-    from ..kernels.online_dual_cd_svc import online_dual_cd_svc
     X = task.problem
     l = X.n_samples
     budget = online_update_budget(params, l)
@@ -137,7 +133,6 @@ def fit_online_dual_cd_svc(task, params):
 
 def fit_dual_cd_lr(task, params):
     """-s 7: L2-regularized logistic regression in the dual, on one binary task."""
-    from ..kernels.dual_cd_lr import dual_cd_lr
     X = task.problem
     alpha = np.empty(2 * X.n_samples)
     w = np.zeros(task.w_size)
@@ -154,7 +149,6 @@ def fit_dual_cd_lr(task, params):
 
 def fit_dual_cd_svr(task, params):
     """-s 12 (L2-loss) or -s 13 (L1-loss) support vector regression in the dual."""
-    from ..kernels.dual_cd_svr import dual_cd_svr
     X = task.problem
     beta = np.zeros(X.n_samples)
     w = np.zeros(task.w_size)

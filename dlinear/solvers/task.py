@@ -8,6 +8,7 @@ import numpy as np
 
 from ..data import Problem, arrays_nbytes
 from ..errors import DlinearError
+from ..kernels.sparse_ops import csr_to_csc
 from ..threads import SharedValues
 
 
@@ -30,7 +31,6 @@ class SharedColumns:
 
 def columns_of(problem: Problem, bias: float):
     """X by columns (see SharedColumns.get), without sharing."""
-    from ..kernels.sparse_ops import csr_to_csc
     return csr_to_csc(problem.indptr, problem.indices, problem.data,
                       int(problem.n_features), float(bias) if bias >= 0 else -1.0)
 
@@ -70,9 +70,6 @@ def starting_w(w0, w_size: int) -> np.ndarray:
     if w.shape[0] != w_size:
         raise DlinearError(f"initial w has {w.shape[0]} values, expected {w_size}")
     return w
-
-
-BinaryTask = SubProblem    # its former name, kept for existing callers
 
 
 @dataclass
