@@ -25,7 +25,7 @@ from ..errors import DlinearError
 from ..model import Model, load_model, save_model
 from ..params import Params
 from ..solver_table import SOLVERS
-from ..train import first_appearance, order_labels
+from ..plan import first_appearance, order_labels
 from .dask_helpers import (as_dask_array, as_labels, block_labels, block_scores, class_counts,
                            dask_rows, dataset, dataset_label_order, is_dask, map_labels,
                            map_scores, ones_per_row, sorted_classes)
