@@ -246,7 +246,7 @@ def local_cluster(n_workers: int):
     import distributed
     logging.getLogger("distributed").setLevel(logging.ERROR)
     cluster = distributed.LocalCluster(n_workers=n_workers, threads_per_worker=1,
-                                       processes=True, dashboard_address=None,
+                                       processes=True, dashboard_address=":0",
                                        silence_logs=logging.CRITICAL)
     client = distributed.Client(cluster)
     client.wait_for_workers(n_workers)
