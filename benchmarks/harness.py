@@ -127,6 +127,28 @@ def train_partitioned_simulated(problem, params: Params, n_blocks: int, **option
     return train_partitioned_in_process(problem, params, n_blocks, **options)
 
 
+def class_plan(problem, params: Params):
+    """(labels in LIBLINEAR's order, per-class C) of a classification problem."""
+    from dlinear.train import first_appearance, order_labels, weighted_class_C
+    label = order_labels(first_appearance(problem.y))
+    return label, weighted_class_C(label, params.resolved(), lambda line: None)
+
+
+def fit_class_group(problem, label, ks, weighted_C, params: Params) -> list:
+    """The one-vs-rest fits of classes `ks` in this process, as a copy-mode cluster task
+    runs them (k-column Newton where the in-process rule picks it)."""
+    from dlinear.train import fit_class_group as fit
+    return fit(problem, label, ks, weighted_C, params.resolved())
+
+
+def binary_loss_term(problem, solver: int):
+    """The loss term of Newton's objective (`at`, `grad_precond`, `hv`) of binary -s
+    `solver` on `problem` (label 1 positive), C = 1, no bias."""
+    from dlinear.solvers.primal_objectives import LOSS_OF_SOLVER, LossTerm
+    y = np.where(problem.y == 1, 1.0, -1.0)
+    return LossTerm(problem, y, np.ones(problem.n_samples), -1.0, LOSS_OF_SOLVER[solver])
+
+
 # ----------------------------------------------------------------- LIBLINEAR as the peer
 
 def liblinear_model_to_dlinear(lib_model) -> Model:

@@ -170,3 +170,13 @@ def parse_file() -> str:
         write_libsvm(tmp, Problem.from_arrays(X, y, 47_236))
         os.replace(tmp, path)
     return path
+
+
+def dense_planted(rows: int, n_features: int, seed: int) -> Problem:
+    """Dense Gaussian rows, labels sign(X w) with 5% flipped, no score noise: the dense set
+    of the block dual CD study (tools/plot_convergence.py --block-cd)."""
+    rng = np.random.default_rng(seed)
+    X = rng.normal(size=(rows, n_features))
+    y = np.where(X @ rng.normal(size=n_features) > 0, 1.0, -1.0)
+    y[rng.random(rows) < 0.05] *= -1
+    return Problem.from_arrays(X, y)

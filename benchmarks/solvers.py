@@ -238,3 +238,75 @@ class TrueBias:
     def track_outer_iterations(self, solver, bias, shape):
         return int(train(self.problem, self.params, n_threads=1).n_iter[0])
     track_outer_iterations.unit = "outer iterations"
+
+
+class _Reached(Exception):
+    pass
+
+
+class PartitionedRounds:
+    """Rounds of the partitioned dual CD against K blocks, simulated in one process (rounds
+    need no cores): to LIBLINEAR's default eps (its projected-gradient stop) and to a
+    relative duality gap of 1e-3, per combination rule (was scripts/bench_partitioned.py
+    rounds)."""
+    params = [[1, 3], ["adaptive", "cocoa", "linesearch"], [1, 4, 16, 64]]
+    param_names = ["solver", "rule", "blocks"]
+    timeout = 600
+    MAX_ROUNDS = 1000
+
+    def setup(self, solver, rule, blocks):
+        self.problem = shapes.load("rcv1")
+
+    def track_rounds_to_default_eps(self, solver, rule, blocks):
+        import warnings
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            model = harness.train_partitioned_simulated(
+                self.problem, Params(solver_type=solver, max_iter=self.MAX_ROUNDS), blocks,
+                rule=rule)
+        rounds = int(model.n_iter[0])
+        return rounds if rounds < self.MAX_ROUNDS else float("nan")
+    track_rounds_to_default_eps.unit = "rounds"
+
+    def track_rounds_to_gap_1e_3(self, solver, rule, blocks):
+        reached = []
+
+        def on_round(r, c, primal, dual):
+            if (primal + dual) / primal <= 1e-3:
+                reached.append(r)
+                raise _Reached
+
+        try:
+            harness.train_partitioned_simulated(
+                self.problem, Params(solver_type=solver, eps=1e-12, max_iter=self.MAX_ROUNDS),
+                blocks, rule=rule, on_round=on_round)
+        except (_Reached, Warning):
+            pass
+        return reached[0] if reached else float("nan")
+    track_rounds_to_gap_1e_3.unit = "rounds"
+
+
+class PartitionedBlockParts:
+    """8 rounds of the partitioned dual CD (-s 1, K = 1, no stop) on one in-process block
+    made of 1 or 10 CSR parts: the block kernel's cost per row visited, and what reaching
+    several parts costs it (the rounds are the same; was scripts/bench_partitioned.py
+    kernel)."""
+    params = [[1, 10]]
+    param_names = ["parts"]
+    number = 1
+    repeat = 3
+
+    def setup(self, parts):
+        self.problem = shapes.load("rcv1")
+        self.params = Params(solver_type=1, eps=1e-12, max_iter=8)
+        self._fit(parts, Params(solver_type=1, eps=1e-12, max_iter=2))
+
+    def _fit(self, parts, params):
+        import warnings
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return harness.train_partitioned_simulated(self.problem, params, 1,
+                                                       parts_per_block=parts)
+
+    def time_eight_rounds(self, parts):
+        self._fit(parts, self.params)
