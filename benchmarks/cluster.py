@@ -1,11 +1,11 @@
-"""Fits on local Dask clusters of 1 and 2 single-threaded worker processes (was
-scripts/bench_cluster.py, bench_newton_cluster.py, the cluster half of bench_multiclass.py
-and bench_partitioned.py's `time`). Every benchmark here starts a cluster in its setup:
-`DLINEAR_BENCH_CLUSTER=0` skips them all (or `asv run -b '^(?!cluster)'`).
+"""Fits on local Dask clusters of 1 and 2 single-threaded worker processes. Every benchmark
+here starts a cluster in its setup: `DLINEAR_BENCH_CLUSTER=0` skips them all (or
+`asv run -b '^(?!cluster)'`).
 
 The data are made a Dataset on the workers in setup, not timed. A copy-mode fit makes each
 worker's copy of the data at its first fit; asv's timed repeats reuse them, and
-`track_first_fit_seconds` gives the first fit alone.
+`track_first_fit_seconds` gives the first fit alone. Each `...Stats` class measures its
+tracks in one cluster session (asv's setup_cache), not one per track.
 """
 from __future__ import annotations
 
@@ -20,6 +20,7 @@ from . import harness, shapes
 
 
 class _OnCluster:
+    """time_fit of one fit per parameter combination, on a cluster started in setup."""
     n_workers = 2
     number = 1
     repeat = 2
@@ -28,43 +29,94 @@ class _OnCluster:
 
     def setup(self, *args):
         harness.skip_without_cluster()
-        from dlinear.cluster import Dataset
-        self.problem = shapes.load(self.shape)
-        self.cluster, self.client = harness.local_cluster(self.workers_of(*args))
-        self.data = Dataset.from_arrays(self.problem, None, self.client)
+        self.session = Session(self.shape, self.workers_of(*args))
         self.params = self.params_of(*args)
-        warm = self.problem.subset(np.arange(min(300, self.problem.n_samples)))
-        # Numba warm-up of the workers and of this process, a fit in each process
-        here = replace(self.params, partition=None)
-        self.client.run(train, warm, here)
-        harness.warm_up(self.problem, [here])
+        self.session.warm_up(self.params)
 
     def teardown(self, *args):
-        self.client.close()
-        self.cluster.close()
+        self.session.close()
 
     def workers_of(self, *args):
         return self.n_workers
 
-    def _fit(self):
-        return train(self.data, self.params)
+    def time_fit(self, *args):
+        self.session.fit(self.params)
 
-    def _round_stats(self):
-        """(rounds, bytes per round client -> root and back) of a fit, NaN when the fit
-        records none (a copy-mode fit has no rounds)."""
-        self._fit()
+
+class Session:
+    """A local cluster holding a shape as a Dataset, its workers and this process warm."""
+
+    def __init__(self, shape, n_workers):
+        from dlinear.cluster import Dataset
+        self.problem = shapes.load(shape)
+        self.cluster, self.client = harness.local_cluster(n_workers)
+        self.data = Dataset.from_arrays(self.problem, None, self.client)
+
+    def warm_up(self, params):
+        """Numba warm-up of the workers and of this process, a fit in each process."""
+        here = replace(params, partition=None)
+        warm = self.problem.subset(np.arange(min(300, self.problem.n_samples)))
+        self.client.run(train, warm, here)
+        harness.warm_up(self.problem, [here])
+
+    def fit(self, params):
+        return train(self.data, params)
+
+    def stats(self, params) -> dict:
+        """A fit's seconds (the first, then the best of two), rounds and megabytes per
+        round (NaN when the fit records none: a copy-mode fit has no rounds), and its time
+        over the same fit in this process, one thread."""
+        first = harness.timed(lambda: self.fit(params))
+        rounds = harness.fit_stats().get("rounds") or math.nan
         stats = harness.fit_stats()
-        rounds = stats.get("rounds")
-        if not rounds:
-            return math.nan, math.nan
-        return rounds, (stats["bytes_to_workers"] + stats["bytes_from_workers"]) / rounds
+        moved = stats.get("bytes_to_workers", math.nan) + stats.get("bytes_from_workers",
+                                                                    math.nan)
+        best = harness.best_of(lambda: self.fit(params), 2).wall
+        here = Params(solver_type=params.solver_type)
+        local = harness.best_of(lambda: train(self.problem, here, n_threads=1), 2).wall
+        return {"first_fit_s": first.wall, "best_s": best, "rounds": rounds,
+                "mb_per_round": moved / rounds / 1e6, "ratio_to_in_process": best / local,
+                "n_iter": int(first.value.n_iter[0])}
+
+    def close(self):
+        self.client.close()
+        self.cluster.close()
+
+
+def _cluster_stats(shape, combos):
+    """{combo: Session.stats} for (n_workers, Params) of each combo, one cluster per worker
+    count; {} when clusters are off."""
+    if not harness.cluster_enabled():
+        return {}
+    out = {}
+    for n_workers in sorted({w for w, _ in combos.values()}):
+        session = Session(shape, n_workers)
+        try:
+            for key, (w, params) in combos.items():
+                if w == n_workers:
+                    session.warm_up(params)
+                    out[key] = session.stats(params)
+        finally:
+            session.close()
+    return out
+
+
+def _track(name, unit):
+    def track(self, stats, *args):
+        return stats[args][name]
+    track.unit = unit
+    track.__name__ = f"track_{name}"
+    return track
+
+
+ONE_VS_REST_FITS = {"-s 1": Params(solver_type=1),
+                    "-s 0 map-reduced": Params(solver_type=0, partition=True)}
 
 
 class OneVsRest(_OnCluster):
-    """-s 1 one-vs-rest (copies of the data on the workers, classes as tasks) and -s 0
-    (default choice, and k-column Newton map-reduced over the parts) on the multiclass
-    shape, 1 and 2 workers; the ratio is to the same fit in this process, one thread."""
-    params = [[1, 2], ["-s 1", "-s 0", "-s 0 map-reduced"]]
+    """One-vs-rest on the multiclass shape, 1 and 2 workers: -s 1 (copies of the data on
+    the workers, classes as tasks) and -s 0 (k-column Newton map-reduced over the parts)."""
+    params = [[1, 2], list(ONE_VS_REST_FITS)]
     param_names = ["workers", "fit"]
     shape = "multiclass"
 
@@ -72,83 +124,89 @@ class OneVsRest(_OnCluster):
         return workers
 
     def params_of(self, workers, fit):
-        return Params(solver_type=int(fit.split()[1]), partition=True if "map" in fit else None)
+        return ONE_VS_REST_FITS[fit]
 
-    def time_fit(self, workers, fit):
-        self._fit()
 
-    def track_first_fit_seconds(self, workers, fit):
-        return harness.timed(self._fit).wall
-    track_first_fit_seconds.unit = "seconds"
+class OneVsRestStats:
+    """OneVsRest's first fit (copies made), rounds, megabytes per round (client to root
+    and back) and ratio to the same fit in this process, one cluster per worker count."""
+    params = OneVsRest.params
+    param_names = OneVsRest.param_names
+    timeout = 1200
 
-    def track_ratio_to_in_process(self, workers, fit):
-        here = Params(solver_type=self.params.solver_type)
-        local = harness.best_of(lambda: train(self.problem, here, n_threads=1), 2).wall
-        return harness.best_of(self._fit, 2).wall / local
-    track_ratio_to_in_process.unit = "cluster / in process"
+    def setup(self, stats, *args):
+        harness.skip_without_cluster()
 
-    def track_rounds(self, workers, fit):
-        return self._round_stats()[0]
-    track_rounds.unit = "rounds"
+    def setup_cache(self):
+        return _cluster_stats("multiclass", {(w, f): (w, p) for w in (1, 2)
+                                             for f, p in ONE_VS_REST_FITS.items()})
 
-    def track_megabytes_per_round(self, workers, fit):
-        return self._round_stats()[1] / 1e6
-    track_megabytes_per_round.unit = "MB"
+    track_first_fit_seconds = _track("first_fit_s", "seconds")
+    track_rounds = _track("rounds", "rounds")
+    track_megabytes_per_round = _track("mb_per_round", "MB")
+    track_ratio_to_in_process = _track("ratio_to_in_process", "cluster / in process")
 
 
 class NewtonMapReduced(_OnCluster):
-    """Binary -s 0 / -s 2 map-reduced over 2 workers' parts against the same fit in this
-    process and LIBLINEAR."""
+    """Binary -s 0 / -s 2 map-reduced over 2 workers' parts."""
     params = [[0, 2]]
     param_names = ["solver"]
 
     def params_of(self, solver):
         return Params(solver_type=solver, partition=True)
 
-    def time_fit(self, solver):
-        self._fit()
 
-    def track_ratio_to_in_process(self, solver):
-        here = Params(solver_type=solver)
-        local = harness.best_of(lambda: train(self.problem, here, n_threads=1), 2).wall
-        return harness.best_of(self._fit, 2).wall / local
-    track_ratio_to_in_process.unit = "2 workers / in process"
+class NewtonMapReducedStats:
+    """NewtonMapReduced's time over the same fit in this process and over LIBLINEAR's."""
+    params = NewtonMapReduced.params
+    param_names = NewtonMapReduced.param_names
+    timeout = 900
 
-    def track_ratio_to_liblinear(self, solver):
-        lib_problem = harness.liblinear_problem(self.problem)
-        theirs = harness.best_of(
-            lambda: harness.liblinear_fit(lib_problem, f"-s {solver} -q"), 2).wall
-        return harness.best_of(self._fit, 2).wall / theirs
-    track_ratio_to_liblinear.unit = "2 workers / LIBLINEAR"
+    def setup(self, stats, *args):
+        harness.skip_without_cluster()
 
-    def track_rounds(self, solver):
-        return self._round_stats()[0]
-    track_rounds.unit = "rounds"
+    def setup_cache(self):
+        stats = _cluster_stats("rcv1", {(s,): (2, Params(solver_type=s, partition=True))
+                                        for s in (0, 2)})
+        if stats:
+            lib_problem = harness.liblinear_problem(shapes.load("rcv1"))
+            for (s,), row in stats.items():
+                lib = harness.best_of(
+                    lambda: harness.liblinear_fit(lib_problem, f"-s {s} -q"), 2).wall
+                row["ratio_to_liblinear"] = row["best_s"] / lib
+        return stats
 
-    def track_megabytes_per_round(self, solver):
-        return self._round_stats()[1] / 1e6
-    track_megabytes_per_round.unit = "MB"
+    track_ratio_to_in_process = _track("ratio_to_in_process", "2 workers / in process")
+    track_ratio_to_liblinear = _track("ratio_to_liblinear", "2 workers / LIBLINEAR")
+
+
+PARTITIONED_RULES = ("adaptive", "linesearch")
 
 
 class PartitionedDualCD(_OnCluster):
     """-s 1 partitioned dual CD on 2 workers (each keeps the dual variables of its rows),
     the adaptive and the line-search rule, to LIBLINEAR's default eps (CoCoA+ needs many
     more rounds: solvers.PartitionedRounds counts them without a cluster)."""
-    params = [[1], ["adaptive", "linesearch"]]
-    param_names = ["solver", "rule"]
+    params = [list(PARTITIONED_RULES)]
+    param_names = ["rule"]
 
-    def params_of(self, solver, rule):
-        return Params(solver_type=solver, partition_rule=rule, partition=True, max_iter=1000)
+    def params_of(self, rule):
+        return Params(solver_type=1, partition_rule=rule, partition=True, max_iter=1000)
 
-    def time_fit(self, solver, rule):
-        self._fit()
 
-    def track_rounds(self, solver, rule):
-        return int(self._fit().n_iter[0])
-    track_rounds.unit = "rounds"
+class PartitionedDualCDStats:
+    """PartitionedDualCD's rounds and time over the local dual CD's."""
+    params = PartitionedDualCD.params
+    param_names = PartitionedDualCD.param_names
+    timeout = 900
 
-    def track_ratio_to_local_dual_cd(self, solver, rule):
-        here = Params(solver_type=solver)
-        local = harness.best_of(lambda: train(self.problem, here, n_threads=1), 2).wall
-        return harness.timed(self._fit).wall / local
-    track_ratio_to_local_dual_cd.unit = "2 workers / local"
+    def setup(self, stats, *args):
+        harness.skip_without_cluster()
+
+    def setup_cache(self):
+        return _cluster_stats("rcv1", {(r,): (2, Params(solver_type=1, partition_rule=r,
+                                                        partition=True, max_iter=1000))
+                                       for r in PARTITIONED_RULES})
+
+    track_rounds = _track("n_iter", "rounds")
+    track_ratio_to_local_dual_cd = _track("ratio_to_in_process", "2 workers / local")

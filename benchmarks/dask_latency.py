@@ -2,8 +2,7 @@
 through the scheduler against a call to an actor, and a call down a 2-actor tree (the
 shape of dlinear's map-reduce rounds), with an n-vector of rcv1's size and a method that
 sleeps d ms (idle cores: the figures are messaging and wake-up only). Latencies of a
-cluster's machinery, not of a fit, so not an asv benchmark (was
-scripts/bench_dask_latency.py).
+cluster's machinery, not of a fit, so not an asv benchmark.
 
     python -m benchmarks.dask_latency
 """

@@ -1,7 +1,7 @@
 """-s 6's elastic net (newGLMNET, `l1_ratio`) against scikit-learn's saga: seconds to a
 relative objective gap to f* (dlinear's objective at -e 1e-9), each solver swept over its
 tolerances 1e-1, 1e-2, ... from scratch, both on one thread; saga's sweep ends after a run
-longer than SAGA_BUDGET seconds (was scripts/bench_elasticnet.py).
+longer than SAGA_BUDGET seconds.
 
 The problem: min_w rho ||w||_1 + (1 - rho)/2 ||w||^2 + C sum_i log(1 + exp(-y_i w.x_i)).
 """

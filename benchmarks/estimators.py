@@ -1,8 +1,7 @@
 """dlinear.LogisticRegression(solver=NAME) against scikit-learn's LogisticRegression with
-the same arguments, as a user switching the import gets it (was
-scripts/bench_sklearn_solvers.py): fit seconds at the default tol (dlinear: the -s
-solver's LIBLINEAR -e; scikit-learn: 1e-4), and the relative gap there to f*, the smaller
-of dlinear's objective at tol 1e-10 and the one measured."""
+the same arguments, as a user switching the import gets it: fit seconds at the default tol
+(dlinear: the -s solver's LIBLINEAR -e; scikit-learn: 1e-4), and the relative gap there to
+f*, the smaller of dlinear's objective at tol 1e-10 and the one measured."""
 from __future__ import annotations
 
 import os

@@ -1,7 +1,6 @@
 """Reading LIBSVM text: dlinear.read_libsvm against scikit-learn's load_svmlight_file on
-shapes.parse_file() (was scripts/bench_parse.py; comparing two versions of the reader is
-asv's own job: `asv continuous OLD NEW -b parsing`, or `python -m benchmarks.whole_process
-read CODE_ROOT FILE` for a package tree outside asv)."""
+shapes.parse_file(). Two versions of the reader: `asv continuous OLD NEW -b parsing`, or
+`python -m benchmarks.whole_process read CODE_ROOT FILE` for a package tree outside asv."""
 from __future__ import annotations
 
 import os

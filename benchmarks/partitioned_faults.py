@@ -1,6 +1,6 @@
 """Rounds the partitioned dual CD needs after losing a block: restart from alpha = 0 against
-a checkpoint of alpha (was scripts/bench_partitioned_faults.py). It replays a fault inside
-the simulated blocks, which asv cannot inject.
+a checkpoint of alpha. It replays a fault inside the simulated blocks, which asv cannot
+inject.
 
     python -m benchmarks.partitioned_faults --rows 6000 --eps 1e-5 0.1
 

@@ -1,6 +1,5 @@
 """Peak memory per worker of the partitioned dual CD against a copy of the data per worker,
-measured inside the worker processes (asv measures its own process only; was
-scripts/bench_partitioned_memory.py).
+measured inside the worker processes (asv measures its own process only).
 
     python -m benchmarks.partitioned_memory /work/data/rcv1_677k.train --workers 2 -s 3
 

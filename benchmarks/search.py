@@ -1,6 +1,5 @@
 """`train -C` (LIBLINEAR 2.50's warm-started search over C, with -v folds): dlinear in
-this process (folds on 2 threads) and on 2 local Dask workers against liblinear-official
-(was scripts/bench_search.py)."""
+this process (folds on 2 threads) and on 2 local Dask workers against liblinear-official."""
 from __future__ import annotations
 
 import numpy as np

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from dlinear import Params, predict, train
+from dlinear import Params, train
 
 from . import harness, shapes
 
@@ -23,8 +23,7 @@ def shape_of(solver: int) -> str:
 
 
 class LiblinearPeer:
-    """Each solver at its default eps: train time, objective and test accuracy against
-    LIBLINEAR's (was scripts/bench.py and bench_other.py)."""
+    """Each solver at its default eps: train time and objective against LIBLINEAR's."""
     params = [0, 1, 2, 3, 4, 5, 6, 7, 11, 12, 13, 21]
     param_names = ["solver"]
     number = 1
@@ -51,9 +50,6 @@ class LiblinearPeer:
     def time_liblinear(self, solver):
         self._liblinear()
 
-    def peakmem_dlinear(self, solver):
-        train(self.problem, self.params, n_threads=1)
-
     def track_time_ratio_to_liblinear(self, solver):
         ours = theirs = np.inf
         for _ in range(3):        # interleaved, best of each
@@ -69,15 +65,6 @@ class LiblinearPeer:
         objective = harness.objective_of(self.problem, self.params)
         return harness.relative_gap(objective(ours), objective(theirs))
     track_objective_gap_to_liblinear.unit = "(f - f LIBLINEAR) / f LIBLINEAR"
-
-    def track_test_accuracy_difference(self, solver):
-        if solver in REGRESSION or solver == 21:
-            return float("nan")
-        ours = train(self.problem, self.params, n_threads=1)
-        theirs = harness.liblinear_model_to_dlinear(self._liblinear())
-        return 100.0 * (np.mean(predict(ours, self.test) == self.test.y)
-                        - np.mean(predict(theirs, self.test) == self.test.y))
-    track_test_accuracy_difference.unit = "percentage points"
 
 
 # (label, dlinear Params keywords, LIBLINEAR's counterpart -s, formulation)
@@ -106,7 +93,7 @@ GAP = 0.01
 def _cd_time_to_gap(label: str, shape: str) -> dict:
     """Seconds of dlinear and of LIBLINEAR to a 1% relative objective gap: runs from scratch
     at eps = 1, 1/2, 1/4, ... (online: update budgets of 1/4, 1/2, 1, ... passes), the first
-    run within the gap timed (was scripts/bench_cd.py)."""
+    run within the gap timed."""
     kw, lib_solver, form = CD_RUNS[label]
     problem = shapes.load(shape + ("_regression" if form.endswith("svr") else ""))
     params0 = Params(solver_type=FORMULATION_SOLVER[form])
@@ -149,10 +136,6 @@ class CDTimeToGap:
         return results[label, shape]["dlinear"]
     track_dlinear_seconds.unit = "seconds"
 
-    def track_liblinear_seconds(self, results, label, shape):
-        return results[label, shape]["liblinear"]
-    track_liblinear_seconds.unit = "seconds"
-
     def track_ratio_to_liblinear(self, results, label, shape):
         r = results[label, shape]
         return r["dlinear"] / r["liblinear"]
@@ -162,7 +145,7 @@ class CDTimeToGap:
 class NewtonDrivers:
     """-s 0 / -s 2: dlinear's line-search Newton and TRON against LIBLINEAR's Newton, rows
     as generated (labels mixed) or stable-sorted by label, as LIBLINEAR's train() groups
-    them (was scripts/bench_newton.py)."""
+    them."""
     params = [[0, 2], ["linesearch", "tron"], ["interleaved", "sorted"]]
     param_names = ["solver", "driver", "rows"]
     number = 1
@@ -198,7 +181,7 @@ class NewtonDrivers:
 
 class DualCDBlock:
     """One-variable against two-variable block dual CD (--cd-block 2; Chiu, Lin & Lin), at
-    eps 0.1 (was scripts/bench_block_cd.py)."""
+    eps 0.1."""
     params = [[1, 3], [1, 2], ["rcv1", "few"]]
     param_names = ["solver", "cd_block", "shape"]
     number = 1
@@ -219,8 +202,7 @@ class DualCDBlock:
 
 class TrueBias:
     """-s 1 / -s 3 with a true, unregularized bias (-B 1 -R: two-variable CD under
-    y^T alpha = 0) against the embedded bias (-B 1), at eps 0.001 (was
-    scripts/bench_bias.py)."""
+    y^T alpha = 0) against the embedded bias (-B 1), at eps 0.001."""
     params = [[1, 3], ["true", "embedded"], ["rcv1", "few"]]
     param_names = ["solver", "bias", "shape"]
     number = 1
@@ -247,9 +229,8 @@ class _Reached(Exception):
 class PartitionedRounds:
     """Rounds of the partitioned dual CD against K blocks, simulated in one process (rounds
     need no cores): to LIBLINEAR's default eps (its projected-gradient stop) and to a
-    relative duality gap of 1e-3, per combination rule (was scripts/bench_partitioned.py
-    rounds)."""
-    params = [[1, 3], ["adaptive", "cocoa", "linesearch"], [1, 4, 16, 64]]
+    relative duality gap of 1e-3, per combination rule."""
+    params = [[1, 3], ["adaptive", "cocoa", "linesearch"], [1, 8, 64]]
     param_names = ["solver", "rule", "blocks"]
     timeout = 600
     MAX_ROUNDS = 1000
@@ -289,8 +270,7 @@ class PartitionedRounds:
 class PartitionedBlockParts:
     """8 rounds of the partitioned dual CD (-s 1, K = 1, no stop) on one in-process block
     made of 1 or 10 CSR parts: the block kernel's cost per row visited, and what reaching
-    several parts costs it (the rounds are the same; was scripts/bench_partitioned.py
-    kernel)."""
+    several parts costs it (the rounds are the same)."""
     params = [[1, 10]]
     param_names = ["parts"]
     number = 1

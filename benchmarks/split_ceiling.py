@@ -12,7 +12,7 @@ which asv's one-process timings cannot express.
         all classes against two each fitting half of them (0, 2, 4, ... and 1, 3, 5, ...,
         the cluster's grouping) on its own copy of the data.
 
-(was scripts/bench_split_ceiling.py)
+
 """
 from __future__ import annotations
 

@@ -3,15 +3,15 @@
     python -m benchmarks.whole_process backend [--workers 2] [--repeat 2] SOLVER:FILE ...
         `dlinear-train` in process (`--workers 0`) against a local cluster (`--workers N`),
         pairs alternated, best of each, with the cluster's mode line: the figures behind
-        the CLI's default-backend rule (was scripts/bench_backend.py)
+        the CLI's default-backend rule
     python -m benchmarks.whole_process cli [--file FILE] [--liblinear-train PATH] [-s 1]
         the wall time of `dlinear-train FILE` (default the shipped example), Numba cache
         warm, best of --repeat: dlinear's fixed cost; with --liblinear-train, LIBLINEAR's
-        C `train` on the same file as the peer (was part of scripts/bench_cluster.py)
+        C `train` on the same file as the peer
     python -m benchmarks.whole_process read CODE_ROOT FILE [--repeat 3]
         read_libsvm of the `dlinear` package under CODE_ROOT (e.g. an older commit
         unpacked with `git archive COMMIT dlinear | tar -x -C /tmp/old`) in a child
-        process: best time, MB/s, peak RSS (was scripts/bench_read.py)
+        process: best time, MB/s, peak RSS
 
 Each writes its rows as JSON (--json) and prints a table.
 """

@@ -1,6 +1,5 @@
 """Where a fit on a Dask worker loses time against the same fit in this process: timings
-taken inside a worker task and around its round trip, which asv cannot take (was
-scripts/bench_worker_overhead.py).
+taken inside a worker task and around its round trip, which asv cannot take.
 
     python -m benchmarks.worker_overhead map-reduced --rows 48949 --features 297063 --classes 35
         train(Dataset, Params(solver_type=0, partition=True)) --repeat times on a 1-worker

@@ -3,9 +3,9 @@
 Runs each parity test file with every dlinear solver stopping at FACTOR (default 10) times
 the tolerance it is asked for (pytest option --solver-eps-scale, tests/conftest.py; it
 wraps the fit functions in dlinear.solvers.FIT_ONE_TASK and FIT_ALL_CLASSES; LIBLINEAR is
-untouched), and prints per file how many tests fail. Every file must have failures: a parity file that still passes
-with solvers 10x too loose does not check the precision the solvers reach. Exit status 1
-if some file has none.
+untouched), and prints per file how many tests fail. Every file must have failures: a
+parity file that still passes with solvers 10x too loose does not check the precision the
+solvers reach. Exit status 1 if some file has none.
 
 The scaling reaches the solvers run in the pytest process only: a test comparing an
 in-process model with one trained by a `dlinear` subprocess or on Dask workers (which run
