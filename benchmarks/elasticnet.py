@@ -57,7 +57,7 @@ class ElasticNet:
             f_star = f(ours(rho, 1e-9)[1])
             for gap in self.params[1]:
                 for name, run in (("dlinear", ours), ("saga", saga)):
-                    seconds = harness.time_to_gap(lambda tol, run=run, rho=rho: run(rho, tol),
+                    seconds = harness.seconds_to_gap(lambda tol, run=run, rho=rho: run(rho, tol),
                                                   TOLS, f, f_star, gap)[0]
                     out[name, rho, gap] = float("nan") if seconds is None else seconds
         return out

@@ -1,6 +1,6 @@
 """The one timing and peer harness of the benchmarks (asv suite and runnable modules).
 
-- Clocks: `timed` (wall and process CPU seconds of one call), `best_of`, `time_to_gap`
+- Clocks: `timed` (wall and process CPU seconds of one call), `best_of`, `seconds_to_gap`
   (the first of a ladder of tolerances whose model is within a relative objective gap).
 - Peers: LIBLINEAR 2.50 (liblinear-official, through its ctypes binding) trained on a
   dlinear Problem, its model as a dlinear Model, and f* from its run at a tight eps.
@@ -61,7 +61,7 @@ def relative_gap(f: float, f_ref: float) -> float:
     return (f - f_ref) / abs(f_ref)
 
 
-def time_to_gap(run: Callable, knobs, objective: Callable, f_star: float, gap: float,
+def seconds_to_gap(run: Callable, knobs, objective: Callable, f_star: float, gap: float,
                 repeat: int = 1):
     """Runs `run(knob)` -> (seconds, model, capped) for each knob in order (loosest first)
     until one's model is within `gap` of f*: (seconds, knob, objective) of that one (best

@@ -176,7 +176,7 @@ class Multinomial:
                 t = harness.timed(lambda: run(tol))
                 return t.cpu, t.value, False
             for gap in self.params[0]:
-                seconds = harness.time_to_gap(sweep, tols, objective, f_star, gap)[0]
+                seconds = harness.seconds_to_gap(sweep, tols, objective, f_star, gap)[0]
                 out[name, gap] = float("nan") if seconds is None else seconds
         return out
 

@@ -104,16 +104,16 @@ def _cd_time_to_gap(label: str, shape: str) -> dict:
         f_star = min(f_star, objective(model))
     harness.warm_up(problem, [Params(eps=0.1, **kw)])
     lib_problem = harness.liblinear_problem(problem)
-    lib = harness.time_to_gap(
+    lib = harness.seconds_to_gap(
         lambda e: harness.liblinear_fit(lib_problem, f"-s {lib_solver} -e {e:g}"),
         harness.EPS_LADDER, objective, f_star, GAP)
     if kw.get("online"):
         n_var = problem.n_samples if kw["solver_type"] != 2 else problem.n_features
-        ours = harness.time_to_gap(
+        ours = harness.seconds_to_gap(
             lambda u: harness.dlinear_fit(problem, Params(eps=1e-9, max_updates=u, **kw)),
             [max(1, int(p * n_var)) for p in PASS_LADDER], objective, f_star, GAP)
     else:
-        ours = harness.time_to_gap(lambda e: harness.dlinear_fit(problem, Params(eps=e, **kw)),
+        ours = harness.seconds_to_gap(lambda e: harness.dlinear_fit(problem, Params(eps=e, **kw)),
                                    harness.EPS_LADDER, objective, f_star, GAP)
     nan = float("nan")
     return {"dlinear": ours[0] if ours[0] is not None else nan,

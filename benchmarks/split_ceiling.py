@@ -28,7 +28,7 @@ from dlinear.datasets import make_rcv1_like
 from . import harness
 
 
-def time_hv(problem, solver, n_hv, barrier, out):
+def hv_seconds(problem, solver, n_hv, barrier, out):
     term = harness.binary_loss_term(problem, solver)
     w = np.full(term.n_variables, 1e-3)
     s = np.random.default_rng(0).normal(size=term.n_variables)
@@ -42,7 +42,7 @@ def time_hv(problem, solver, n_hv, barrier, out):
     out.put(time.perf_counter() - start)
 
 
-def time_classes(problem, ks, barrier, out):
+def class_fit_seconds(problem, ks, barrier, out):
     problem = problem.subset(np.arange(problem.n_samples))     # this process's own copy
     params = Params(solver_type=0)
     label, weighted_C = harness.class_plan(problem, params)
@@ -94,7 +94,7 @@ def main(argv=None):
                     "classes; -s 0 one-vs-rest split by classes")
 
         def run(groups):
-            return run_at_once(ctx, time_classes, [(P, g) for g in groups])
+            return run_at_once(ctx, class_fit_seconds, [(P, g) for g in groups])
         with harness.benchmark_lock(args.lock):
             for _ in range(args.repeat):
                 ceiling(report, "classes", run([ks]), run([ks[0::2]]),
@@ -107,7 +107,7 @@ def main(argv=None):
         report.note(f"data: {P.n_samples} x {P.n_features}, nnz {P.nnz}; {args.hv} Hv each")
 
         def run(jobs):
-            return run_at_once(ctx, time_hv, [(p, s, args.hv) for p, s in jobs])
+            return run_at_once(ctx, hv_seconds, [(p, s, args.hv) for p, s in jobs])
         with harness.benchmark_lock(args.lock):
             for _ in range(args.repeat):
                 for solver in (0, 2):

@@ -54,3 +54,15 @@ def test_report_writes_its_rows_as_json(on_root, tmp_path, capsys):
     assert data["benchmark"] == "example"
     assert data["rows"] == [{"run": "a", "seconds": 1.5, "rounds": 3}]
     assert "| a | 1.5 | 3 |" in capsys.readouterr().out
+
+
+def test_only_benchmarks_carry_asv_prefixes(on_root):
+    """asv collects every module-level function and method named time_*, track_*,
+    peakmem_*, mem_* or timeraw_*: a helper so named would run as a benchmark."""
+    import inspect
+    prefixes = ("time_", "track_", "peakmem_", "mem_", "timeraw_")
+    for path in sorted((ROOT / "benchmarks").glob("*.py")):
+        module = importlib.import_module(f"benchmarks.{path.stem}")
+        for name, value in vars(module).items():
+            if inspect.isfunction(value) and value.__module__ == module.__name__:
+                assert not name.startswith(prefixes), f"{path.name}: {name}"
