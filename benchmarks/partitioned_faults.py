@@ -34,7 +34,7 @@ def losing_blocks(P):
             self.calls, self.lost_at, self.every = 0, lost_at, every
             self.restarted_w, self.checkpoint = None, None
 
-        def round(self, W, classes, applied, sigma, n_passes, inner_eps=None):
+        def round(self, W, classes, applied, sigma, n_passes, *options):
             self.calls += 1
             if self.every and self.n_blocks == 3 and (self.calls - 1) % self.every == 0:
                 for b in self.blocks:           # the checkpoint: alpha with last round's step
@@ -57,7 +57,7 @@ def losing_blocks(P):
                 self.blocks, self.n_blocks = survivors, 2
                 self.restarted_w = self.w_of_alpha()
                 W, applied = self.restarted_w[classes], np.zeros_like(applied)
-            return super().round(W, classes, applied, sigma, n_passes, inner_eps)
+            return super().round(W, classes, applied, sigma, n_passes, *options)
 
     return LosingBlocks
 
