@@ -66,9 +66,10 @@ class Session:
         """A fit's seconds (the first, then the best of two), rounds and megabytes per
         round (NaN when the fit records none: a copy-mode fit has no rounds), and its time
         over the same fit in this process, one thread."""
+        harness.forget_fit_stats()
         first = harness.timed(lambda: self.fit(params))
-        rounds = harness.fit_stats().get("rounds") or math.nan
         stats = harness.fit_stats()
+        rounds = stats.get("rounds") or math.nan
         moved = stats.get("bytes_to_workers", math.nan) + stats.get("bytes_from_workers",
                                                                     math.nan)
         best = harness.best_of(lambda: self.fit(params), 2).wall

@@ -116,9 +116,17 @@ def warm_up(problem, params_list, n_threads: int = 1) -> None:
 
 def fit_stats() -> dict:
     """Statistics of the last map-reduced cluster fit of this process (mode, rounds,
-    bytes to and from the workers, workers), or {} when none was recorded."""
+    bytes to and from the workers, workers), or {} when none was recorded since
+    `forget_fit_stats`."""
     from dlinear.cluster import engine
     return dict(getattr(engine, "last_fit_stats", {}))
+
+
+def forget_fit_stats() -> None:
+    """Before a fit whose statistics `fit_stats` is to give: a fit that records none (a
+    copy-mode fit) leaves an earlier fit's otherwise."""
+    from dlinear.cluster import engine
+    getattr(engine, "last_fit_stats", {}).clear()
 
 
 def train_partitioned_simulated(problem, params: Params, n_blocks: int, **options):
