@@ -22,7 +22,7 @@ Train and test sets: `make_rcv1_like_split(n_train, n_test, ...)` draws both fro
 planted model (vocabulary, idf, true weights, class offsets); the train part equals
 `make_rcv1_like(n_train, ...)` and the test rows come from a stream of their own.
 
-Command line: `main(argv)` (also `scripts/make_dataset.py`) writes LIBSVM text files.
+Command line: `main(argv)` (`python -m dlinear make-data`) writes LIBSVM text files.
 """
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
 """The partitioned dual CD with its blocks simulated in this process, for tests and
-rounds-vs-K studies (scripts/bench_partitioned.py): the same rounds, steps and model as
+rounds-vs-K studies (benchmarks/solvers.py, PartitionedRounds): the same rounds, steps and model as
 that many workers would make (dlinear.cluster.partitioned_cd), without the cores. No
 training path of the package calls it.
 """

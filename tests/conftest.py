@@ -18,7 +18,7 @@ from dlinear.solvers import partitioned_dual_cd
 def pytest_addoption(parser):
     parser.addoption(
         "--solver-eps-scale", type=float, default=None, metavar="FACTOR",
-        help="mutation check (scripts/mutation_check.py): every dlinear solver "
+        help="mutation check (tools/mutation_check.py): every dlinear solver "
              "runs at FACTOR times the eps it is asked for; LIBLINEAR is "
              "untouched. The parity tests must then fail.")
 

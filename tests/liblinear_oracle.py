@@ -3,8 +3,8 @@ parity tests and the benchmarks: train it on a dlinear Problem, read its log, tu
 model into a dlinear Model, and compute f*, the optimum's primal objective, from a run at a
 tight tolerance.
 
-Test-side only: the package never imports this. Scripts in scripts/ put tests/ on
-sys.path to use it.
+Test-side only: the package never imports this (the benchmarks and tools have their own
+LIBLINEAR peer, benchmarks/harness.py).
 """
 from __future__ import annotations
 
@@ -120,7 +120,7 @@ def f_star(problem, params) -> float:
 def assert_near_optimum(f: float, f_opt: float, tol: float):
     """Asserts |f - f*| / |f*| <= tol. With DLINEAR_GAP_LOG=<file> in the environment each
     call appends "<test id> <gap> <tol>" to that file: how tolerances are measured (run the
-    tests at the asked eps and at 10x it, scripts/mutation_check.py, and set each tolerance
+    tests at the asked eps and at 10x it, tools/mutation_check.py, and set each tolerance
     between the two)."""
     import os
     rel = abs(f - f_opt) / abs(f_opt)

@@ -20,7 +20,7 @@ from dlinear.solvers.primal_objective_values import primal_objective
 
 # Relative gap to f* (LIBLINEAR's optimum at a tight eps, liblinear_oracle.TIGHT) each
 # algorithm is allowed at the eps its tests ask for: 2-3x the largest gap it reaches there
-# (in the comment), below the smallest it reaches at 10x that eps (scripts/mutation_check.py;
+# (in the comment), below the smallest it reaches at 10x that eps (tools/mutation_check.py;
 # BENCHMARKS.md, "Parity tolerances")
 GAP = {
     "s7": 1e-11,                 # 3.9e-12 at -e 1e-4; at 1e-3: >= 5.2e-11
@@ -398,7 +398,7 @@ def test_cli_parses_the_new_options():
 
 @pytest.mark.parametrize("two_variable", [False, True])
 def test_dual_cd_trace_and_no_shrinking(two_variable):
-    """The kernels' convergence-study options (scripts/plot_convergence.py --block-cd):
+    """The kernels' convergence-study options (tools/plot_convergence.py --block-cd):
     the trace holds the CD steps so far and the dual objective after every outer
     iteration (its last row is the returned objective, and it never increases); without
     shrinking every iteration visits all l variables (l steps, or l/2 pairs), with

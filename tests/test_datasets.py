@@ -157,12 +157,12 @@ def test_command_line_writes_train_and_test(tmp_path, capsys):
 
 
 def recorded_example_command():
-    """The arguments of the make_dataset.py line in examples/README.md."""
+    """The arguments of the make-data line in examples/README.md."""
     for line in (EXAMPLES / "README.md").read_text().splitlines():
         words = shlex.split(line)
-        if len(words) > 2 and words[:2] == ["python", "scripts/make_dataset.py"]:
-            return words[2:]
-    raise AssertionError("examples/README.md records no make_dataset.py command")
+        if len(words) > 4 and words[:4] == ["python", "-m", "dlinear", "make-data"]:
+            return words[4:]
+    raise AssertionError("examples/README.md records no make-data command")
 
 
 def test_shipped_examples_equal_the_recorded_command(tmp_path):

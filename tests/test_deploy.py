@@ -126,7 +126,7 @@ def test_dockerignore_keeps_the_package_and_drops_the_rest():
                  "dlinear/cli_jobs.py"]:
         assert _dockerignore_includes(patterns, path), path
     for path in ["bench-data/parse.svm", ".git/HEAD", ".ci-venv/bin/python", "tests/x.py",
-                 "dlinear/__pycache__/data.cpython-311.pyc", "scripts/bench.py"]:
+                 "dlinear/__pycache__/data.cpython-311.pyc", "benchmarks/solvers.py"]:
         assert not _dockerignore_includes(patterns, path), path
 
 
@@ -395,7 +395,7 @@ def _arguments_after(command: str, program: str):
     return None
 
 
-DOC_FILES = sorted(DEPLOY.rglob("README.md")) + [ROOT / "scripts" / "README.md",
+DOC_FILES = sorted(DEPLOY.rglob("README.md")) + [ROOT / "docs" / "jobs.md",
                                                  DOCKER / "docker-compose.yml",
                                                  DOCKER / "Dockerfile",
                                                  K8S / "dlinear-cluster.yaml",

@@ -3,39 +3,34 @@
 Runs each parity test file with every dlinear solver stopping at FACTOR (default 10) times
 the tolerance it is asked for (pytest option --solver-eps-scale, tests/conftest.py; it
 wraps the fit functions bound to the registry rows, SolverSpec.fit; LIBLINEAR is
-untouched), and prints per file how many tests fail. Every file must have failures: a parity file that still passes
-with solvers 10x too loose does not check the precision the solvers reach. Exit status 1
-if some file has none.
+untouched), and prints per file how many tests fail. Every file must have failures: a
+parity file that still passes with solvers 10x too loose does not check the precision the
+solvers reach. Exit status 1 if some file has none.
 
 The scaling reaches the solvers run in the pytest process only: a test comparing an
 in-process model with one trained by a `dlinear` subprocess or on Dask workers (which run
 at the asked eps) also fails, for that mismatch; -v lists the failed tests to tell them
 apart.
 
-    python scripts/mutation_check.py                 # the parity files, eps x 10
-    python scripts/mutation_check.py --factor 100 tests/test_newton.py
+    python tools/mutation_check.py                 # every file of tests/parity/, eps x 10
+    python tools/mutation_check.py --factor 100 tests/parity/test_newton.py
 """
 import argparse
+import glob
 import os
 import re
 import subprocess
 import sys
 import time
 
-ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
-PARITY_FILES = [
-    "tests/test_newton.py",
-    "tests/test_dual_cd_parity.py",
-    "tests/test_cd_solvers.py",
-    "tests/test_other_solvers.py",
-    "tests/test_elasticnet.py",
-    "tests/test_weights.py",
-    "tests/test_estimators.py",
-    "tests/test_sklearn_dropin.py",
-    "tests/test_model_selection.py",
-    "tests/test_partitioned_cd.py",
-]
+
+def parity_files() -> list:
+    """Every test file under tests/parity/, relative to the repository root."""
+    return sorted(os.path.relpath(path, ROOT) for path in
+                  glob.glob(os.path.join(ROOT, "tests", "parity", "**", "test_*.py"),
+                            recursive=True))
 
 
 def counts(summary: str) -> dict:
@@ -57,10 +52,14 @@ def run(path: str, factor: float) -> tuple:
 
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("files", nargs="*", default=PARITY_FILES)
+    ap.add_argument("files", nargs="*", help="test files (default: every file of tests/parity/)")
     ap.add_argument("--factor", type=float, default=10.0)
     ap.add_argument("-v", "--verbose", action="store_true", help="list the failed tests")
     args = ap.parse_args(argv)
+    args.files = args.files or parity_files()
+    if not args.files:
+        print("no test files: tests/parity/ holds none", file=sys.stderr)
+        return 1
     print(f"every dlinear solver at {args.factor:g} x the eps asked")
     print(f"{'file':<32} {'failed':>6} {'passed':>6} {'seconds':>8}")
     quiet = []

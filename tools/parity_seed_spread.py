@@ -2,22 +2,19 @@
 against liblinear-official at its default eps and against f* (BENCHMARKS.md,
 "Partitioned dual CD", parity at the default eps): how close "the same rule" can put two
 runs of the *same serial algorithm* that differ only in their random permutations. The
-data are tests/test_partitioned_cd.py's (binary_split's training half, the regression set).
+data are those of the partitioned dual CD's parity tests (binary_split's training half,
+the regression set).
 
-    python scripts/parity_seed_spread.py
+    python -m tools.parity_seed_spread
 """
-import os
-import sys
 import warnings
 
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "tests"))
-
-from dlinear import Params, train                                        # noqa: E402
-from dlinear.datasets import make_rcv1_like, make_rcv1_like_split        # noqa: E402
-from dlinear.solvers.primal_objective_values import primal_objective     # noqa: E402
-from liblinear_oracle import f_star, liblinear_train                      # noqa: E402
+from benchmarks.harness import f_star, liblinear_train
+from dlinear import Params, train
+from dlinear.datasets import make_rcv1_like, make_rcv1_like_split
+from dlinear.solvers.primal_objective_values import primal_objective
 
 
 def main():
@@ -28,7 +25,7 @@ def main():
     for solver, problem in ((1, binary), (3, binary), (7, binary), (12, regression),
                             (13, regression)):
         params = Params(solver_type=solver).resolved()
-        theirs = primal_objective(problem, params, liblinear_train(problem, f"-s {solver}")[1])
+        theirs = primal_objective(problem, params, liblinear_train(problem, f"-s {solver}"))
         best = f_star(problem, params)
         ours = [primal_objective(problem, params,
                                  train(problem, Params(solver_type=solver, seed=seed),

@@ -11,25 +11,22 @@ Python code from the two models (dlinear.solvers.primal_objective_values.primal_
 
 Needs matplotlib (pip install ".[plot]").
 
-    python scripts/plot_convergence.py --rows 50000 --out docs/convergence.png
-    python scripts/plot_convergence.py --from-json runs.json --out docs/convergence.png
+    python -m tools.plot_convergence --rows 50000 --out docs/convergence.png
+    python -m tools.plot_convergence --from-json runs.json --out docs/convergence.png
 """
 import argparse
 import json
 import math
 import os
-import sys
 import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests"))
-
-from dlinear import Params, train                               # noqa: E402
-from dlinear.datasets import make_rcv1_like                    # noqa: E402
-from dlinear.solvers.primal_objective_values import primal_objective  # noqa: E402
-from liblinear_oracle import liblinear_model_to_dlinear  # noqa: E402
+from benchmarks.harness import liblinear_model_to_dlinear
+from benchmarks.shapes import dense_planted
+from dlinear import Params, train
+from dlinear.datasets import make_rcv1_like
+from dlinear.solvers.primal_objective_values import primal_objective
 
 TOLERANCES = {0: [1.0, 0.3, 0.1, 0.03, 0.01, 0.003, 0.001, 1e-4, 1e-5],
               1: [1.0, 0.5, 0.2, 0.1, 0.05, 0.02, 0.01, 0.005, 0.002, 0.001]}
@@ -128,17 +125,12 @@ BLOCK_CD_SETS = {      # name: (description, maker)
     "features>>rows": ("make_rcv1_like(3000, n_features=50000, nnz_per_row=75, seed=12)",
                        lambda: make_rcv1_like(3000, n_features=50000, nnz_per_row=75,
                                               seed=12)),
-    "dense": ("bench_block_cd.dense_set(5000, 30, seed=13): Gaussian rows, all nonzero",
-              lambda: dense_set(5000, 30, 13)),
+    "dense": ("benchmarks.shapes.dense_planted(5000, 30, seed=13): Gaussian rows, all "
+              "nonzero", lambda: dense_planted(5000, 30, 13)),
 }
 BLOCK_CD_KERNELS = ("one-variable", "two-variable")
 CURVE_EPS = 1e-8      # the curves stop here or at --max-iter
 REF_EPS = 1e-11       # the f* runs stop here or at --ref-iter
-
-
-def dense_set(rows, n_features, seed):
-    from bench_block_cd import dense_set as make
-    return make(rows, n_features, seed)
 
 
 def block_cd_kernel(name):
@@ -313,7 +305,6 @@ def block_cd_main(args):
         with open(args.from_json) as f:
             results = json.load(f)
     else:
-        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
         results = block_cd_study(args.sets.split(","), [float(c) for c in args.Cs.split(",")],
                                  args.max_iter, args.ref_iter, args.timing, args.repeat)
         if args.save_json:

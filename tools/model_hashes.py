@@ -2,9 +2,9 @@
 
 Run before and after a refactor; the two outputs must be identical (models bit for bit):
 
-    python scripts/model_hashes.py > /tmp/before.txt
+    python tools/model_hashes.py > /tmp/before.txt
     ... change the code ...
-    python scripts/model_hashes.py | diff /tmp/before.txt -
+    python tools/model_hashes.py | diff /tmp/before.txt -
 
 Each line is `case  sha256(w, rho, labels, #iterations)`; the -C search lines hash the
 chosen (C, p, score) and the per-C log lines, cross-validation lines the predictions.
@@ -13,17 +13,14 @@ Log lines of training are not hashed (a refactor may reword a warning).
 from __future__ import annotations
 
 import hashlib
-import os
 import sys
 import warnings
 from dataclasses import replace
 
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-
-from dlinear import Params, cross_validation, find_parameters, train  # noqa: E402
-from dlinear.datasets import make_rcv1_like  # noqa: E402
+from dlinear import Params, cross_validation, find_parameters, train
+from dlinear.datasets import make_rcv1_like
 
 
 def _digest(*parts) -> str:

@@ -1,0 +1,121 @@
+"""The most a 2-way split can gain on this machine, measured with plain processes (no Dask),
+which asv's one-process timings cannot express.
+
+    python -m benchmarks.split_ceiling [--rows 200000] [--hv 20]
+        Hessian-vector products (-s 0, -s 2) on all rows in one process, against two
+        processes on half the rows each, started together. Map-reduced Newton on 2 workers
+        does exactly the second plus the messaging, so the ratio bounds what
+        `asv run -b cluster.NewtonMapReduced` can show for 2 workers against local.
+    python -m benchmarks.split_ceiling --classes 35 --rows 48949 --features 297063 \\
+            --nnz-per-row 95
+        one-vs-rest -s 0 split by classes (the copy mode on a cluster): one process fitting
+        all classes against two each fitting half of them (0, 2, 4, ... and 1, 3, 5, ...,
+        the cluster's grouping) on its own copy of the data.
+
+
+"""
+from __future__ import annotations
+
+import argparse
+import multiprocessing as mp
+import time
+
+import numpy as np
+
+from dlinear import Params
+from dlinear.datasets import make_rcv1_like
+
+from . import harness
+
+
+def hv_seconds(problem, solver, n_hv, barrier, out):
+    term = harness.binary_loss_term(problem, solver)
+    w = np.full(term.n_variables, 1e-3)
+    s = np.random.default_rng(0).normal(size=term.n_variables)
+    term.at(w)
+    term.grad_precond()
+    term.hv(s)                                  # warm: compiled, pages touched
+    barrier.wait()
+    start = time.perf_counter()
+    for _ in range(n_hv):
+        term.hv(s)
+    out.put(time.perf_counter() - start)
+
+
+def class_fit_seconds(problem, ks, barrier, out):
+    problem = problem.subset(np.arange(problem.n_samples))     # this process's own copy
+    params = Params(solver_type=0)
+    label, weighted_C = harness.class_plan(problem, params)
+    # warm: the same path (k-column or per class) compiled, on a few rows
+    harness.fit_class_group(problem.subset(np.arange(min(2000, problem.n_samples))), label,
+                            ks, weighted_C, params)
+    barrier.wait()
+    start = time.perf_counter()
+    harness.fit_class_group(problem, label, ks, weighted_C, params)
+    out.put(time.perf_counter() - start)
+
+
+def run_at_once(ctx, target, argss):
+    """One process per argument tuple, target(*args, barrier, out), released together by
+    the barrier: the slowest one's seconds."""
+    out, barrier = ctx.Queue(), ctx.Barrier(len(argss))
+    procs = [ctx.Process(target=target, args=(*args, barrier, out)) for args in argss]
+    for p in procs:
+        p.start()
+    times = [out.get() for _ in procs]
+    for p in procs:
+        p.join()
+    return max(times)
+
+
+def ceiling(report, name, t_all, t_half, t_two):
+    report.add(split=name, one_process_s=t_all, half_alone_s=t_half, two_at_once_s=t_two,
+               ceiling=t_all / t_two, ideal=t_all / t_half)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rows", type=int, default=200_000)
+    ap.add_argument("--features", type=int, default=47_236)
+    ap.add_argument("--nnz-per-row", type=float, default=70)
+    ap.add_argument("--hv", type=int, default=20, help="Hessian-vector products timed")
+    ap.add_argument("--classes", type=int, default=0,
+                    help="split one-vs-rest -s 0 by classes instead (see above)")
+    ap.add_argument("--repeat", type=int, default=1)
+    harness.add_output_arguments(ap)
+    args = ap.parse_args(argv)
+    ctx = mp.get_context("fork")        # the children share the generated data
+    report = harness.Report("split_ceiling", args)
+    if args.classes:
+        P = make_rcv1_like(args.rows, n_features=args.features, n_classes=args.classes,
+                           nnz_per_row=args.nnz_per_row, seed=1)
+        ks = list(range(args.classes))
+        report.note(f"data: {P.n_samples} x {P.n_features}, nnz {P.nnz}, {args.classes} "
+                    "classes; -s 0 one-vs-rest split by classes")
+
+        def run(groups):
+            return run_at_once(ctx, class_fit_seconds, [(P, g) for g in groups])
+        with harness.benchmark_lock(args.lock):
+            for _ in range(args.repeat):
+                ceiling(report, "classes", run([ks]), run([ks[0::2]]),
+                        run([ks[0::2], ks[1::2]]))
+    else:
+        P = make_rcv1_like(args.rows, n_features=args.features, nnz_per_row=args.nnz_per_row,
+                           seed=0)
+        mid = P.n_samples // 2
+        halves = [P.subset(np.arange(0, mid)), P.subset(np.arange(mid, P.n_samples))]
+        report.note(f"data: {P.n_samples} x {P.n_features}, nnz {P.nnz}; {args.hv} Hv each")
+
+        def run(jobs):
+            return run_at_once(ctx, hv_seconds, [(p, s, args.hv) for p, s in jobs])
+        with harness.benchmark_lock(args.lock):
+            for _ in range(args.repeat):
+                for solver in (0, 2):
+                    ceiling(report, f"rows, -s {solver} Hv", run([(P, solver)]),
+                            run([(halves[0], solver)]), run([(h, solver) for h in halves]))
+    report.finish(["split", "one_process_s", "half_alone_s", "two_at_once_s", "ceiling",
+                   "ideal"])
+
+
+if __name__ == "__main__":
+    main()
