@@ -1,6 +1,6 @@
 """The partitioned dual CD with its blocks simulated in this process, for tests and
-rounds-vs-K studies (benchmarks/solvers.py, PartitionedRounds): the same rounds, steps and model as
-that many workers would make (dlinear.cluster.partitioned_cd), without the cores. No
+rounds-vs-K studies (benchmarks/solvers.py, PartitionedRounds): the same rounds, steps and
+model as that many workers would make (dlinear.cluster.partitioned_cd), without the cores. No
 training path of the package calls it.
 """
 from __future__ import annotations
