@@ -12,7 +12,7 @@ import warnings
 import numpy as np
 
 from .data import Problem
-from .errors import ConvergenceWarning, DlinearError
+from .errors import ConvergenceWarning, DataError, DlinearError
 from .params import Params, check_parameter
 from .solver_table import SOLVERS
 
@@ -316,6 +316,7 @@ def train_main(argv=None) -> int:
             if weights is not None:
                 problem.sample_weight = check_weight_count(weights, problem.n_samples,
                                                            opts["weight_file"], train_file)
+            _solver_note(opts)
             if opts["workers"] is None:     # said once the input is good: errors stay one line
                 note("dlinear: training in this process (--workers n starts a local cluster)")
             return _train_and_save(problem, params, opts, model_file, say)
@@ -331,6 +332,7 @@ def train_main(argv=None) -> int:
                     weights, data.n_samples, opts["weight_file"], train_file))
             from .cluster.engine import training_mode
             params, mode = training_mode(data, params, solver_named="-s" in opts["given"])
+            _solver_note(opts)
             if not opts["quiet"]:
                 sys.stderr.write(f"dlinear: {mode}\n")
             return _train_and_save(data, params, opts, model_file, say)
@@ -340,6 +342,8 @@ def train_main(argv=None) -> int:
         return _print_version("dlinear-train")
     except UsageError as e:
         return _fail(str(e), usage=True)
+    except DataError as e:
+        return _fail(f"{train_file}: {e}")
     except DlinearError as e:
         return _fail(str(e))
     except KeyboardInterrupt:
@@ -387,10 +391,16 @@ def _prepare_search(params, opts) -> None:
     if not opts["nr_fold"]:
         opts["nr_fold"] = 5
     if "-s" not in opts["given"]:
-        sys.stderr.write("Solver not specified. Using -s 2\n")
+        opts["solver_note"] = True      # said once the input is good: errors stay one line
         params.solver_type = 2
     elif params.solver_type not in SEARCH_SOLVERS:
         raise UsageError(SEARCH_SOLVER_ERROR)
+
+
+def _solver_note(opts) -> None:
+    """-C without -s: LIBLINEAR's note (even with -q), once the input is known good."""
+    if opts.get("solver_note"):
+        sys.stderr.write("Solver not specified. Using -s 2\n")
 
 
 def _find_parameters(data, params, opts, say) -> int:
@@ -419,8 +429,9 @@ def _train_and_save(data, params, opts, model_file, say) -> int:
     from .progress import quiet
 
     with warnings.catch_warnings(), quiet(opts["quiet"]):   # -q: no progress bar either
-        # the log lines carry LIBLINEAR's warning text already
+        # the log lines carry LIBLINEAR's warning text already (its "WARNING: ..." lines)
         warnings.simplefilter("ignore", ConvergenceWarning)
+        warnings.filterwarnings("ignore", message="WARNING: ", category=UserWarning)
         if opts["find_C"]:
             return _find_parameters(data, params, opts, say)
         if opts["nr_fold"]:

@@ -95,6 +95,8 @@ def calc_start_C(problem: Problem, params: Params) -> float:
     -s 11 when no target lies outside the p-tube)."""
     l = problem.n_samples
     max_xTx = float(_max_squared_row_norm(problem.indptr, problem.data, float(params.bias)))
+    if max_xTx == 0:         # all x_i = 0: LIBLINEAR's 1 / 0 is inf
+        return math.inf
     if params.solver_type == 0:
         min_C = 1.0 / (l * max_xTx)
     elif params.solver_type in (1, 2):       # -s 1 solves -s 2's problem in the dual
@@ -230,7 +232,7 @@ def run_fold_path(problem: Problem, perm: np.ndarray, begin: int, end: int, para
         if params.solver_type in DUAL_SEARCH_SOLVERS:
             A = [f.alpha for f in fits]
         model = assemble_model(at_C, train_part.n_features, label, fits)
-        W_new = model.w.reshape(len(fits[0].w), -1)
+        W_new = model.w             # (w_size, nr_w)
         predicted = predict(model, test_part)
         if regression:
             score = float(np.sum((predicted - test_part.y) ** 2))

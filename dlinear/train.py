@@ -20,8 +20,8 @@ from typing import Callable, Optional
 import numpy as np
 
 from .data import Problem
-from .errors import ConvergenceWarning, DlinearError
-from .model import Model
+from .errors import ConvergenceWarning, DataError, DlinearError
+from .model import Model, nr_w_of
 from .params import Params, check_parameter, class_C
 from .predict import predict
 from .progress import progress_bar
@@ -34,8 +34,8 @@ def first_appearance(y: np.ndarray) -> np.ndarray:
     labels_int = y.astype(np.int64)
     if not np.array_equal(labels_int, y):
         bad = int(np.flatnonzero(labels_int != y)[0])
-        raise DlinearError(f"label {y[bad]!r} of instance {bad + 1} is not an integer; "
-                           "classification needs integer labels (-s 11, 12, 13 do regression)")
+        raise DataError(f"label {float(y[bad])!r} of instance {bad + 1} is not an integer; "
+                        "classification needs integer labels (-s 11, 12, 13 do regression)")
     uniq, first = np.unique(labels_int, return_index=True)
     return uniq[np.argsort(first, kind="stable")]
 
@@ -172,7 +172,10 @@ def assemble_model(params: Params, n_features: int, label, results: list) -> Mod
         nr_class = 2
     else:
         nr_class = len(label)
-    W = np.column_stack([r.w for r in results]).reshape(w_size, -1)
+    nr_w = nr_class if getattr(params, "multinomial", False) else nr_w_of(params.solver_type,
+                                                                           nr_class)
+    # by the column count, not -1: a training set without features has w_size 0
+    W = np.column_stack([r.w for r in results]).reshape(w_size, nr_w)
     rho = results[0].rho if params.spec.kind == "oneclass" else 0.0
     return Model(params.solver_type, nr_class, label, n_features, float(params.bias), W,
                  rho=rho, n_iter=tuple(r.n_iter for r in results),
@@ -364,6 +367,9 @@ def train_in_process(problem: Problem, params: Params,
 def cv_folds(l: int, nr_fold: int, seed: int, emit):
     """LIBLINEAR's cross_validation split: one random permutation, fold i holding
     perm[i*l/nr_fold : (i+1)*l/nr_fold]."""
+    if l < 2:       # a fold would train on nothing
+        raise DataError(f"cross validation needs at least 2 instances, the training set "
+                        f"has {l}")
     if nr_fold > l:
         emit("WARNING: # folds > # data. Will use # folds = # data instead "
              "(i.e., leave-one-out cross validation)")
