@@ -94,14 +94,13 @@ def fit_bias_dual_cd_svc(task, params):
     X = task.problem
     w = np.zeros(task.w_size)
     alpha = feasible_warm_start(task, params)
-    steps, capped, b, obj, alpha, restarts = bias_dual_cd_svc(
+    n_iter, steps, capped, b, obj, alpha, restarts = bias_dual_cd_svc(
         X.indptr, X.indices, X.data, X.n_features, task.y, task.C, params.solver_type == 1,
         float(params.eps), int(params.max_iter), w, alpha)
     w[X.n_features] = b / task.bias
-    # n_iter counts pair steps (libsvm's #iter); the cap is max_iter x l of them
-    result = dual_svc_result(w, alpha, steps, obj, params, [
-        f"bias b = {b:g}, shrinking restarts = {restarts}"])
-    result.hit_max_iter = bool(capped)
+    result = dual_svc_result(w, alpha, n_iter, obj, params, [
+        f"two-variable steps = {steps}, bias b = {b:g}, shrinking restarts = {restarts}"])
+    result.hit_max_iter = bool(capped)     # not at max_iter when WSS 2 ended within it
     return result
 
 

@@ -30,7 +30,8 @@ def heart_like():
                          rng.uniform(-1, 0.3, l), rng.choice([-1.0, 1.0], l, p=[0.85, 0.15]),
                          rng.choice([-1.0, 0.0, 1.0], l), rng.uniform(-1, 1, l),
                          rng.choice([-1.0, 1.0], l), rng.uniform(-1, 0.4, l),
-                         rng.choice([-1.0, 0.0, 1.0], l), rng.choice([-1.0, -1 / 3, 1 / 3, 1.0], l),
+                         rng.choice([-1.0, 0.0, 1.0], l),
+                         rng.choice([-1.0, -1 / 3, 1 / 3, 1.0], l),
                          rng.choice([-1.0, 0.5, 1.0], l)])
     X[rng.random(X.shape) < 0.05] = 0.0
     y = np.where(X @ rng.normal(size=13) + 0.3 + 0.8 * rng.normal(size=l) > 0, 1.0, -1.0)
@@ -83,7 +84,7 @@ def test_true_bias_duality_gap_closes_at_tight_eps(data, l2_loss):
     y = np.where(problem.y == problem.y[0], 1.0, -1.0)
     w = np.zeros(problem.n_features + 1)
     alpha = np.zeros(problem.n_samples)
-    steps, capped, b, dual, alpha, _ = bias_dual_cd_svc(
+    _, _, capped, b, dual, alpha, _ = bias_dual_cd_svc(
         problem.indptr, problem.indices, problem.data, problem.n_features, y,
         np.ones(problem.n_samples), l2_loss, 1e-8, 300, w, alpha)
     assert not capped and abs(y @ alpha) <= 1e-9 * alpha.sum()
