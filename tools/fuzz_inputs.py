@@ -28,12 +28,14 @@ def main(argv=None) -> int:
                         help="a case running longer than this is reported as a hang")
     parser.add_argument("-k", default=None, help="pytest -k expression: which fuzz tests")
     args = parser.parse_args(argv)
+    last = os.path.abspath("fuzz_last_case.txt")
     env = dict(os.environ, DLINEAR_FUZZ_CASES=str(args.cases),
-               DLINEAR_FUZZ_HANG_SECONDS=str(args.hang_seconds))
+               DLINEAR_FUZZ_HANG_SECONDS=str(args.hang_seconds), DLINEAR_FUZZ_LAST=last)
     if args.seed is not None:
         env["DLINEAR_FUZZ_SEED"] = str(args.seed)
+    # --capture=sys: a hang's stacks (faulthandler, on file descriptor 2) reach the output
     command = [sys.executable, "-m", "pytest", FUZZ_TESTS, "-q", "-p", "no:cacheprovider",
-               "--hypothesis-show-statistics"] + (["-k", args.k] if args.k else [])
+               "--capture=sys", "--hypothesis-show-statistics"] + (["-k", args.k] if args.k else [])
     run = subprocess.run(command, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                          text=True)
     sys.stdout.write(run.stdout)
@@ -41,6 +43,8 @@ def main(argv=None) -> int:
     counted = sum(int(p) + int(f) for p, f in re.findall(r"(\d+) passing, (\d+) failing",
                                                         run.stdout))
     print(f"fuzz cases run: {counted} (pytest exit status {run.returncode})")
+    if run.returncode != 0 and os.path.exists(last):
+        print(f"the last case started (a hang or crash ends the run there) is in {last}")
     return run.returncode
 
 
