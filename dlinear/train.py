@@ -31,7 +31,8 @@ from .solvers import FitResult, SharedColumns, SubProblem, fit_all_classes, fit_
 
 def first_appearance(y: np.ndarray) -> np.ndarray:
     """Distinct integer labels of y in order of first appearance."""
-    labels_int = y.astype(np.int64)
+    with np.errstate(invalid="ignore"):     # a label beyond int64 is caught just below
+        labels_int = y.astype(np.int64)
     if not np.array_equal(labels_int, y):
         bad = int(np.flatnonzero(labels_int != y)[0])
         raise DataError(f"label {float(y[bad])!r} of instance {bad + 1} is not an integer; "

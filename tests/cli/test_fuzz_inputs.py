@@ -20,6 +20,7 @@ import os
 import re
 import sys
 import tempfile
+import warnings
 
 import numpy as np
 import pytest
@@ -76,10 +77,14 @@ def run(main, argv):
     # to the process's own stderr: pytest's capture would lose it when the process ends
     faulthandler.dump_traceback_later(HANG_SECONDS, exit=True, file=sys.__stderr__)
     try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        # a warning the CLI lets through would be Python's display on its stderr
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err), \
+                warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
             code = main(argv)
     finally:
         faulthandler.cancel_dump_traceback_later()
+    assert not caught, [str(w.message) for w in caught]
     return code, out.getvalue(), err.getvalue()
 
 

@@ -54,6 +54,19 @@ def test_a_real_label_for_classification_names_the_file(tmp_path, capsys):
     assert os.listdir(tmp_path) == ["t"]
 
 
+def test_a_label_beyond_int64_is_one_line(tmp_path, capsys):
+    """1e300 as a class label: numpy's "invalid value encountered in cast" warning came
+    before the error."""
+    import warnings
+    train = tmp_path / "t"
+    train.write_text("1e300 1:1\n1 2:1\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        code, _, err = run(capsys, train_main, ["-q", str(train), str(tmp_path / "m")])
+    assert code == 1
+    assert error_line(err).startswith(f"ERROR: {train}: label 1e+300 of instance 1 is not")
+
+
 @pytest.mark.parametrize("options", [["-v", "3"], ["-s", "2", "-C"]])
 def test_cross_validation_of_one_instance_names_the_file(tmp_path, capsys, options):
     """One row: a fold trained on nothing ("the training set is empty", no file)."""
