@@ -40,7 +40,8 @@ def probabilities_from_decision_values(model: Model, dec: np.ndarray) -> np.ndar
     if model.multinomial:
         e = np.exp(dec - dec.max(axis=1, keepdims=True))
         return e / e.sum(axis=1, keepdims=True)
-    p = 1.0 / (1.0 + np.exp(-dec))
+    with np.errstate(over="ignore"):    # exp(-dec) = inf below -709: p is 0, as it should
+        p = 1.0 / (1.0 + np.exp(-dec))
     if model.nr_class == 2:
         return np.column_stack([p[:, 0], 1.0 - p[:, 0]])
     return p / p.sum(axis=1, keepdims=True)

@@ -67,6 +67,21 @@ def test_a_label_beyond_int64_is_one_line(tmp_path, capsys):
     assert error_line(err).startswith(f"ERROR: {train}: label 1e+300 of instance 1 is not")
 
 
+def test_probabilities_of_a_huge_decision_value(tmp_path, capsys):
+    """-b 1 with a decision value of -1e300: exp overflowed with numpy's warning."""
+    import warnings
+    model, test = tmp_path / "m", tmp_path / "t"
+    model.write_text("solver_type L2R_LR\nnr_class 2\nlabel 1 -1\nnr_feature 1\nbias -1\nw\n"
+                     "-1e300\n")
+    test.write_text("1 1:1\n")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        code, _, err = run(capsys, predict_main, ["-b", "1", str(test), str(model),
+                                                  str(tmp_path / "out")])
+    assert code == 0, err
+    assert (tmp_path / "out").read_text().splitlines()[1] == "-1 0 1"
+
+
 @pytest.mark.parametrize("options", [["-v", "3"], ["-s", "2", "-C"]])
 def test_cross_validation_of_one_instance_names_the_file(tmp_path, capsys, options):
     """One row: a fold trained on nothing ("the training set is empty", no file)."""
