@@ -17,7 +17,7 @@ from .cluster.dataset import with_sample_weight
 from .cluster.engine import training_mode
 from .cluster.session import SCHEDULER_ENV
 from .data import Problem, file_stamp, read_libsvm
-from .errors import ConvergenceWarning, DlinearError
+from .errors import ConvergenceWarning, DataError, DlinearError
 from .model import save_model
 from .modes import Choice, Cluster, Data, Mode, choose
 from .params import Params, check_parameter
@@ -323,6 +323,7 @@ def train_main(argv=None) -> int:
             if weights is not None:
                 problem.sample_weight = check_weight_count(weights, problem.n_samples,
                                                            opts["weight_file"], train_file)
+            _solver_note(opts)
             if opts["workers"] is None:     # said once the input is good: errors stay one line
                 note(f"dlinear: {backend.describe()} (--workers n starts a local cluster)")
             return _train_and_save(problem, params, opts, model_file, say)
@@ -335,6 +336,7 @@ def train_main(argv=None) -> int:
                 data = with_sample_weight(data, check_weight_count(
                     weights, data.n_samples, opts["weight_file"], train_file))
             params, mode = training_mode(data, params, solver_named="-s" in opts["given"])
+            _solver_note(opts)
             if not opts["quiet"]:
                 sys.stderr.write(f"dlinear: {mode}\n")
             return _train_and_save(data, params, opts, model_file, say)
@@ -344,6 +346,8 @@ def train_main(argv=None) -> int:
         return _print_version("dlinear-train")
     except UsageError as e:
         return _fail(str(e), usage=True)
+    except DataError as e:
+        return _fail(f"{train_file}: {e}")
     except DlinearError as e:
         return _fail(str(e))
     except KeyboardInterrupt:
@@ -391,10 +395,16 @@ def _prepare_search(params, opts) -> None:
     if not opts["nr_fold"]:
         opts["nr_fold"] = 5
     if "-s" not in opts["given"]:
-        sys.stderr.write("Solver not specified. Using -s 2\n")
+        opts["solver_note"] = True      # said once the input is good: errors stay one line
         params.solver_type = 2
     elif params.spec.search is None:
         raise UsageError(SEARCH_SOLVER_ERROR)
+
+
+def _solver_note(opts) -> None:
+    """-C without -s: LIBLINEAR's note (even with -q), once the input is known good."""
+    if opts.get("solver_note"):
+        sys.stderr.write("Solver not specified. Using -s 2\n")
 
 
 def _find_parameters(data, params, opts, say) -> int:
@@ -416,8 +426,9 @@ def _find_parameters(data, params, opts, say) -> int:
 def _train_and_save(data, params, opts, model_file, say) -> int:
     """Cross-validation or training on a Problem or a cluster Dataset."""
     with warnings.catch_warnings(), quiet_progress(opts["quiet"]):   # -q: no progress bar either
-        # the log lines carry LIBLINEAR's warning text already
+        # the log lines carry LIBLINEAR's warning text already (its "WARNING: ..." lines)
         warnings.simplefilter("ignore", ConvergenceWarning)
+        warnings.filterwarnings("ignore", message="WARNING: ", category=UserWarning)
         if opts["find_C"]:
             return _find_parameters(data, params, opts, say)
         if opts["nr_fold"]:

@@ -92,6 +92,8 @@ def calc_start_C(problem: Problem, params: Params) -> float:
     -s 11 when no target lies outside the p-tube)."""
     l = problem.n_samples
     max_xTx = float(_max_squared_row_norm(problem.indptr, problem.data, float(params.bias)))
+    if max_xTx == 0:         # all x_i = 0: LIBLINEAR's 1 / 0 is inf
+        return math.inf
     spec = params.spec
     if spec.loss in ("logistic_regression", "hinge"):   # hinge: LR's start (dlinear's choice)
         min_C = 1.0 / (l * max_xTx)
@@ -220,7 +222,7 @@ def run_fold_path(problem: Problem, perm: np.ndarray, begin: int, end: int, para
         if warm_dual:
             A = [f.alpha for f in fits]
         model = assemble_model(at_C, train_part.n_features, label, fits)
-        W_new = model.w.reshape(len(fits[0].w), -1)
+        W_new = model.w             # (w_size, nr_w)
         predicted = predict(model, test_part)
         if regression:
             score = float(np.sum((predicted - test_part.y) ** 2))

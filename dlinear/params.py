@@ -10,6 +10,9 @@ from .errors import DlinearError
 from .solver_table import DUAL_MAX_ITER, PARTITION_RULES, SOLVERS, solvers_text
 
 
+INT64_MAX = 2**63 - 1
+
+
 @dataclass
 class Params:
     """LIBLINEAR's parameters, plus dlinear's options.
@@ -124,6 +127,11 @@ def check_parameter(params: Params) -> None:
                            "L2R_LR, L2R_L2LOSS_SVC, and L2R_L2LOSS_SVR")
     if params.max_iter < 1:
         raise DlinearError("max_iter < 1")
+    # the kernels take these as int64
+    if params.max_iter > INT64_MAX or params.max_updates > INT64_MAX:
+        raise DlinearError(f"max_iter or max_updates > {INT64_MAX}")
+    if not 0 <= params.seed:
+        raise DlinearError("seed < 0")
     _check_cd_options(params)
     if params.multinomial and not spec.multinomial:
         raise DlinearError(f"--multinomial is only for "

@@ -16,19 +16,20 @@ from typing import Callable, NamedTuple, Optional
 import numpy as np
 
 from .data import Problem
-from .errors import ConvergenceWarning, DlinearError
-from .model import Model
+from .errors import ConvergenceWarning, DataError
+from .model import Model, nr_w_of
 from .params import Params, class_C
 from .solvers.task import SharedColumns, SubProblem
 
 
 def first_appearance(y: np.ndarray) -> np.ndarray:
     """Distinct integer labels of y in order of first appearance."""
-    labels_int = y.astype(np.int64)
+    with np.errstate(invalid="ignore"):     # a label beyond int64 is caught just below
+        labels_int = y.astype(np.int64)
     if not np.array_equal(labels_int, y):
         bad = int(np.flatnonzero(labels_int != y)[0])
-        raise DlinearError(f"label {y[bad]!r} of instance {bad + 1} is not an integer; "
-                           "classification needs integer labels (-s 11, 12, 13 do regression)")
+        raise DataError(f"label {float(y[bad])!r} of instance {bad + 1} is not an integer; "
+                        "classification needs integer labels (-s 11, 12, 13 do regression)")
     uniq, first = np.unique(labels_int, return_index=True)
     return uniq[np.argsort(first, kind="stable")]
 
@@ -213,7 +214,9 @@ def assemble_model(params: Params, n_features: int, label, results: list,
     w_size = n_features + (1 if params.bias >= 0 else 0)
     warn_about_logs([line for r in results for line in r.log], stacklevel=3)
     nr_class = 2 if label is None else len(label)
-    W = np.column_stack([r.w for r in results]).reshape(w_size, -1)
+    nr_w = nr_class if params.multinomial else nr_w_of(params.solver_type, nr_class)
+    # by the column count, not -1: a training set without features has w_size 0
+    W = np.column_stack([r.w for r in results]).reshape(w_size, nr_w)
     rho = results[0].rho if params.spec.kind == "oneclass" else 0.0
     return Model(params.solver_type, nr_class, label, n_features, float(params.bias), W,
                  rho=rho, n_iter=tuple(r.n_iter for r in results),

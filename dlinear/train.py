@@ -17,7 +17,7 @@ from typing import Callable, Optional
 import numpy as np
 
 from .data import Problem
-from .errors import DlinearError
+from .errors import DataError, DlinearError
 from .model import Model
 from .modes import Data, Mode, choose
 from .params import Params, check_parameter
@@ -156,6 +156,9 @@ def train_in_process(problem: Problem, params: Params,
 def cv_folds(l: int, nr_fold: int, seed: int, emit):
     """LIBLINEAR's cross_validation split: one random permutation, fold i holding
     perm[i*l/nr_fold : (i+1)*l/nr_fold]."""
+    if l < 2:       # a fold would train on nothing
+        raise DataError(f"cross validation needs at least 2 instances, the training set "
+                        f"has {l}")
     if nr_fold > l:
         emit("WARNING: # folds > # data. Will use # folds = # data instead "
              "(i.e., leave-one-out cross validation)")

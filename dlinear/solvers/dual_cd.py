@@ -91,12 +91,14 @@ def fit_bias_dual_cd_svc(task, params):
     X = task.problem
     w = np.zeros(task.w_size)
     alpha = feasible_warm_start(task, params)
-    n_iter, steps, b, obj, alpha, restarts = bias_dual_cd_svc(
+    n_iter, steps, capped, b, obj, alpha, restarts = bias_dual_cd_svc(
         X.indptr, X.indices, X.data, X.n_features, task.y, task.C, params.spec.squared_loss,
         float(params.eps), int(params.max_iter), w, alpha)
     w[X.n_features] = b / task.bias
-    return dual_svc_result(w, alpha, n_iter, obj, params, [
+    result = dual_svc_result(w, alpha, n_iter, obj, params, [
         f"two-variable steps = {steps}, bias b = {b:g}, shrinking restarts = {restarts}"])
+    result.hit_max_iter = bool(capped)     # not at max_iter when WSS 2 ended within it
+    return result
 
 
 def online_update_budget(params, n_variables):
