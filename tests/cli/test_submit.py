@@ -9,9 +9,9 @@ import sys
 import pytest
 
 import dlinear
-from conftest import dask_processes
 from dlinear.cli import parse_train_args
 from dlinear.datasets import make_rcv1_like
+from tests.support.clusters import dask_processes
 
 
 def _env():

@@ -12,7 +12,7 @@ from dlinear.datasets import (ROWS_PER_BLOCK, main, make_rcv1_like, make_rcv1_li
                               round_values)
 from dlinear.errors import DlinearError
 
-REPO = Path(__file__).resolve().parent.parent
+REPO = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO / "examples"
 
 

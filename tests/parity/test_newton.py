@@ -6,9 +6,6 @@ import warnings
 import numpy as np
 import pytest
 
-from conftest import accuracy, rel_diff
-from liblinear_oracle import (assert_near_optimum, f_star, liblinear_train,
-                              liblinear_train_logged)
 from dlinear import ConvergenceWarning, DlinearError, Params, Problem, predict, train
 from dlinear.kernels import primal_ops
 from dlinear.params import check_parameter
@@ -19,6 +16,9 @@ from dlinear.solvers.newton import (fit_newton, linesearch_by_fun, newton,
 from dlinear.solvers.primal_objective_values import primal_objective
 from dlinear.train import assemble_model
 from dlinear.solvers.primal_objectives import LOSS_OF_SOLVER, LossTerm, PrimalObjective
+from tests.support.liblinear_oracle import (assert_near_optimum, f_star, liblinear_train,
+                                            liblinear_train_logged)
+from tests.support.measures import accuracy, rel_diff
 
 # dlinear's line-search Newton takes LIBLINEAR 2.50's iterates: the same log line for line
 # (so the same Newton iterations and CG steps), objectives equal to 1e-14 here

@@ -9,13 +9,13 @@ import warnings
 import numpy as np
 import pytest
 
-from conftest import local_cluster
 from dlinear import ConvergenceWarning, Params, Problem, load_model, train
 from dlinear.cli import train_main
 from dlinear.data import write_libsvm
 from dlinear.datasets import make_rcv1_like
 from dlinear.solvers.primal_objective_values import primal_objective
-from liblinear_oracle import assert_near_optimum, f_star
+from tests.support.clusters import local_cluster
+from tests.support.liblinear_oracle import assert_near_optimum, f_star
 
 
 def repeated(problem: Problem, weights: np.ndarray) -> Problem:

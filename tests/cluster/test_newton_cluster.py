@@ -3,12 +3,12 @@
 import numpy as np
 import pytest
 
-from conftest import local_cluster
 from dlinear import Params, train
 from dlinear.cluster import Dataset
 from dlinear.datasets import make_rcv1_like
 from dlinear.solvers.primal_objective_values import primal_objective
 from dlinear.solvers.primal_objectives import LOSS_OF_SOLVER, PrimalObjective
+from tests.support.clusters import local_cluster, scale_to
 
 distributed = pytest.importorskip("distributed")
 
@@ -18,18 +18,6 @@ def cluster():
     """(cluster, client) starting with 1 worker; the tests scale it."""
     with local_cluster(1) as pair:
         yield pair
-
-
-def scale_to(local_cluster, client, n):
-    """Exactly n workers: wait_for_workers alone returns while extra ones are still
-    retiring, and data scattered onto those is lost."""
-    import time
-    local_cluster.scale(n)
-    client.wait_for_workers(n, timeout=60)
-    deadline = time.time() + 60
-    while len(client.scheduler_info(n_workers=-1)["workers"]) != n:
-        assert time.time() < deadline, "the cluster did not scale"
-        time.sleep(0.05)
 
 
 @pytest.fixture(scope="module")

@@ -7,8 +7,6 @@ import os
 import numpy as np
 import pytest
 
-from conftest import rel_diff, warm_and_cold_fold_paths
-from liblinear_oracle import liblinear_decision_values, liblinear_train
 from dlinear import DlinearError, Params, Problem, load_model, predict, save_model, train
 from dlinear.data import read_libsvm
 from dlinear.datasets import make_rcv1_like
@@ -16,8 +14,10 @@ from dlinear.model import Model
 from dlinear.solvers import SubProblem
 from dlinear.solvers.dual_cd import fit_bias_dual_cd_svc
 from dlinear.solvers.primal_objective_values import primal_objective
+from tests.support.liblinear_oracle import liblinear_decision_values, liblinear_train
+from tests.support.measures import rel_diff, warm_and_cold_fold_paths
 
-EXAMPLES = os.path.join(os.path.dirname(__file__), "..", "examples")
+EXAMPLES = os.path.join(os.path.dirname(__file__), "..", "..", "examples")
 
 
 def sparse_set():

@@ -18,9 +18,9 @@ from dlinear.data import line_aligned_ranges, read_libsvm
 from dlinear.datasets import make_rcv1_like
 from dlinear.errors import DlinearError
 from dlinear.params import Params
+from tests.support.clusters import dask_processes
+from tests.support.problems import assert_same_problem, chunk_test_text, concatenate
 
-from conftest import dask_processes
-from test_data import assert_same_problem, chunk_test_text, concatenate
 
 moto_server = pytest.importorskip("moto.server")
 s3fs = pytest.importorskip("s3fs")

@@ -7,12 +7,12 @@ import numpy as np
 import pytest
 from sklearn.linear_model import LogisticRegression as SkLogisticRegression
 
-from conftest import local_cluster
 from dlinear import DlinearError, Params, Problem, load_model, save_model
 from dlinear.datasets import make_rcv1_like
 from dlinear.data import write_libsvm
 from dlinear.predict import predict_probability
 from dlinear.train import group_rows, train_in_process
+from tests.support.clusters import local_cluster
 
 
 def softmax_objective(problem, model, C, class_weight=None, regularize_bias=True):

@@ -7,11 +7,11 @@ dlinear reaches at -e 1e-4, so a solver stopping at 10x its eps fails
 import numpy as np
 import pytest
 
-from conftest import accuracy
-from liblinear_oracle import (assert_near_optimum, f_star, liblinear_train,
-                              liblinear_train_logged)
 from dlinear import Params, train
 from dlinear.solvers.primal_objective_values import primal_objective
+from tests.support.liblinear_oracle import (assert_near_optimum, f_star, liblinear_train,
+                                            liblinear_train_logged)
+from tests.support.measures import accuracy
 
 # relative gap to f* allowed at -e 1e-4: about 2-3x the largest gap dlinear reaches on
 # these sets (-s 1: 1.0e-10, -s 3: 1.1e-5; BENCHMARKS.md, "Parity tolerances")

@@ -11,7 +11,7 @@ from dlinear import ConvergenceWarning
 from dlinear.datasets import make_rcv1_like
 from dlinear.estimators import (SKLEARN_SOLVERS, LinearSVC, LinearSVR, LogisticRegression,
                                 OneClassSVM, linear_attributes)
-from liblinear_oracle import liblinear_model_to_dlinear, seed_liblinear
+from tests.support.liblinear_oracle import liblinear_model_to_dlinear, seed_liblinear
 
 # ------------------------------------------------------------------ scikit-learn's checks
 

@@ -22,7 +22,7 @@ import dlinear
 from dlinear.cli import parse_train_args
 from dlinear.datasets import make_rcv1_like
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
 DOCKER = DEPLOY / "docker"
 K8S = DEPLOY / "kubernetes"

@@ -9,14 +9,14 @@ import warnings
 import numpy as np
 import pytest
 
-from conftest import local_cluster
-from liblinear_oracle import f_star, liblinear_train
 from dlinear import ConvergenceWarning, Params, train
 from dlinear.datasets import make_rcv1_like
 from dlinear.errors import DlinearError
 from dlinear.solvers import partitioned_dual_cd as P
 from dlinear.solvers.primal_objective_values import primal_objective
 from dlinear.train import train_partitioned_in_process
+from tests.support.clusters import local_cluster, scale_to
+from tests.support.liblinear_oracle import f_star, liblinear_train
 
 # Relative primal objective tolerances, just above the largest distance measured with K = 1,
 # 2 and 3 blocks, both rules, simulated (binary_split, multiclass_split, the regression set
@@ -317,11 +317,6 @@ def cluster():
         yield pair
 
 
-def scale_to(cluster_, client, n):
-    from test_newton_cluster import scale_to as scale
-    scale(cluster_, client, n)
-
-
 @pytest.mark.parametrize("n_workers", [1, 2, 3])
 def test_partitioned_on_workers_reaches_liblinear(cluster, binary_split, multiclass_split,
                                                   regression, n_workers):
@@ -418,7 +413,7 @@ def test_worker_killed_mid_rounds_still_reaches_the_optimum(tmp_path, monkeypatc
     """A real worker process dies during the rounds: its parts are read again from their
     lineage onto the survivors (each part once), its rows restart from a feasible alpha,
     w is rebuilt from all dual variables, and the rounds reach -e 1e-5 and the optimum."""
-    from test_cluster import start_cluster, stop_cluster, wait_for_workers
+    from tests.support.clusters import start_cluster, stop_cluster, wait_for_workers
 
     from dlinear.cluster import Dataset, objective
     from dlinear.cluster.partitioned_cd import PartitionedBlocks

@@ -5,8 +5,8 @@ import numpy as np
 import pytest
 from liblinear import liblinearutil
 
-from liblinear_oracle import liblinear_decision_values, liblinear_train
 from dlinear import DlinearError, Params, decision_values, load_model, predict, save_model, train
+from tests.support.liblinear_oracle import liblinear_decision_values, liblinear_train
 
 
 # every LIBLINEAR solver: the reader must handle each one's file (nr_w, label, rho lines)

@@ -3,8 +3,7 @@ parity tests and the benchmarks: train it on a dlinear Problem, read its log, tu
 model into a dlinear Model, and compute f*, the optimum's primal objective, from a run at a
 tight tolerance.
 
-Test-side only: the package never imports this. Scripts in scripts/ put tests/ on
-sys.path to use it.
+Test-side only: the package never imports this.
 """
 from __future__ import annotations
 

@@ -5,9 +5,6 @@ import warnings
 import numpy as np
 import pytest
 
-from conftest import accuracy, jaccard, rel_diff
-from liblinear_oracle import (assert_near_optimum, f_star, liblinear_decision_values,
-                              liblinear_train)
 from dlinear import ConvergenceWarning, Params, Problem, predict, save_model, train
 from dlinear.datasets import make_rcv1_like_split
 from dlinear.predict import predict_probability
@@ -17,6 +14,9 @@ from dlinear.solvers.primal_objective_values import primal_objective
 from dlinear.solvers.oneclass import fit_oneclass, oneclass_objectives
 from dlinear.solvers import SubProblem
 from dlinear.train import assemble_model
+from tests.support.liblinear_oracle import (assert_near_optimum, f_star, liblinear_decision_values,
+                                            liblinear_train)
+from tests.support.measures import accuracy, jaccard, rel_diff
 
 
 # Relative gap to f* (LIBLINEAR's optimum at a tight eps, liblinear_oracle.TIGHT) allowed

@@ -19,13 +19,13 @@ import sys
 import numpy as np
 import pytest
 
-from conftest import warm_and_cold_fold_paths
 from dlinear import Params
 from dlinear.data import Problem, write_libsvm
 from dlinear.datasets import make_rcv1_like
 from dlinear import find_parameters
 from dlinear.model_selection import (MAX_C, SEARCH_SOLVER_ERROR, calc_max_p, calc_start_C,
                                      search_plan)
+from tests.support.measures import warm_and_cold_fold_paths
 
 CLASS_LINE = re.compile(r"^log2c=[ -]*\d+\.\d\d\trate=[0-9.]+$")
 SVR_LINE = re.compile(r"^log2c=[ -]*\d+\.\d\d\tp=[ ]*\d+\.\d\d\tMean squared error=[0-9.e+-]+$")

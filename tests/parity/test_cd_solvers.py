@@ -7,9 +7,6 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from conftest import rel_diff
-from liblinear_oracle import (assert_near_optimum, f_star, liblinear_train,
-                              liblinear_train_logged)
 from dlinear import ConvergenceWarning, DlinearError, Params, train
 from dlinear.cli import parse_train_args
 from dlinear.data import Problem
@@ -17,6 +14,9 @@ from dlinear.datasets import make_rcv1_like
 from dlinear.params import check_parameter
 from dlinear.solvers import SubProblem
 from dlinear.solvers.primal_objective_values import primal_objective
+from tests.support.liblinear_oracle import (assert_near_optimum, f_star, liblinear_train,
+                                            liblinear_train_logged)
+from tests.support.measures import rel_diff
 
 # Relative gap to f* (LIBLINEAR's optimum at a tight eps, liblinear_oracle.TIGHT) each
 # algorithm is allowed at the eps its tests ask for: 2-3x the largest gap it reaches there

@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 from liblinear import liblinearutil
 
-from liblinear_oracle import liblinear_train, seed_liblinear
 from dlinear import Params, load_model, predict, train
 from dlinear.data import read_libsvm, write_libsvm
+from tests.support.liblinear_oracle import liblinear_train, seed_liblinear
 
 
 def run(*args, cwd=None):

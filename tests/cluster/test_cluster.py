@@ -1,7 +1,6 @@
 """The Dask engine: data on workers, classes and folds as tasks, real separate processes."""
 import datetime
 from dataclasses import replace
-import json
 import os
 import signal
 import subprocess
@@ -11,12 +10,12 @@ import time
 import numpy as np
 import pytest
 
-from conftest import local_cluster
 import dlinear
 from dlinear import ConvergenceWarning, DlinearError, Params, cross_validation, train
 from dlinear.cluster import Dataset
 from dlinear.data import read_libsvm, write_libsvm
 from dlinear.datasets import make_rcv1_like
+from tests.support.clusters import local_cluster, start_cluster, stop_cluster, wait_for_workers
 
 distributed = pytest.importorskip("distributed")
 
@@ -186,44 +185,6 @@ def test_bad_file_is_reported_from_the_worker(client, tmp_path):
 
 
 # ---------------------------------------------------------------- separate processes
-def start_cluster(tmp_path, n_workers=2, tls_args=()):
-    tls_args = [str(a) for a in tls_args]
-    """`dask scheduler` and `dask worker` processes on loopback; returns (address, procs)."""
-    scheduler_file = tmp_path / "scheduler.json"
-    env = dict(os.environ, PYTHONWARNINGS="ignore")
-    common = dict(env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                  start_new_session=True)
-    procs = {"scheduler": subprocess.Popen(
-        [sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1",
-         "--port", "0", "--no-dashboard", "--scheduler-file", str(scheduler_file),
-         *(["--protocol", "tls"] if tls_args else []), *tls_args], **common)}
-    deadline = time.time() + 60
-    address = None
-    while address is None and time.time() < deadline:
-        try:   # the file may exist before it is completely written
-            address = json.loads(scheduler_file.read_text())["address"]
-        except (OSError, ValueError, KeyError):
-            time.sleep(0.1)
-    assert address, "the scheduler did not start"
-    for i in range(n_workers):
-        procs[f"w{i}"] = subprocess.Popen(
-            [sys.executable, "-m", "distributed.cli.dask_worker", address, "--nthreads", "1",
-             "--no-nanny", "--no-dashboard", "--name", f"w{i}", *tls_args], **common)
-    return address, procs
-
-
-def stop_cluster(procs):
-    for p in procs.values():
-        if p.poll() is None:
-            os.killpg(p.pid, signal.SIGKILL)
-        p.wait()
-
-
-def wait_for_workers(client, n):
-    client.wait_for_workers(n, timeout=60)
-    return {info["name"]: addr for addr, info in client.scheduler_info()["workers"].items()}
-
-
 def run_cli(*args):
     return subprocess.Popen([sys.executable, "-m", "dlinear", "train", *map(str, args)],
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
