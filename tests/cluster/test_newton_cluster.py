@@ -193,8 +193,6 @@ def test_classes_share_each_round_and_equal_one_driver_per_class(cluster, proble
 
     from dlinear.cluster import engine
     local_cluster, client = cluster
-    # 3 workers, as the test before: retiring a worker just before the module's cluster
-    # closes can trip distributed's LocalCluster.close (KeyError in its worker watcher)
     scale_to(local_cluster, client, 3)
     problem = problems["multi"]
     data = Dataset.from_arrays(problem, None, client, n_parts=6)
@@ -231,9 +229,12 @@ def test_classes_share_each_round_and_equal_one_driver_per_class(cluster, proble
 @pytest.fixture
 def glibc_calls(monkeypatch):
     """The mallopt / malloc_trim calls dlinear.cluster.heap makes, recorded by a fake
-    glibc instead of made (the environment's thresholds are cleared)."""
+    glibc instead of made (the environment's thresholds are cleared). The holder count is
+    per process, as glibc's thresholds are: the actors and fit tasks that hold the heap
+    live in worker processes, so no holder may be alive in this one, before or after."""
     from dlinear.cluster import heap
 
+    assert heap._depth == 0, "a holder of glibc's heap is alive in the test process"
     calls = []
 
     class FakeLibc:
@@ -246,7 +247,8 @@ def glibc_calls(monkeypatch):
     monkeypatch.setattr(heap, "_glibc", lambda: FakeLibc())
     monkeypatch.delenv("MALLOC_TRIM_THRESHOLD_", raising=False)
     monkeypatch.delenv("MALLOC_MMAP_THRESHOLD_", raising=False)
-    return calls
+    yield calls
+    assert heap._depth == 0, "the test left a holder of glibc's heap alive"
 
 
 def test_heap_kept_only_where_the_environment_fixed_glibcs_thresholds(monkeypatch,

@@ -113,12 +113,21 @@ def wait_for_workers(client, n):
     return {info["name"]: addr for addr, info in client.scheduler_info()["workers"].items()}
 
 
-def scale_to(local_cluster, client, n):
-    """Exactly n workers: wait_for_workers alone returns while extra ones are still
-    retiring, and data scattered onto those is lost."""
-    local_cluster.scale(n)
-    client.wait_for_workers(n, timeout=60)
-    deadline = time.time() + 60
-    while len(client.scheduler_info(n_workers=-1)["workers"]) != n:
-        assert time.time() < deadline, "the cluster did not scale"
+def scale_to(cluster, client, n, timeout=60):
+    """Scales a LocalCluster to exactly n workers and waits until the scheduler has n, all
+    running (not while extra ones are still retiring: data scattered onto those is lost).
+
+    It asks the scheduler (client.scheduler_info), never client.wait_for_workers: on a
+    client of a LocalCluster that is the cluster's wait_for_workers, which replaces the
+    cluster's copy of the scheduler's worker table. A worker retired meanwhile is then
+    missing from that copy when its "remove" message reaches the cluster's watcher, which
+    dies of a KeyError (SpecCluster._update_worker_status) that LocalCluster.close raises
+    when the cluster closes (distributed 2026.8)."""
+    cluster.scale(n)
+    deadline = time.monotonic() + timeout
+    while True:
+        workers = client.scheduler_info(n_workers=-1)["workers"].values()
+        if len(workers) == n and all(w["status"] == "running" for w in workers):
+            return
+        assert time.monotonic() < deadline, f"the cluster did not scale to {n} workers"
         time.sleep(0.05)
