@@ -39,6 +39,7 @@ def _script(name, *args, timeout=90):
                           capture_output=True, text=True, timeout=timeout, env=_env())
 
 
+@pytest.mark.cluster
 def test_submit_then_status(scheduler, tmp_path):
     good = tmp_path / "train.svm"
     dlinear.write_libsvm(good, make_rcv1_like(600, n_features=400, n_classes=3,
@@ -82,6 +83,7 @@ def test_submit_then_status(scheduler, tmp_path):
     assert r.returncode == 0 and r.stdout.strip() == done
 
 
+@pytest.mark.cluster
 def test_bad_options_fail_at_submit(scheduler, tmp_path):
     data = tmp_path / "t.svm"
     data.write_text("1 1:1\n-1 2:1\n")

@@ -34,6 +34,7 @@ def assert_same_problem(a, b):
     assert a.n_features == b.n_features
 
 
+@pytest.mark.cluster
 def test_dataset_from_libsvm_reads_blocks_on_workers(client, multiclass_file):
     ds = Dataset.from_libsvm(multiclass_file, client, block_bytes=50_000)
     assert len(ds.parts) > 4
@@ -52,6 +53,7 @@ def test_dataset_from_libsvm_reads_blocks_on_workers(client, multiclass_file):
     np.testing.assert_array_equal(ds.y.compute(), local.y)
 
 
+@pytest.mark.cluster
 def test_dataset_from_arrays(client):
     import dask.array as da
     import scipy.sparse as sp
@@ -67,6 +69,7 @@ def test_dataset_from_arrays(client):
     assert_same_problem(ds.to_problem(), local)
 
 
+@pytest.mark.cluster
 @pytest.mark.parametrize("solver,bias", [(1, -1.0), (3, 1.0)])
 def test_cluster_model_equals_local_model(client, multiclass_file, solver, bias):
     params = Params(solver_type=solver, bias=bias, eps=1e-3)
@@ -80,6 +83,7 @@ def test_cluster_model_equals_local_model(client, multiclass_file, solver, bias)
                                   local.w)
 
 
+@pytest.mark.cluster
 def test_elastic_net_ratio_reaches_the_workers(client, multiclass_file):
     """-s 6 trains on a copy of the data per worker: its elastic-net ratio (--l1-ratio)
     travels with the parameters, and the model is the in-process one, bit for bit."""
@@ -121,6 +125,7 @@ def client_without_stealing():
             yield c
 
 
+@pytest.mark.cluster
 @pytest.mark.parametrize("solver", [5, 6])
 def test_cluster_transposes_each_data_copy_once(client_without_stealing, multiclass_file,
                                                 solver):
@@ -140,6 +145,7 @@ def test_cluster_transposes_each_data_copy_once(client_without_stealing, multicl
     np.testing.assert_array_equal(on_cluster.w, local.w)
 
 
+@pytest.mark.cluster
 def test_one_worker_gives_the_same_model(multiclass_file):
     params = Params(eps=1e-3)
     local = train(read_libsvm(multiclass_file), params)
@@ -148,6 +154,7 @@ def test_one_worker_gives_the_same_model(multiclass_file):
     np.testing.assert_array_equal(model.w, local.w)
 
 
+@pytest.mark.cluster
 def test_cross_validation_folds_on_cluster(client, multiclass_file):
     params = Params(eps=1e-3)
     local = cross_validation(read_libsvm(multiclass_file), params, 4)
@@ -155,6 +162,7 @@ def test_cross_validation_folds_on_cluster(client, multiclass_file):
         cross_validation(Dataset.from_libsvm(multiclass_file, client), params, 4), local)
 
 
+@pytest.mark.cluster
 def test_cap_reached_on_a_worker_warns_the_client(client, multiclass_file):
     """A whole-problem solver (here -s 12) runs on a worker, whose warnings the caller
     never sees: its log is turned into the warning on the client."""
@@ -177,6 +185,7 @@ def test_file_ranges_are_a_multiple_of_the_workers(tmp_path):
     assert ranges[0][0] == 0 and ranges[-1][1] == size
 
 
+@pytest.mark.cluster
 def test_bad_file_is_reported_from_the_worker(client, tmp_path):
     bad = tmp_path / "bad.svm"
     bad.write_text("1 1:1\n" * 5 + "2 4:1 3:1\n")
@@ -199,6 +208,7 @@ def class_tasks_run(client):
     return dict(client.run(count).values())
 
 
+@pytest.mark.cluster
 def test_train_with_scheduler_on_separate_processes(multiclass_file, tmp_path):
     address, procs = start_cluster(tmp_path)
     try:
@@ -221,6 +231,7 @@ def test_train_with_scheduler_on_separate_processes(multiclass_file, tmp_path):
         stop_cluster(procs)
 
 
+@pytest.mark.cluster
 @pytest.mark.parametrize("solver", [1, 0])
 def test_worker_killed_mid_training_still_gives_the_same_model(tmp_path, solver):
     """A class task's worker killed: the task moves, its copy rebuilt (-s 1: one task per
@@ -253,6 +264,7 @@ def test_worker_killed_mid_training_still_gives_the_same_model(tmp_path, solver)
         stop_cluster(procs)
 
 
+@pytest.mark.cluster
 @pytest.mark.parametrize("victim,n_classes,multinomial", [("root", 2, False),
                                                          ("leaf", 2, False),
                                                          ("root", 4, False),
@@ -342,6 +354,7 @@ def make_certificates(directory):
     return paths
 
 
+@pytest.mark.cluster
 def test_tls_scheduler(multiclass_file, tmp_path):
     pytest.importorskip("cryptography")
     certs = make_certificates(tmp_path)

@@ -45,6 +45,7 @@ def to_client(monkeypatch):
     monkeypatch.undo()
 
 
+@pytest.mark.cluster
 def test_sizeof_counts_a_part_and_the_workers_see_it(client, data):
     from dask.sizeof import sizeof
     from dlinear.cluster import Dataset
@@ -71,6 +72,7 @@ def test_train_takes_scipy_and_numpy_with_labels(data):
         dlinear.train(problem, Params(solver_type=1), y=problem.y)
 
 
+@pytest.mark.cluster
 @pytest.mark.parametrize("solver", [1, 0])
 def test_every_input_kind_with_a_client_gives_the_local_model(client, data, solver):
     from dlinear.cluster import Dataset
@@ -90,6 +92,7 @@ def test_every_input_kind_with_a_client_gives_the_local_model(client, data, solv
         np.testing.assert_allclose(model.w, reference.w, rtol=0, atol=1e-12)
 
 
+@pytest.mark.cluster
 def test_dask_dataframe_stays_on_the_workers(client, data, monkeypatch):
     pd = pytest.importorskip("pandas")
     dd = pytest.importorskip("dask.dataframe")
@@ -119,6 +122,7 @@ def test_dask_dataframe_stays_on_the_workers(client, data, monkeypatch):
         Dataset.from_arrays(dd.from_pandas(frame, npartitions=2), ddf["label"], client)
 
 
+@pytest.mark.cluster
 def test_predict_is_lazy_on_collections(client, data):
     pd = pytest.importorskip("pandas")
     dd = pytest.importorskip("dask.dataframe")
@@ -144,6 +148,7 @@ def test_predict_is_lazy_on_collections(client, data):
         dlinear.predict_probability(svm, dense)
 
 
+@pytest.mark.cluster
 def test_dual_variables_stay_on_the_workers(client, monkeypatch):
     # 20000 rows x 4 classes of duals would be 640 kB; w is 4 x 101 floats
     problem = make_rcv1_like(20000, n_features=100, n_classes=4, nnz_per_row=10, seed=5)
@@ -154,6 +159,7 @@ def test_dual_variables_stay_on_the_workers(client, monkeypatch):
     assert sum(map(sizeof, received)) < problem.n_samples * 8
 
 
+@pytest.mark.cluster
 def test_search_keeps_the_duals_on_the_workers(client, monkeypatch):
     from dlinear.model_selection import PathResult
     problem = make_rcv1_like(2000, n_features=100, nnz_per_row=10, seed=6)

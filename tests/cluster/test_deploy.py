@@ -305,6 +305,7 @@ exit 0
 """
 
 
+@pytest.mark.cluster
 @pytest.mark.skipif(sys.platform == "win32" or shutil.which("bash") is None
                     or shutil.which("setsid") is None, reason="needs bash and setsid")
 def test_slurm_script_trains_with_a_fake_sbatch(tmp_path):

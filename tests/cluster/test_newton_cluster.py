@@ -38,6 +38,7 @@ CASES = [  # (data, solver, bias, regularize_bias, driver)
 ]
 
 
+@pytest.mark.cluster
 @pytest.mark.parametrize("n_workers", [1, 2, 3])
 def test_distributed_newton_reaches_the_local_objective(cluster, problems, n_workers):
     local_cluster, client = cluster
@@ -65,6 +66,7 @@ def tasks_run(client, name):
     return client.run(count)
 
 
+@pytest.mark.cluster
 @pytest.mark.parametrize("solver,kcolumn", [(0, None), (0, True), (2, None)])
 def test_classes_run_as_tasks_on_copies_and_equal_in_process(cluster, problems, solver,
                                                              kcolumn):
@@ -92,6 +94,7 @@ def test_classes_run_as_tasks_on_copies_and_equal_in_process(cluster, problems, 
     assert cluster_log == local_log
 
 
+@pytest.mark.cluster
 def test_map_reduce_when_asked_or_when_a_copy_does_not_fit(cluster, problems, monkeypatch):
     """partition=True, or a copy larger than COPY_MEMORY_SHARE of a worker's memory
     limit, keeps one-vs-rest Newton map-reduced over the parts (k-column actor rounds);
@@ -132,6 +135,7 @@ def test_map_reduce_when_asked_or_when_a_copy_does_not_fit(cluster, problems, mo
     np.testing.assert_array_equal(on_copy.w, train_in_process(binary, bparams).w)
 
 
+@pytest.mark.cluster
 @pytest.mark.parametrize("n_workers", [1, 3])
 def test_only_vectors_cross_and_are_summed_on_workers(cluster, problems, n_workers):
     from dlinear.cluster.objective import distributed_objective
@@ -167,6 +171,7 @@ def test_only_vectors_cross_and_are_summed_on_workers(cluster, problems, n_worke
     term.close()
 
 
+@pytest.mark.cluster
 def test_parts_are_a_multiple_of_the_workers(cluster, problems, monkeypatch):
     """A map-reduce round waits for the slowest worker: each gets as many parts."""
     from dlinear.cluster import dataset as dataset_module
@@ -183,6 +188,7 @@ def test_parts_are_a_multiple_of_the_workers(cluster, problems, monkeypatch):
     assert sorted(per_worker.values()) == [3, 3, 3]
 
 
+@pytest.mark.cluster
 @pytest.mark.parametrize("solver,driver", [(0, "linesearch"), (2, "tron")])
 def test_classes_share_each_round_and_equal_one_driver_per_class(cluster, problems, solver,
                                                                   driver):

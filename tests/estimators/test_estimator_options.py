@@ -130,6 +130,7 @@ def test_verbose_prints_liblinears_lines_to_stderr(rows, capsys):
     assert "optimization finished" in err and "nSV" in err
 
 
+@pytest.mark.cluster
 def test_client_argument_trains_on_that_cluster(client, rows):
     X, y = rows
     local = LinearSVC().fit(X, y)
@@ -147,6 +148,7 @@ def test_client_argument_trains_on_that_cluster(client, rows):
     assert search.best_estimator_.client is client
 
 
+@pytest.mark.cluster
 def test_dask_dataframe_into_the_estimators(client, rows):
     pd = pytest.importorskip("pandas")
     dd = pytest.importorskip("dask.dataframe")

@@ -289,6 +289,7 @@ def test_sample_weight_scales_C(sets):
 
 # ------------------------------------------------------------------ dask arrays on a cluster
 
+@pytest.mark.cluster
 @pytest.mark.parametrize("make", [lambda: LinearSVC(), lambda: LogisticRegression(tol=1e-9),
                                   lambda: LinearSVR()], ids=["s1", "s0", "s11"])
 def test_dask_arrays_train_on_the_cluster(client, sets, make):
@@ -321,6 +322,7 @@ def test_dask_arrays_train_on_the_cluster(client, sets, make):
         np.testing.assert_allclose(remote.predict_proba(dX).compute(), remote.predict_proba(X))
 
 
+@pytest.mark.cluster
 def test_warm_start_on_the_cluster(client, sets):
     """warm_start with dask arrays: the previous coef_ in the order of the parts' labels
     (first appearance), so a second fit at the same C takes no Newton step."""

@@ -371,6 +371,7 @@ def _xy(path):
 
 # -------------------------------------------------------------------------- the cluster
 
+@pytest.mark.cluster
 def test_cluster_search_equals_in_process(client, classification, regression):
     part = classification.subset(np.arange(2000))
     local_lines, cluster_lines = [], []
@@ -459,6 +460,7 @@ def test_cli_bar_not_with_q(monkeypatch, train_file, tmp_path, capsys):
     assert capsys.readouterr().out == out_tty        # stdout is the same with a terminal
 
 
+@pytest.mark.cluster
 def test_cluster_gather_shows_the_bar(monkeypatch, client):
     from dlinear import cross_validation
     data = make_rcv1_like(400, n_features=200, nnz_per_row=10, seed=8)
@@ -470,6 +472,7 @@ def test_cluster_gather_shows_the_bar(monkeypatch, client):
     np.testing.assert_array_equal(with_bar, plain)
 
 
+@pytest.mark.cluster
 def test_bokeh_hint_once(monkeypatch):
     try:
         import bokeh  # noqa: F401

@@ -317,6 +317,7 @@ def cluster():
         yield pair
 
 
+@pytest.mark.cluster
 @pytest.mark.parametrize("n_workers", [1, 2, 3])
 def test_partitioned_on_workers_reaches_liblinear(cluster, binary_split, multiclass_split,
                                                   regression, n_workers):
@@ -345,6 +346,7 @@ def test_partitioned_on_workers_reaches_liblinear(cluster, binary_split, multicl
         assert abs(gap) <= bound, (solver, rule, gap)
 
 
+@pytest.mark.cluster
 def test_only_n_vectors_reach_the_workers(cluster):
     """Each worker receives one (classes x n) array (and k scalars) per round, never a
     part; the parts stay where they were."""
@@ -378,6 +380,7 @@ def test_only_n_vectors_reach_the_workers(cluster):
         blocks.close()
 
 
+@pytest.mark.cluster
 def test_mode_is_chosen_from_worker_memory(cluster, binary_split, monkeypatch):
     from dlinear.cluster import Dataset, engine
     local_cluster_, client = cluster
@@ -408,6 +411,7 @@ def test_mode_is_chosen_from_worker_memory(cluster, binary_split, monkeypatch):
     assert "copy of the data per worker" in text
 
 
+@pytest.mark.cluster
 @pytest.mark.parametrize("solver", [1, 7, 12])
 def test_worker_killed_mid_rounds_still_reaches_the_optimum(tmp_path, monkeypatch, solver):
     """A real worker process dies during the rounds: its parts are read again from their
@@ -493,6 +497,7 @@ def test_cli_partition_says_the_mode_and_matches_liblinear(multiclass_split, tmp
     assert r.returncode == 1 and "adaptive, linesearch or cocoa" in r.stderr
 
 
+@pytest.mark.cluster
 def test_linear_svc_partition_on_dask_arrays(cluster, binary_split):
     da = pytest.importorskip("dask.array")
     from dlinear.estimators import LinearSVC
@@ -512,6 +517,7 @@ def test_linear_svc_partition_on_dask_arrays(cluster, binary_split):
         LinearSVC(partition=True).fit(X, train_set.y)
 
 
+@pytest.mark.cluster
 @pytest.mark.parametrize("solver", [7, 12, 13])
 def test_logistic_and_svr_partition_on_dask_arrays(cluster, binary_split, regression, capsys,
                                                    solver):
@@ -567,6 +573,7 @@ def worker_holdings(run_id, dask_worker=None):
     return data, actors
 
 
+@pytest.mark.cluster
 def test_each_worker_holds_its_parts_and_per_row_state(cluster):
     """During the rounds each worker's store holds its own parts and nothing of a part's
     size from elsewhere; its actor uses those parts as they are (no copy, no concatenation)
