@@ -39,6 +39,7 @@ def _script(name, *args, timeout=90):
                           capture_output=True, text=True, timeout=timeout, env=_env())
 
 
+@pytest.mark.slow
 @pytest.mark.cluster
 def test_submit_then_status(scheduler, tmp_path):
     good = tmp_path / "train.svm"
@@ -83,6 +84,7 @@ def test_submit_then_status(scheduler, tmp_path):
     assert r.returncode == 0 and r.stdout.strip() == done
 
 
+@pytest.mark.slow
 @pytest.mark.cluster
 def test_bad_options_fail_at_submit(scheduler, tmp_path):
     data = tmp_path / "t.svm"

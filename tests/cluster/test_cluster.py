@@ -34,6 +34,7 @@ def assert_same_problem(a, b):
     assert a.n_features == b.n_features
 
 
+@pytest.mark.slow
 @pytest.mark.cluster
 def test_dataset_from_libsvm_reads_blocks_on_workers(client, multiclass_file):
     ds = Dataset.from_libsvm(multiclass_file, client, block_bytes=50_000)
@@ -125,6 +126,7 @@ def client_without_stealing():
             yield c
 
 
+@pytest.mark.slow
 @pytest.mark.cluster
 @pytest.mark.parametrize("solver", [5, 6])
 def test_cluster_transposes_each_data_copy_once(client_without_stealing, multiclass_file,
@@ -145,6 +147,7 @@ def test_cluster_transposes_each_data_copy_once(client_without_stealing, multicl
     np.testing.assert_array_equal(on_cluster.w, local.w)
 
 
+@pytest.mark.slow
 @pytest.mark.cluster
 def test_one_worker_gives_the_same_model(multiclass_file):
     params = Params(eps=1e-3)
@@ -208,6 +211,7 @@ def class_tasks_run(client):
     return dict(client.run(count).values())
 
 
+@pytest.mark.slow
 @pytest.mark.cluster
 def test_train_with_scheduler_on_separate_processes(multiclass_file, tmp_path):
     address, procs = start_cluster(tmp_path)
@@ -231,6 +235,7 @@ def test_train_with_scheduler_on_separate_processes(multiclass_file, tmp_path):
         stop_cluster(procs)
 
 
+@pytest.mark.slow
 @pytest.mark.cluster
 @pytest.mark.parametrize("solver", [1, 0])
 def test_worker_killed_mid_training_still_gives_the_same_model(tmp_path, solver):
@@ -264,6 +269,7 @@ def test_worker_killed_mid_training_still_gives_the_same_model(tmp_path, solver)
         stop_cluster(procs)
 
 
+@pytest.mark.slow
 @pytest.mark.cluster
 @pytest.mark.parametrize("victim,n_classes,multinomial", [("root", 2, False),
                                                          ("leaf", 2, False),
@@ -354,6 +360,7 @@ def make_certificates(directory):
     return paths
 
 
+@pytest.mark.slow
 @pytest.mark.cluster
 def test_tls_scheduler(multiclass_file, tmp_path):
     pytest.importorskip("cryptography")

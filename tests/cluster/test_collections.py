@@ -122,6 +122,7 @@ def test_dask_dataframe_stays_on_the_workers(client, data, monkeypatch):
         Dataset.from_arrays(dd.from_pandas(frame, npartitions=2), ddf["label"], client)
 
 
+@pytest.mark.slow
 @pytest.mark.cluster
 def test_predict_is_lazy_on_collections(client, data):
     pd = pytest.importorskip("pandas")
@@ -159,6 +160,7 @@ def test_dual_variables_stay_on_the_workers(client, monkeypatch):
     assert sum(map(sizeof, received)) < problem.n_samples * 8
 
 
+@pytest.mark.slow
 @pytest.mark.cluster
 def test_search_keeps_the_duals_on_the_workers(client, monkeypatch):
     from dlinear.model_selection import PathResult

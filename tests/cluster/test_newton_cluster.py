@@ -38,6 +38,7 @@ CASES = [  # (data, solver, bias, regularize_bias, driver)
 ]
 
 
+@pytest.mark.slow
 @pytest.mark.cluster
 @pytest.mark.parametrize("n_workers", [1, 2, 3])
 def test_distributed_newton_reaches_the_local_objective(cluster, problems, n_workers):

@@ -119,6 +119,7 @@ def s3_workers(s3, tmp_path_factory):
         yield address
 
 
+@pytest.mark.slow
 @pytest.mark.cluster
 def test_workers_read_s3_byte_ranges_and_train_the_same_model(s3, s3_workers, tmp_path):
     from distributed import Client
@@ -143,6 +144,7 @@ def run_train(*args):
                           capture_output=True, text=True, timeout=300)
 
 
+@pytest.mark.slow
 @pytest.mark.cluster
 def test_cli_trains_from_s3_in_process_and_on_a_cluster(s3, s3_workers, tmp_path):
     options, fs = s3

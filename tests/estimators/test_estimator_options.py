@@ -148,6 +148,7 @@ def test_client_argument_trains_on_that_cluster(client, rows):
     assert search.best_estimator_.client is client
 
 
+@pytest.mark.slow
 @pytest.mark.cluster
 def test_dask_dataframe_into_the_estimators(client, rows):
     pd = pytest.importorskip("pandas")

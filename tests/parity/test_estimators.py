@@ -55,6 +55,7 @@ def expected_failed_checks(estimator):
     return {name: reason for name in SAMPLE_WEIGHT_EQUIVALENCE}
 
 
+@pytest.mark.slow
 @parametrize_with_checks(CHECKED, expected_failed_checks=expected_failed_checks)
 def test_sklearn_compatible(estimator, check):
     check(estimator)
@@ -289,6 +290,7 @@ def test_sample_weight_scales_C(sets):
 
 # ------------------------------------------------------------------ dask arrays on a cluster
 
+@pytest.mark.slow
 @pytest.mark.cluster
 @pytest.mark.parametrize("make", [lambda: LinearSVC(), lambda: LogisticRegression(tol=1e-9),
                                   lambda: LinearSVR()], ids=["s1", "s0", "s11"])

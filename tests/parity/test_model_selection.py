@@ -292,6 +292,7 @@ def test_only_the_warm_start_solvers():
         find_parameters(data, Params(solver_type=5), 5)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("solver", [1, 3])
 def test_dual_solvers_search_with_warm_alpha(solver, monkeypatch):
     """dlinear's extension: -C for -s 1 and -s 3 warm-starts alpha from the previous C.
@@ -371,6 +372,7 @@ def _xy(path):
 
 # -------------------------------------------------------------------------- the cluster
 
+@pytest.mark.slow
 @pytest.mark.cluster
 def test_cluster_search_equals_in_process(client, classification, regression):
     part = classification.subset(np.arange(2000))

@@ -62,6 +62,7 @@ def assert_tight_parity(problem, params, model):
     assert abs(gap) <= TIGHT_EPS_TOL[params.solver_type], (params.solver_type, gap)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("solver", [1, 3, 7])
 @pytest.mark.parametrize("rule", ["adaptive", "cocoa", "linesearch"])
 @pytest.mark.parametrize("n_blocks", [1, 2, 3])
@@ -317,6 +318,7 @@ def cluster():
         yield pair
 
 
+@pytest.mark.slow
 @pytest.mark.cluster
 @pytest.mark.parametrize("n_workers", [1, 2, 3])
 def test_partitioned_on_workers_reaches_liblinear(cluster, binary_split, multiclass_split,
@@ -411,6 +413,7 @@ def test_mode_is_chosen_from_worker_memory(cluster, binary_split, monkeypatch):
     assert "copy of the data per worker" in text
 
 
+@pytest.mark.slow
 @pytest.mark.cluster
 @pytest.mark.parametrize("solver", [1, 7, 12])
 def test_worker_killed_mid_rounds_still_reaches_the_optimum(tmp_path, monkeypatch, solver):
@@ -466,6 +469,7 @@ def test_worker_killed_mid_rounds_still_reaches_the_optimum(tmp_path, monkeypatc
         stop_cluster(procs)
 
 
+@pytest.mark.slow
 def test_cli_partition_says_the_mode_and_matches_liblinear(multiclass_split, tmp_path):
     import subprocess
     import sys
@@ -517,6 +521,7 @@ def test_linear_svc_partition_on_dask_arrays(cluster, binary_split):
         LinearSVC(partition=True).fit(X, train_set.y)
 
 
+@pytest.mark.slow
 @pytest.mark.cluster
 @pytest.mark.parametrize("solver", [7, 12, 13])
 def test_logistic_and_svr_partition_on_dask_arrays(cluster, binary_split, regression, capsys,

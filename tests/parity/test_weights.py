@@ -135,6 +135,7 @@ def test_cli_weight_file_gives_the_api_model(files, data, solver):
     assert np.abs(plain.w - expected.w).max() > 1e-3
 
 
+@pytest.mark.slow
 @pytest.mark.cluster
 def test_cli_weight_file_on_a_local_cluster(files, data):
     """--workers 2: the weights are split by the parts' rows and attached on the workers."""
@@ -148,6 +149,7 @@ def test_cli_weight_file_on_a_local_cluster(files, data):
     np.testing.assert_array_equal(load_model(model_file).w, expected.w)
 
 
+@pytest.mark.slow
 @pytest.mark.cluster
 def test_weights_on_a_cluster_dataset(files, data):
     """Dataset.from_libsvm read on the workers with weights attached per part: Newton's

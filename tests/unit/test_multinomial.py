@@ -140,6 +140,7 @@ def test_estimator_switch():
         LogisticRegression(multi_class="multinomial", penalty="l1").fit(X, y)
 
 
+@pytest.mark.slow
 @pytest.mark.cluster
 def test_on_a_cluster_equals_in_process():
     from dlinear import train

@@ -28,6 +28,7 @@ def _task(problem, params):
     return binary_task(problem, label, 0, np.full(2, params.C), params)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("solver", [1, 3])
 @pytest.mark.parametrize("variant", VARIANTS, ids=VARIANT_IDS)
 def test_dual_svc_starts_from_the_given_alpha(binary, solver, variant):
