@@ -34,7 +34,7 @@ SAMPLE_WEIGHT_EQUIVALENCE = ("check_sample_weight_equivalence_on_dense_data",
 
 def expected_failed_checks(estimator):
     """The only checks expected to fail: integer sample_weight equal to repeated rows holds
-    at the optimum (tests/test_weights.py checks it against LIBLINEAR for every solver, and
+    at the optimum (tests/parity/test_weights.py checks it against LIBLINEAR for every solver, and
     LinearSVC(tol=1e-12) passes it here), but the check compares predictions to 1e-7."""
     if isinstance(estimator, OneClassSVM):
         reason = ("free support vectors lie exactly on w.x = rho, so predict's sign flips "

@@ -427,7 +427,7 @@ def test_options_of_s0_s2_s11_are_liblinears():
 
     for sid in (0, 1, 2, 3, 4, 5, 6, 7, 11, 12, 13):
         # refused where LIBLINEAR refuses it, but dlinear adds -R for -s 1 / -s 3
-        # (tests/test_bias_dual.py) and so names them in its message
+        # (tests/unit/test_bias_dual.py) and so names them in its message
         if sid not in (1, 3):
             refused = our_error(Params(solver_type=sid, bias=1.0, regularize_bias=False))
             assert (refused is None) == (lib_error(f"-s {sid} -B 1 -R") is None), sid
