@@ -69,6 +69,7 @@ def test_cross_validation_output(files, multiclass_split):
     assert abs(float(line.split("= ")[1].rstrip("%")) - lib_accuracy) <= 1.5
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("content,line_no", [
     ("1 1:0.5\n-1 3:abc\n", 2),
     ("1 1:0.5\n1 2:1 2:3\n-1 1:1\n", 2),
@@ -85,6 +86,7 @@ def test_bad_training_file_exits_1_without_a_model(content, line_no, tmp_path):
     assert not (tmp_path / "bad.model").exists()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("args,fragment", [
     (["-s", "99"], "unknown solver type"),
     (["-x", "1"], "unknown option: -x"),

@@ -9,6 +9,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 import dlinear
 
 PACKAGE_DIR = Path(dlinear.__file__).resolve().parent
@@ -23,6 +25,7 @@ print(dual_cd_svc.__file__)
 """
 
 
+@pytest.mark.slow
 def test_kernel_cache_goes_to_the_user_cache_dir_not_the_package(tmp_path):
     env = {k: v for k, v in os.environ.items() if k != "NUMBA_CACHE_DIR"}
     env["XDG_CACHE_HOME"] = str(tmp_path)
@@ -36,6 +39,7 @@ def test_kernel_cache_goes_to_the_user_cache_dir_not_the_package(tmp_path):
     assert after == before, "Numba wrote cache files into the package directory"
 
 
+@pytest.mark.slow
 def test_numba_cache_dir_set_by_the_user_still_wins(tmp_path):
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "mine"),
                XDG_CACHE_HOME=str(tmp_path / "xdg"))

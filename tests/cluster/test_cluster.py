@@ -54,6 +54,7 @@ def test_dataset_from_libsvm_reads_blocks_on_workers(client, multiclass_file):
     np.testing.assert_array_equal(ds.y.compute(), local.y)
 
 
+@pytest.mark.slow
 @pytest.mark.cluster
 def test_dataset_from_arrays(client):
     import dask.array as da

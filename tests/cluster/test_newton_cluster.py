@@ -67,6 +67,7 @@ def tasks_run(client, name):
     return client.run(count)
 
 
+@pytest.mark.slow
 @pytest.mark.cluster
 @pytest.mark.parametrize("solver,kcolumn", [(0, None), (0, True), (2, None)])
 def test_classes_run_as_tasks_on_copies_and_equal_in_process(cluster, problems, solver,
@@ -136,6 +137,7 @@ def test_map_reduce_when_asked_or_when_a_copy_does_not_fit(cluster, problems, mo
     np.testing.assert_array_equal(on_copy.w, train_in_process(binary, bparams).w)
 
 
+@pytest.mark.slow
 @pytest.mark.cluster
 @pytest.mark.parametrize("n_workers", [1, 3])
 def test_only_vectors_cross_and_are_summed_on_workers(cluster, problems, n_workers):
@@ -189,6 +191,7 @@ def test_parts_are_a_multiple_of_the_workers(cluster, problems, monkeypatch):
     assert sorted(per_worker.values()) == [3, 3, 3]
 
 
+@pytest.mark.slow
 @pytest.mark.cluster
 @pytest.mark.parametrize("solver,driver", [(0, "linesearch"), (2, "tron")])
 def test_classes_share_each_round_and_equal_one_driver_per_class(cluster, problems, solver,

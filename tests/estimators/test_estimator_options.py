@@ -114,6 +114,7 @@ def test_n_jobs_sets_the_threads(rows, thread_counts):
         LinearSVC(n_jobs=0).fit(X, y)
 
 
+@pytest.mark.slow
 def test_grid_search_with_jobs_fits_on_one_thread_each(rows, thread_counts):
     X, y = rows
     GridSearchCV(LinearSVC(), {"C": [0.5, 1.0]}, cv=2, n_jobs=2).fit(X, y)
@@ -130,6 +131,7 @@ def test_verbose_prints_liblinears_lines_to_stderr(rows, capsys):
     assert "optimization finished" in err and "nSV" in err
 
 
+@pytest.mark.slow
 @pytest.mark.cluster
 def test_client_argument_trains_on_that_cluster(client, rows):
     X, y = rows

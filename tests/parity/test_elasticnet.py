@@ -86,6 +86,7 @@ def weights_and_bias(model, k=0):
 
 # ------------------------------------------------------------------ against saga
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name,rho,fit_intercept,weighted,eps", [
     ("a", 0.0, False, False, EPS), ("a", 0.5, False, False, EPS),
     ("a", 0.5, True, False, EPS), ("a", 0.8, True, True, EPS),

@@ -324,6 +324,7 @@ def test_dask_arrays_train_on_the_cluster(client, sets, make):
         np.testing.assert_allclose(remote.predict_proba(dX).compute(), remote.predict_proba(X))
 
 
+@pytest.mark.slow
 @pytest.mark.cluster
 def test_warm_start_on_the_cluster(client, sets):
     """warm_start with dask arrays: the previous coef_ in the order of the parts' labels

@@ -146,6 +146,7 @@ def test_search_matches_liblinear(classification, solver):
         classification, Params(solver_type=solver))))
 
 
+@pytest.mark.slow
 def test_svr_search_matches_liblinear(regression):
     (lib_C, lib_p, lib_mse), _ = liblinear_search(regression, "-C -s 11 -v 5")
     best_C, best_p, mse = find_parameters(regression, Params(solver_type=11), 5, n_threads=2)
@@ -462,6 +463,7 @@ def test_cli_bar_not_with_q(monkeypatch, train_file, tmp_path, capsys):
     assert capsys.readouterr().out == out_tty        # stdout is the same with a terminal
 
 
+@pytest.mark.slow
 @pytest.mark.cluster
 def test_cluster_gather_shows_the_bar(monkeypatch, client):
     from dlinear import cross_validation
@@ -474,6 +476,7 @@ def test_cluster_gather_shows_the_bar(monkeypatch, client):
     np.testing.assert_array_equal(with_bar, plain)
 
 
+@pytest.mark.slow
 @pytest.mark.cluster
 def test_bokeh_hint_once(monkeypatch):
     try:

@@ -86,6 +86,7 @@ def regression():
     return problem
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("solver", [12, 13])
 @pytest.mark.parametrize("n_blocks", [1, 2, 3])
 def test_simulated_svr_reaches_liblinear(regression, solver, n_blocks):
@@ -348,6 +349,7 @@ def test_partitioned_on_workers_reaches_liblinear(cluster, binary_split, multicl
         assert abs(gap) <= bound, (solver, rule, gap)
 
 
+@pytest.mark.slow
 @pytest.mark.cluster
 def test_only_n_vectors_reach_the_workers(cluster):
     """Each worker receives one (classes x n) array (and k scalars) per round, never a
@@ -501,6 +503,7 @@ def test_cli_partition_says_the_mode_and_matches_liblinear(multiclass_split, tmp
     assert r.returncode == 1 and "adaptive, linesearch or cocoa" in r.stderr
 
 
+@pytest.mark.slow
 @pytest.mark.cluster
 def test_linear_svc_partition_on_dask_arrays(cluster, binary_split):
     da = pytest.importorskip("dask.array")

@@ -4,16 +4,20 @@ command lines a test runs), setup, call and teardown together. On a machine shar
 other work, wall seconds say how busy the machine was; CPU seconds say what a test costs,
 which is what the `slow` marker is about.
 
-At the end it lists the tests over SLOW_SECONDS that are not marked slow, and those marked
-slow under it; with --cpu-times-json FILE it writes every test's CPU and wall seconds."""
+The `slow` marker goes on a test function: it is over the line when its runs (all its
+parametrizations) take more than SLOW_SECONDS together. At the end the plugin lists the
+functions over the line that are not marked slow, and those marked slow under it; with
+--cpu-times-json FILE it writes every test's CPU and wall seconds."""
+import collections
 import json
+import re
 import resource
 import time
 
 import psutil
 import pytest
 
-SLOW_SECONDS = 5.0      # the `slow` marker's line (pyproject.toml's markers)
+SLOW_SECONDS = 3.0      # the `slow` marker's line (pyproject.toml's markers)
 
 
 def pytest_addoption(parser):
@@ -70,15 +74,21 @@ class CPUTimes:
         total = sum(cpu for cpu, _, _ in self.results.values())
         terminalreporter.section("CPU seconds (this process and the processes it started)")
         write(f"{len(self.results)} tests: {total:.0f} s CPU")
-        unmarked = sorted((cpu, node) for node, (cpu, _, slow) in self.results.items()
+        functions = collections.defaultdict(lambda: [0.0, False])
+        for node, (cpu, _, slow) in self.results.items():
+            function = functions[re.sub(r"\[.*\]$", "", node)]
+            function[0] += cpu
+            function[1] |= slow
+        unmarked = sorted((cpu, name) for name, (cpu, slow) in functions.items()
                           if cpu > SLOW_SECONDS and not slow)
-        overmarked = sorted((cpu, node) for node, (cpu, _, slow) in self.results.items()
+        overmarked = sorted((cpu, name) for name, (cpu, slow) in functions.items()
                             if cpu <= SLOW_SECONDS and slow)
-        for title, rows in ((f"over {SLOW_SECONDS:g} s, not marked slow", unmarked),
+        for title, rows in ((f"test functions over {SLOW_SECONDS:g} s, not marked slow",
+                             unmarked),
                             (f"marked slow, at most {SLOW_SECONDS:g} s", overmarked)):
             write(f"{title}: {len(rows)}")
-            for cpu, node in reversed(rows):
-                write(f"  {cpu:7.1f} s  {node}")
+            for cpu, name in reversed(rows):
+                write(f"  {cpu:7.1f} s  {name}")
         path = self.config.getoption("--cpu-times-json")
         if path:
             with open(path, "w") as out:

@@ -102,6 +102,7 @@ def test_two_classes_and_model_file(tmp_path):
     assert liblinearutil.load_model(str(path)) is None
 
 
+@pytest.mark.slow
 def test_cli_and_softmax_probabilities(tmp_path):
     problem = make_rcv1_like(900, n_features=200, n_classes=4, nnz_per_row=15, seed=6)
     data, model_file, out = tmp_path / "d.train", tmp_path / "m.model", tmp_path / "out"
