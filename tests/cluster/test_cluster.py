@@ -48,10 +48,13 @@ def test_dataset_from_libsvm_reads_blocks_on_workers(client, multiclass_file):
     assert len(holders) == 2
     X = ds.X
     assert X.shape == (local.n_samples, local.n_features) and len(X.chunks[0]) == len(ds.parts)
-    block = X.blocks[1].compute()
+    # computed by this client: the module's other cluster (client_without_stealing) may be
+    # the default client by now, and this one's parts are not on its workers
+    block = client.compute(X.blocks[1]).result()
     assert type(block).__name__ == "GCXS" and block.indices.dtype == np.int32
-    np.testing.assert_array_equal(X.compute().todense(), local.to_scipy().toarray())
-    np.testing.assert_array_equal(ds.y.compute(), local.y)
+    np.testing.assert_array_equal(client.compute(X).result().todense(),
+                                  local.to_scipy().toarray())
+    np.testing.assert_array_equal(client.compute(ds.y).result(), local.y)
 
 
 @pytest.mark.slow
