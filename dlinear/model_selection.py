@@ -30,7 +30,7 @@ when its own count of unchanged C's (which never trails the count over all folds
 stopped before the search does, continues it from its last w with the count so far. The
 C's tried, the log lines and the result are LIBLINEAR's, whichever order the tasks run in.
 Given LIBLINEAR's own folds, -s 0 and -s 2 print LIBLINEAR's lines exactly
-(tests/test_model_selection.py rebuilds them from the C library's rand()).
+(tests/parity/test_model_selection.py rebuilds them from the C library's rand()).
 """
 from __future__ import annotations
 

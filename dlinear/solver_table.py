@@ -7,7 +7,7 @@ modes it takes (partitioned training, the -C search and its warm start, k-column
 LIBLINEAR's handling of its iteration cap, and its fit function. CLI help, parameter
 checks, model files, the training modes, the search, the primal objective values and the
 parity tests read these rows: every other table is derived from them, and no other
-module compares solver numbers (tests/test_layers.py checks that).
+module compares solver numbers (tests/unit/test_layers.py checks that).
 
 The rows are plain data at the bottom of the layers, so model files and parameter checks
 know the solvers without importing them. A fit function lives above (dlinear.solvers) and
@@ -84,7 +84,7 @@ class SolverSpec:
     # which also takes --online
     primal_cd: bool = False
     # False: a row known to model files and help texts, but with no fit function in this
-    # version (tests/test_layers.py checks that every available row has one)
+    # version (tests/unit/test_layers.py checks that every available row has one)
     available: bool = True
 
     def __post_init__(self):

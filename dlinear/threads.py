@@ -5,7 +5,7 @@ that shares what the parts build once.
 The kernels release the GIL (`nogil`), so parts run on as many cores. A part's result must
 not depend on which thread ran it or on the number of threads: the callers split the
 work into parts that each write their own outputs, and add partial results in a fixed
-order. The solvers (dlinear.solvers) make no threads of their own (tests/test_layers.py).
+order. The solvers (dlinear.solvers) make no threads of their own (tests/unit/test_layers.py).
 """
 from __future__ import annotations
 

@@ -1,0 +1,2 @@
+"""The installed console scripts (dlinear-train, -predict, -submit, -status) as separate
+processes, and the installed package."""

@@ -1,0 +1,109 @@
+"""dlinear-submit and dlinear-status (the installed console scripts) against a real
+scheduler and two workers, each its own process (`dask scheduler`,
+`dask worker --nthreads 1 --no-nanny`)."""
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+import dlinear
+from dlinear.cli import parse_train_args
+from dlinear.datasets import make_rcv1_like
+from tests.support.clusters import dask_processes
+
+
+def _env():
+    env = dict(os.environ)
+    env.pop("DLINEAR_SCHEDULER", None)
+    return env
+
+
+@pytest.fixture(scope="module")
+def scheduler(tmp_path_factory):
+    """Address of a scheduler with two single-threaded workers on 127.0.0.1."""
+    with dask_processes(tmp_path_factory.mktemp("cluster"), 2) as address:
+        yield address
+
+
+def _command(name):
+    """The console script installed next to this Python (pip install puts it there)."""
+    path = shutil.which(name, path=os.path.dirname(sys.executable)) or shutil.which(name)
+    assert path, f"{name} is not installed (pip install -e .)"
+    return path
+
+
+def _script(name, *args, timeout=90):
+    return subprocess.run([_command(name), *map(str, args)],
+                          capture_output=True, text=True, timeout=timeout, env=_env())
+
+
+@pytest.mark.slow
+@pytest.mark.cluster
+def test_submit_then_status(scheduler, tmp_path):
+    good = tmp_path / "train.svm"
+    dlinear.write_libsvm(good, make_rcv1_like(600, n_features=400, n_classes=3,
+                                              nnz_per_row=20, seed=3))
+    bad = tmp_path / "bad.svm"
+    bad.write_text("1 1:0.5 3:1\n2 2:0.25\n3 4:x\n1 1:1\n")
+    options = ["-s", "1", "-c", "0.5", "-B", "1"]
+    # the reference model, trained and saved in this process (first: with a cold Numba
+    # cache the workers then load the kernels compiled here instead of compiling them)
+    params, _, _, _ = parse_train_args([*options, str(good), "m"])
+    dlinear.save_model(tmp_path / "reference.model",
+                       dlinear.train(dlinear.read_libsvm(good), params))
+
+    r = _script("dlinear-submit", "--scheduler", scheduler, "--name", "good", *options,
+                good, tmp_path / "good.model")
+    assert r.returncode == 0, r.stderr
+    assert "good" in r.stdout and r.stderr == ""
+    r = _script("dlinear-submit", "--scheduler", scheduler, "--name", "bad", "-q", bad,
+                tmp_path / "bad.model")
+    assert r.returncode == 0 and r.stdout == "" and r.stderr == "", r.stderr
+
+    r = _script("dlinear-status", "--scheduler", scheduler, "good", "--wait", 60)
+    assert r.returncode == 0, (r.stdout, r.stderr)
+    done = r.stdout.strip()
+    assert done.startswith(f"done {tmp_path / 'good.model'} ")
+    assert float(done.rsplit(" ", 1)[1]) >= 0
+    assert ((tmp_path / "good.model").read_bytes() ==
+            (tmp_path / "reference.model").read_bytes())
+
+    r = _script("dlinear-status", "--scheduler", scheduler, "bad", "--wait", 60)
+    assert r.returncode == 1, (r.stdout, r.stderr)
+    state = r.stdout.strip()
+    assert state.startswith("failed ") and "\n" not in state
+    assert str(bad) in state and "line 3" in state
+    assert not (tmp_path / "bad.model").exists()
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "bad.svm", "good.model", "reference.model", "train.svm"]
+
+    # the states stay on the scheduler after the jobs end; without --wait too
+    r = _script("dlinear-status", "--scheduler", scheduler, "good")
+    assert r.returncode == 0 and r.stdout.strip() == done
+
+
+@pytest.mark.slow
+@pytest.mark.cluster
+def test_bad_options_fail_at_submit(scheduler, tmp_path):
+    data = tmp_path / "t.svm"
+    data.write_text("1 1:1\n-1 2:1\n")
+    for options in (["-s", "99"], ["-c", "x"], ["-v", "3"], ["--workers", "2"],
+                    ["-e", "-1"], ["--bogus"]):
+        r = _script("dlinear-submit", "--scheduler", scheduler, "--name", "opts", *options,
+                    data, tmp_path / "m")
+        assert r.returncode == 1, (options, r.stdout, r.stderr)
+        assert r.stderr.startswith("ERROR: ") and r.stderr.count("\n") == 1, r.stderr
+    r = _script("dlinear-submit", "--scheduler", scheduler, data, tmp_path / "m")   # no --name
+    assert r.returncode == 1 and "--name" in r.stderr
+    assert not (tmp_path / "m").exists()
+    r = _script("dlinear-status", "--scheduler", scheduler, "opts")
+    assert r.returncode == 3 and "no job named opts" in r.stderr
+
+
+def test_versions():
+    for name in ("dlinear-submit", "dlinear-status"):
+        r = _script(name, "--version")
+        assert r.returncode == 0 and r.stderr == ""
+        assert r.stdout == f"{name} (dlinear) {dlinear.__version__}\n"

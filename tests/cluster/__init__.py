@@ -1,0 +1,2 @@
+"""The Dask engine: local clusters, separate scheduler and worker processes, the deploy
+recipes."""

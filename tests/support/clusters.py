@@ -1,0 +1,133 @@
+"""The Dask clusters the tests start: a LocalCluster of worker processes, and `dask
+scheduler` / `dask worker` as separate processes on loopback (the way a user's cluster
+runs, so that a worker can be killed)."""
+import contextlib
+import json
+import logging
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+
+@contextlib.contextmanager
+def local_cluster(n_workers=2):
+    """(cluster, client) of a local Dask cluster of single-threaded worker processes."""
+    distributed = pytest.importorskip("distributed")
+    cluster = distributed.LocalCluster(n_workers=n_workers, threads_per_worker=1,
+                                       processes=True, dashboard_address=None,
+                                       silence_logs=logging.CRITICAL)
+    try:
+        with distributed.Client(cluster) as client:
+            yield cluster, client
+    finally:
+        cluster.close()
+
+
+@contextlib.contextmanager
+def dask_processes(directory, n_workers=2, extra_env=None):
+    """The address of a `dask scheduler` and n_workers `dask worker --nthreads 1` processes
+    on 127.0.0.1, each its own process (extra_env: variables only they see), logs in
+    directory."""
+    directory = Path(directory)
+    env = dict(os.environ, **(extra_env or {}))
+    env.pop("DLINEAR_SCHEDULER", None)
+    scheduler_file = directory / "scheduler.json"
+    processes = []
+
+    def start(args, log_name):
+        with open(directory / log_name, "w") as log:
+            processes.append(subprocess.Popen([sys.executable, "-m", "dask", *args], stdout=log,
+                                              stderr=subprocess.STDOUT, env=env, cwd=directory))
+
+    try:
+        start(["scheduler", "--host", "127.0.0.1", "--port", "0", "--no-dashboard",
+               "--scheduler-file", str(scheduler_file)], "scheduler.log")
+        deadline = time.monotonic() + 40
+        while not scheduler_file.exists() or not scheduler_file.read_text().strip():
+            assert processes[0].poll() is None, (directory / "scheduler.log").read_text()
+            assert time.monotonic() < deadline, "the scheduler did not start"
+            time.sleep(0.1)
+        time.sleep(0.1)      # the file is written in one go, but be sure it is complete
+        address = json.loads(scheduler_file.read_text())["address"]
+        for i in range(n_workers):
+            start(["worker", "--scheduler-file", str(scheduler_file), "--nthreads", "1",
+                   "--no-nanny", "--host", "127.0.0.1", "--no-dashboard",
+                   "--local-directory", str(directory)], f"worker{i}.log")
+        from distributed import Client
+        with Client(address, timeout="30s") as client:
+            client.wait_for_workers(n_workers, timeout=40)
+        yield address
+    finally:
+        for group in (processes[1:], processes[:1]):      # workers first
+            for p in group:
+                if p.poll() is None:
+                    p.terminate()
+            for p in group:
+                try:
+                    p.wait(timeout=15)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+                    p.wait()
+
+
+def start_cluster(tmp_path, n_workers=2, tls_args=()):
+    """`dask scheduler` and `dask worker` processes on loopback; returns (address, procs)."""
+    tls_args = [str(a) for a in tls_args]
+    scheduler_file = tmp_path / "scheduler.json"
+    env = dict(os.environ, PYTHONWARNINGS="ignore")
+    common = dict(env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                  start_new_session=True)
+    procs = {"scheduler": subprocess.Popen(
+        [sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1",
+         "--port", "0", "--no-dashboard", "--scheduler-file", str(scheduler_file),
+         *(["--protocol", "tls"] if tls_args else []), *tls_args], **common)}
+    deadline = time.time() + 60
+    address = None
+    while address is None and time.time() < deadline:
+        try:   # the file may exist before it is completely written
+            address = json.loads(scheduler_file.read_text())["address"]
+        except (OSError, ValueError, KeyError):
+            time.sleep(0.1)
+    assert address, "the scheduler did not start"
+    for i in range(n_workers):
+        procs[f"w{i}"] = subprocess.Popen(
+            [sys.executable, "-m", "distributed.cli.dask_worker", address, "--nthreads", "1",
+             "--no-nanny", "--no-dashboard", "--name", f"w{i}", *tls_args], **common)
+    return address, procs
+
+
+def stop_cluster(procs):
+    for p in procs.values():
+        if p.poll() is None:
+            os.killpg(p.pid, signal.SIGKILL)
+        p.wait()
+
+
+def wait_for_workers(client, n):
+    client.wait_for_workers(n, timeout=60)
+    return {info["name"]: addr for addr, info in client.scheduler_info()["workers"].items()}
+
+
+def scale_to(cluster, client, n, timeout=60):
+    """Scales a LocalCluster to exactly n workers and waits until the scheduler has n, all
+    running (not while extra ones are still retiring: data scattered onto those is lost).
+
+    It asks the scheduler (client.scheduler_info), never client.wait_for_workers: on a
+    client of a LocalCluster that is the cluster's wait_for_workers, which replaces the
+    cluster's copy of the scheduler's worker table. A worker retired meanwhile is then
+    missing from that copy when its "remove" message reaches the cluster's watcher, which
+    dies of a KeyError (SpecCluster._update_worker_status) that LocalCluster.close raises
+    when the cluster closes (distributed 2026.8)."""
+    cluster.scale(n)
+    deadline = time.monotonic() + timeout
+    while True:
+        workers = client.scheduler_info(n_workers=-1)["workers"].values()
+        if len(workers) == n and all(w["status"] == "running" for w in workers):
+            return
+        assert time.monotonic() < deadline, f"the cluster did not scale to {n} workers"
+        time.sleep(0.05)
