@@ -175,6 +175,35 @@ def test_only_the_cluster_backend_imports_distributed():
     assert offenders == []
 
 
+# A module a reader takes in at once. The exception would be a Numba kernel that mirrors
+# one of LIBLINEAR's functions whole; none is that long today.
+MAX_MODULE_LINES = 600
+LONG_KERNELS_MIRRORING_LIBLINEAR: set = set()
+
+
+def long_modules(package_dir: str, max_lines: int, allowed=frozenset()) -> list:
+    out = []
+    for m, path in sorted(package_modules(package_dir).items()):
+        with open(path) as f:
+            n = sum(1 for _ in f)
+        if n > max_lines and m not in allowed:
+            out.append(f"{m}: {n} lines")
+    return out
+
+
+def test_no_module_is_over_600_lines():
+    assert long_modules(PACKAGE_DIR, MAX_MODULE_LINES, LONG_KERNELS_MIRRORING_LIBLINEAR) == []
+
+
+def test_the_length_check_catches_a_long_module(tmp_path):
+    pkg = tmp_path / "toy"
+    pkg.mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "long.py").write_text("x = 1\n" * 601)
+    (pkg / "short.py").write_text("x = 1\n" * 600)
+    assert long_modules(str(pkg), MAX_MODULE_LINES) == ["toy.long: 601 lines"]
+
+
 # the solvers make no threads: k-column Newton's drivers advance in lockstep on one thread,
 # and the passes split over threads go through dlinear.threads
 THREAD_MODULES = ("threading", "_thread", "concurrent")
