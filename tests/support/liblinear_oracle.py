@@ -3,42 +3,16 @@ parity tests and the benchmarks: train it on a dlinear Problem, read its log, tu
 model into a dlinear Model, and compute f*, the optimum's primal objective, from a run at a
 tight tolerance.
 
-Test-side only: the package never imports this (the benchmarks and tools have their own
-LIBLINEAR peer, benchmarks/harness.py).
+Test-side only: the package never imports this. The model conversion and the seeding are
+the benchmarks' LIBLINEAR peer's (benchmarks/harness.py), written once there.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from dlinear.model import Model, nr_w_of
+from benchmarks.harness import liblinear_model_to_dlinear, seed_liblinear  # the tests use both
 from dlinear.solvers import SOLVERS
 from dlinear.solvers.primal_objective_values import primal_objective
-
-
-def liblinear_model_to_dlinear(lib_model) -> Model:
-    """A liblinear-official (ctypes) model as a dlinear Model, for comparisons."""
-    solver_type = int(lib_model.param.solver_type)
-    nr_class = int(lib_model.nr_class)
-    nr_feature = int(lib_model.nr_feature)
-    bias = float(lib_model.bias)
-    w_size = nr_feature + (1 if bias >= 0 else 0)
-    nr_w = nr_w_of(solver_type, nr_class)
-    w = np.array(lib_model.w[: w_size * nr_w], dtype=np.float64).reshape(w_size, nr_w)
-    label = None
-    if SOLVERS[solver_type].kind == "classification":
-        label = np.array(lib_model.get_labels(), dtype=np.int64)
-    return Model(solver_type, nr_class, label, nr_feature, bias, w, rho=float(lib_model.rho))
-
-
-def seed_liblinear(seed: int = 1):
-    """srand(seed) for LIBLINEAR: its solvers draw their permutations (and -v its folds)
-    from the C library's rand(), so without this its answer at a finite eps depends on
-    what ran before in the process."""
-    import ctypes
-    import ctypes.util
-    name = ctypes.util.find_library("c")
-    if name is not None:
-        ctypes.CDLL(name).srand(seed)
 
 
 def liblinear_train_logged(problem, options: str):
