@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from benchmarks.harness import liblinear_model_to_dlinear, seed_liblinear  # the tests use both
+from benchmarks.harness import (liblinear_model_to_dlinear, liblinear_options,  # tests use all
+                                seed_liblinear)
 from dlinear.solvers import SOLVERS
 from dlinear.solvers.primal_objective_values import primal_objective
 
@@ -54,20 +55,6 @@ TIGHT = {0: "-s 0 -e 1e-10", 1: "-s 2 -e 1e-10", 2: "-s 2 -e 1e-10", 3: "-s 3 -e
          21: "-s 21 -e 1e-9"}
 
 _F_STAR: dict = {}
-
-
-def liblinear_options(params) -> str:
-    """LIBLINEAR's options for the problem `params` describes (not its solver or eps)."""
-    kind = SOLVERS[params.solver_type].kind
-    options = f"-c {params.C!r}"
-    if kind == "oneclass":
-        return options + f" -n {params.nu!r}"
-    options += f" -B {params.bias!r}"
-    if not params.regularize_bias:
-        options += " -R"
-    if kind == "regression":
-        options += f" -p {params.p!r}"
-    return options + "".join(f" -w{label:g} {weight!r}" for label, weight in params.class_weights)
 
 
 def f_star(problem, params) -> float:
