@@ -11,8 +11,8 @@ Python code from the two models (dlinear.solvers.primal_objective_values.primal_
 
 Needs matplotlib (pip install ".[plot]").
 
-    python -m tools.plot_convergence --rows 50000 --out docs/convergence.png
-    python -m tools.plot_convergence --from-json runs.json --out docs/convergence.png
+    python -m tools.plot_convergence --rows 50000 --out docs/images/convergence.png
+    python -m tools.plot_convergence --from-json runs.json --out docs/images/convergence.png
 """
 import argparse
 import json
@@ -323,7 +323,7 @@ def main(argv=None):
     ap.add_argument("-c", type=float, default=1.0, dest="C")
     ap.add_argument("--solvers", default="0,1")
     ap.add_argument("--repeat", type=int, default=1, help="best of this many runs each")
-    ap.add_argument("--out", default="docs/convergence.png")
+    ap.add_argument("--out", default="docs/images/convergence.png")
     ap.add_argument("--save-json", help="also write the measurements here")
     ap.add_argument("--from-json", help="plot these measurements instead of running")
     ap.add_argument("--block-cd", action="store_true",

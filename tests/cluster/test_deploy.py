@@ -354,6 +354,8 @@ def _shell_commands(path: Path) -> list:
         lines = []
         for block in re.findall(r"^[ \t]*```[a-z]*\n(.*?)^[ \t]*```", text, re.S | re.M):
             lines += block.splitlines()
+    elif path.suffix == ".rst":
+        lines = _rst_shell_lines(text)
     else:
         lines, continued = [], False
         for line in text.splitlines():
@@ -376,6 +378,20 @@ def _shell_commands(path: Path) -> list:
     return [c for c in commands if c]
 
 
+def _rst_shell_lines(text: str) -> list:
+    """The lines of the ``.. code-block:: sh`` (bash, console, shell) blocks of a
+    reStructuredText file: the indented lines that follow the directive."""
+    lines, inside = [], False
+    for line in text.splitlines():
+        if re.match(r"^\s*\.\. code-block:: (sh|bash|console|shell)\s*$", line):
+            inside = True
+        elif inside and line.strip() and not line[0].isspace():
+            inside = False
+        elif inside and line.strip():
+            lines.append(line)
+    return lines
+
+
 SHELL_OPERATORS = {"|", "||", "&&", ";", "&", ">", ">>", "<", "2>", "2>&1"}
 
 
@@ -396,12 +412,15 @@ def _arguments_after(command: str, program: str):
     return None
 
 
-DOC_FILES = sorted(DEPLOY.rglob("README.md")) + [ROOT / "docs" / "jobs.md",
+# the deploy recipes, the README and every page of the documentation site
+DOC_FILES = sorted(DEPLOY.rglob("README.md")) + [ROOT / "README.md",
                                                  DOCKER / "docker-compose.yml",
                                                  DOCKER / "Dockerfile",
                                                  K8S / "dlinear-cluster.yaml",
                                                  K8S / "s3-secret.yaml",
-                                                 K8S / "daskcluster.yaml"]
+                                                 K8S / "daskcluster.yaml"] + sorted(
+    p for p in (ROOT / "docs").rglob("*.rst") if "_build" not in p.parts
+    and "generated" not in p.parts)
 
 
 @pytest.mark.parametrize("path", DOC_FILES, ids=lambda p: str(p.relative_to(ROOT)))
