@@ -74,26 +74,54 @@ def _cluster_dataset(data, y, sample_weight, client):
 def train(data, params: Params, log: Optional[Callable[[str], None]] = None,
           n_threads: Optional[int] = None, client=None, partition: Optional[bool] = None,
           *, y=None, sample_weight=None) -> Model:
-    """Trains a LIBLINEAR model.
+    """Train a LIBLINEAR model, in this process or on a Dask cluster.
 
-    `data` is a Problem, a scipy.sparse matrix or numpy array X with labels `y=` (and
-    optional per-row `sample_weight=`), a dlinear.cluster.Dataset, or a Dask collection
-    (dask array or DataFrame X, with y a dask array, Series or numpy array). A Problem or
-    matrix trains in this process, one-vs-rest classes (or a multinomial fit's passes) on
-    n_threads threads (default one per core), unless a `client` (distributed.Client) is
-    given; a Dataset or Dask collection trains on the Dask cluster (of `client`, or of the current client), its
-    partitions kept on the workers. The model is the same either way. `log` receives
-    LIBLINEAR-style progress lines.
+    A Problem or matrix trains in this process unless a ``client`` is given; a Dataset
+    or Dask collection trains on the Dask cluster (of ``client``, or of the current
+    client), its partitions kept on the workers. The model is the same either way.
 
-    On a cluster, -s 1, 3, 7, 12 and 13 train partitioned (each worker runs dual CD on the
-    rows it holds; no worker needs the whole data set) when `partition` is True, or by
-    default (None, or params.partition) when a copy of the data would not fit one worker's
-    memory; partition=False keeps a copy per worker. The optimum is the same; the models
-    agree to the solvers' tolerance. For the Newton solvers -s 0, 2 and 11, True
-    map-reduces over the parts, False fits on a copy per worker (the one-vs-rest classes
-    in one group per worker thread, the model the in-process one bit for bit), and None
-    (default) takes the copy for one-vs-rest with 3+ classes when it fits one worker,
-    map-reduce otherwise."""
+    Parameters
+    ----------
+    data : Problem, scipy.sparse matrix, numpy.ndarray, dlinear.cluster.Dataset, dask array or dask DataFrame
+        The training set. A matrix or Dask collection takes its labels from ``y``.
+    params : Params
+        The solver and its options.
+    log : callable, optional
+        Receives LIBLINEAR's progress lines, one string at a time; default: none.
+    n_threads : int, optional
+        In process, the threads for one-vs-rest classes (or a multinomial fit's passes);
+        default one per core.
+    client : distributed.Client, optional
+        Train on this cluster (also a Problem or matrix).
+    partition : bool, optional
+        On a cluster, -s 1, 3, 7, 12 and 13: True trains partitioned dual CD (each worker
+        on the rows it holds, no worker needs the whole set), False a copy per worker;
+        the default (None, or ``params.partition``) partitions when a copy would not fit
+        one worker's memory. The optimum is the same; the models agree to the solvers'
+        tolerance. For the Newton solvers -s 0, 2, 11, True map-reduces over the parts,
+        False fits on a copy per worker (bit for bit the in-process model), and None
+        takes the copy for one-vs-rest with 3+ classes when it fits one worker.
+    y : array-like, dask array or dask Series, optional
+        The labels of a matrix or Dask collection, partitioned as the rows.
+    sample_weight : array-like, dask array or dask Series, optional
+        Instance weights of a matrix or Dask collection: each row's C is multiplied by
+        its weight.
+
+    Returns
+    -------
+    Model
+
+    Raises
+    ------
+    DlinearError
+        For bad parameters (LIBLINEAR's ``check_parameter`` wording), missing or extra
+        labels, or data the solver cannot take.
+
+    Warns
+    -----
+    ConvergenceWarning
+        When a solver stops at an iteration cap.
+    """
     if partition is not None:
         params = replace(params, partition=bool(partition))
     data, here = _training_data(data, y, sample_weight, client)
@@ -111,9 +139,28 @@ def cross_validation(data, params: Params, nr_fold: int,
                      log: Optional[Callable[[str], None]] = None, client=None,
                      n_threads: Optional[int] = None, *, y=None,
                      sample_weight=None) -> np.ndarray:
-    """Predicted label (or value) of every row by the model of the folds without it.
-    Folds run in parallel: on threads here, or as tasks on a Dask cluster. The data is
-    given as to train."""
+    """Cross validation: every row predicted by the model trained on the other folds.
+
+    The folds (seeded by ``params.seed``) run in parallel: on threads in process, or as
+    tasks on a Dask cluster.
+
+    Parameters
+    ----------
+    data, params, log, client, n_threads, y, sample_weight
+        As for :func:`train`.
+    nr_fold : int
+        The number of folds (``-v``).
+
+    Returns
+    -------
+    numpy.ndarray of shape (l,)
+        The predicted label (or regression value) of every row.
+
+    Raises
+    ------
+    DlinearError
+        As for :func:`train`.
+    """
     data, here = _training_data(data, y, sample_weight, client)
     if here:
         return cross_validation_in_process(data, params, nr_fold, log=log,
@@ -128,14 +175,36 @@ def find_parameters(data, params: Params, nr_fold: int, start_C: Optional[float]
                     start_p: Optional[float] = None,
                     log: Optional[Callable[[str], None]] = None, client=None,
                     n_threads: Optional[int] = None, *, y=None, sample_weight=None) -> tuple:
-    """LIBLINEAR 2.50's find_parameters (train -C): returns (best_C, best_p, best_score).
+    """LIBLINEAR 2.50's parameter search (``train -C``): C, and p for -s 11.
 
-    best_score is the CV accuracy as a fraction (-s 0, -s 2; best_p is then -1) or the
-    CV mean squared error (-s 11). start_C (LIBLINEAR's -c) and start_p (-p) default to
-    LIBLINEAR's starting points. `log` receives the per-C lines (`log2c=  -7.00\\trate=92.1`).
-    A Problem is searched in this process with its folds on n_threads threads (default:
-    one per core); a cluster Dataset, or any data with a `client`, on the Dask cluster.
-    The data is given as to train."""
+    Cross validation at C = C0, 2 C0, 4 C0, ..., each C warm-started from the previous
+    one in each fold. For -s 0, 2, 11 as LIBLINEAR, and for -s 1 and -s 3 too.
+
+    Parameters
+    ----------
+    data, params, log, client, n_threads, y, sample_weight
+        As for :func:`train`; ``log`` receives the per-C lines
+        (``log2c=  -7.00\\trate=92.1``).
+    nr_fold : int
+        The number of folds.
+    start_C, start_p : float, optional
+        The first C (LIBLINEAR's ``-c``) and p (``-p``); default LIBLINEAR's starting
+        points.
+
+    Returns
+    -------
+    best_C : float
+    best_p : float
+        -1 for classification.
+    best_score : float
+        The CV accuracy as a fraction (-s 0, 1, 2, 3) or the CV mean squared error
+        (-s 11).
+
+    Raises
+    ------
+    DlinearError
+        For a solver without a search, or as for :func:`train`.
+    """
     data, here = _training_data(data, y, sample_weight, client)
     if here:
         return find_parameters_in_process(data, params, nr_fold, start_C, start_p, log=log,
@@ -180,19 +249,58 @@ def _predict(model: Model, X, what: str):
 
 
 def predict(model: Model, X):
-    """Labels (or regression values) of the rows of X: a Problem, scipy.sparse matrix or
-    numpy array gives a numpy array; a dlinear.cluster.Dataset, dask array or dask
-    DataFrame a lazy dask array, computed block by block where the blocks are."""
+    """Labels (or regression values) of the rows of X.
+
+    Parameters
+    ----------
+    model : Model
+        A trained or loaded model.
+    X : Problem, scipy.sparse matrix, numpy.ndarray, dlinear.cluster.Dataset, dask array or dask DataFrame
+        The rows.
+
+    Returns
+    -------
+    numpy.ndarray or dask.array.Array of shape (l,)
+        A numpy array for in-memory X; for a Dataset or Dask collection a lazy dask array,
+        computed block by block where the blocks are (the model goes into the graph once).
+    """
     return _predict(model, X, "labels")
 
 
 def decision_values(model: Model, X):
-    """(rows, nr_w) decision values (one-class models: rho subtracted); numpy or lazy
-    dask as predict."""
+    """Decision values of the rows of X.
+
+    Parameters
+    ----------
+    model, X
+        As for :func:`predict`.
+
+    Returns
+    -------
+    numpy.ndarray or dask.array.Array of shape (l, nr_w)
+        One column per weight column of the model (one-class models: rho subtracted);
+        numpy or lazy dask as :func:`predict`.
+    """
     return _predict(model, X, "decision_values")
 
 
 def predict_probability(model: Model, X):
-    """(rows, nr_class) probabilities in the order of model.label (logistic regression
-    only); numpy or lazy dask as predict."""
+    """Class probabilities of the rows of X (logistic regression models only).
+
+    Parameters
+    ----------
+    model, X
+        As for :func:`predict`.
+
+    Returns
+    -------
+    numpy.ndarray or dask.array.Array of shape (l, nr_class)
+        Probabilities in the order of ``model.label``; numpy or lazy dask as
+        :func:`predict`.
+
+    Raises
+    ------
+    DlinearError
+        If the model is not a logistic regression model.
+    """
     return _predict(model, X, "probabilities")

@@ -1,102 +1,14 @@
-"""Training data: the Problem (raw CSR arrays + labels) and LIBSVM text I/O."""
+"""LIBSVM text I/O into and out of a Problem (dlinear.problem, re-exported here)."""
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass
 
 import numpy as np
-import scipy.sparse as sp
 
 from .errors import DlinearError
 from .fileio import atomic_output
 from .kernels import libsvm as _libsvm
-
-
-def arrays_nbytes(*values) -> int:
-    """Bytes of the numpy arrays among values (lists and tuples of them too; others: 0),
-    for the __sizeof__ of objects Dask keeps on its workers."""
-    total = 0
-    for v in values:
-        if isinstance(v, np.ndarray):
-            total += v.nbytes
-        elif isinstance(v, (list, tuple)):
-            total += arrays_nbytes(*v)
-    return total
-
-
-@dataclass
-class Problem:
-    """A sparse training set as the kernels see it.
-
-    indptr (int64, length l+1), indices (int32, 0-based column ids, strictly increasing
-    within a row), data (float64) are the CSR arrays of X; y (float64) holds the labels
-    or regression targets; n_features is the number of columns (the largest 1-based
-    index seen in a LIBSVM file). The bias feature of `-B` is never stored here: kernels
-    add it on the fly, so a block is never copied to append a column.
-    """
-
-    indptr: np.ndarray
-    indices: np.ndarray
-    data: np.ndarray
-    y: np.ndarray
-    n_features: int
-    sample_weight: np.ndarray | None = None
-
-    def __sizeof__(self) -> int:
-        # dask.sizeof falls back to sys.getsizeof: the arrays, so that Dask's memory limits,
-        # spilling and dashboard count a part held on a worker as what it is
-        return object.__sizeof__(self) + arrays_nbytes(self.indptr, self.indices, self.data,
-                                                       self.y, self.sample_weight)
-
-    @property
-    def n_samples(self) -> int:
-        return len(self.indptr) - 1
-
-    @property
-    def nnz(self) -> int:
-        return int(self.indptr[-1])
-
-    def to_scipy(self) -> sp.csr_matrix:
-        return sp.csr_matrix((self.data, self.indices, self.indptr),
-                             shape=(self.n_samples, self.n_features))
-
-    @classmethod
-    def from_arrays(cls, X, y, n_features: int | None = None, sample_weight=None) -> "Problem":
-        """From a scipy sparse matrix or dense 2-D array and a label vector."""
-        if sp.issparse(X):
-            X = sp.csr_matrix(X)
-        else:
-            X = np.asarray(X, dtype=np.float64)
-            if X.ndim != 2:
-                raise DlinearError(f"X must be 2-dimensional, got shape {X.shape}")
-            X = sp.csr_matrix(X)
-        if not X.has_canonical_format:
-            X = X.copy()          # sorted, duplicates summed: never in the caller's matrix
-            X.sum_duplicates()
-        y = np.ascontiguousarray(y, dtype=np.float64).ravel()
-        if y.shape[0] != X.shape[0]:
-            raise DlinearError(f"X has {X.shape[0]} rows but y has {y.shape[0]} labels")
-        data = np.ascontiguousarray(X.data, dtype=np.float64)
-        if not np.all(np.isfinite(data)) or not np.all(np.isfinite(y)):
-            raise DlinearError("X and y must not contain NaN or infinity")
-        if sample_weight is not None:
-            sample_weight = np.ascontiguousarray(sample_weight, dtype=np.float64).ravel()
-            if sample_weight.shape != y.shape:
-                raise DlinearError("sample_weight must have one weight per row")
-        return cls(
-            indptr=np.ascontiguousarray(X.indptr, dtype=np.int64),
-            indices=np.ascontiguousarray(X.indices, dtype=np.int32),
-            data=data,
-            y=y,
-            n_features=int(X.shape[1] if n_features is None else n_features),
-            sample_weight=sample_weight,
-        )
-
-    def subset(self, rows: np.ndarray) -> "Problem":
-        """The rows `rows` (in that order) as a new Problem (copies; used for CV folds)."""
-        X = self.to_scipy()[rows]
-        w = None if self.sample_weight is None else self.sample_weight[rows]
-        return Problem.from_arrays(X, self.y[rows], self.n_features, w)
+from .problem import Problem, arrays_nbytes  # noqa: F401  (imported from here too)
 
 
 # ------------------------------------------------------------------ LIBSVM text I/O
@@ -231,14 +143,38 @@ def read_libsvm(path, n_features: int | None = None, start: int = 0, end: int | 
                 ) -> Problem:
     """Read a LIBSVM/svmlight file, or its byte range [start, end), into a Problem.
 
-    `path` is a local path or an fsspec URL (s3://, gs://, hdfs://, http(s)://...;
-    storage_options go to fsspec); files ending in a compression suffix (.gz, .bz2, .xz,
-    .zst...) are decompressed while reading, and only as a whole (no byte range).
-    The range must start at a line start and end at a line end or EOF; `first_line` is
-    the 1-based number of its first line, used in error messages. See
-    parse_libsvm_bytes for n_features and allow_empty. The text is read and parsed
-    chunk_bytes at a time into arrays that grow as needed, so memory beyond the result
-    stays about one chunk.
+    The text is read and parsed ``chunk_bytes`` at a time into arrays that grow as
+    needed, so memory beyond the result stays about one chunk.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        A local path or an fsspec URL (``s3://``, ``gs://``, ``hdfs://``, ``http(s)://``).
+        Files ending in ``.gz``, ``.bz2``, ``.xz`` (``.zst`` with zstandard installed)
+        are decompressed while reading, and only as a whole (no byte range).
+    n_features : int, optional
+        The number of columns; an index above it is an error. Default: the largest
+        index in the file.
+    start, end : int, optional
+        The byte range to read; it must start at a line start and end at a line end or
+        at the end of the file. Default: the whole file.
+    first_line : int, default 1
+        The 1-based line number of the range's first line, for error messages.
+    allow_empty : bool, default False
+        Return an empty Problem for a file (or range) without rows instead of raising.
+    chunk_bytes : int, optional
+        How much text is parsed at a time (16 MB).
+    storage_options : dict, optional
+        Options for fsspec's filesystem (credentials, ``endpoint_url``, ...).
+
+    Returns
+    -------
+    Problem
+
+    Raises
+    ------
+    DlinearError
+        For a file that cannot be read or parsed; the message names the file and line.
     """
     name = os.fspath(path)
     if n_features is not None and int(n_features) < 0:
@@ -542,12 +478,26 @@ def _fallback_text(values: np.ndarray, decimals: np.ndarray) -> np.ndarray:
 
 
 def write_libsvm(path, problem_or_X, y=None) -> None:
-    """Write a Problem, or a matrix X (scipy sparse or dense) with labels y, as LIBSVM text.
+    """Write a Problem, or a matrix X with labels y, as LIBSVM text.
 
     Every label and value reads back as the identical double; integral values print as
-    integers ("1", "-1", "3"). The file is written to a temporary name in the same
-    directory and renamed over `path`, so readers never see a partial file.
-    Note the format has no column count: trailing all-zero columns are not recorded.
+    integers (``1``, ``-1``, ``3``). The file is written to a temporary name in the same
+    directory and renamed over ``path``, so readers never see a partial file. The format
+    has no column count: trailing all-zero columns are not recorded.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file to write.
+    problem_or_X : Problem, scipy.sparse matrix or array-like of shape (l, n)
+        The rows.
+    y : array-like of shape (l,), optional
+        The labels; required with a matrix, not allowed with a Problem.
+
+    Raises
+    ------
+    DlinearError
+        If y is missing or extra, or the values hold NaN or infinity.
     """
     if isinstance(problem_or_X, Problem):
         if y is not None:

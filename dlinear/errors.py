@@ -2,8 +2,11 @@
 
 
 class DlinearError(Exception):
-    """A user error. Its message is one line naming the file/line or option at fault;
-    the CLI prints it and exits 1 without a traceback."""
+    """A user error: a bad file, option, parameter or model file.
+
+    Its message is one line naming the file and line or the option at fault; the command
+    line prints it and exits 1 without a traceback, writing nothing.
+    """
 
 
 class DataError(DlinearError):
@@ -13,4 +16,8 @@ class DataError(DlinearError):
 
 
 class ConvergenceWarning(UserWarning):
-    """A solver stopped at its iteration cap (LIBLINEAR prints a WARNING line)."""
+    """A solver stopped at an iteration cap rather than at its tolerance.
+
+    The message is LIBLINEAR's WARNING line, e.g. ``reaching max number of
+    iterations``; the command line prints it, Python code gets this warning.
+    """

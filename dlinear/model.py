@@ -13,9 +13,37 @@ from .solver_table import SOLVER_BY_NAME, SOLVERS
 
 @dataclass
 class Model:
-    """LIBLINEAR's model: w is (w_size, nr_w), row j the weights of feature j+1 (the last
-    row is the bias weight when bias >= 0); nr_w is 1 for binary and regression models
-    (except Crammer-Singer) and nr_class otherwise."""
+    """LIBLINEAR's model, as :func:`dlinear.train` returns it and the model files hold it.
+
+    Parameters
+    ----------
+    solver_type : int
+        The ``-s`` number that trained it.
+    nr_class : int
+        The number of classes (2 for regression and one-class models).
+    label : numpy.ndarray of int64 or None
+        The class labels in LIBLINEAR's order (by first appearance; a binary set whose
+        first label is -1 is swapped so that +1 is the positive class); None for
+        regression.
+    nr_feature : int
+        The number of features, without the bias.
+    bias : float
+        The bias feature's value (``-B``); below 0, no bias.
+    w : numpy.ndarray of float64, shape (w_size, nr_w)
+        Row j holds the weights of feature j + 1; the last row is the bias weight when
+        bias >= 0. nr_w is 1 for binary and regression models (except Crammer-Singer)
+        and nr_class otherwise.
+    rho : float, default 0.0
+        The offset of a one-class SVM.
+    n_iter : tuple of int
+        Iterations per binary problem (not saved in the file).
+    multinomial : bool, default False
+        Multinomial (softmax) logistic regression: one column per class, also for two
+        classes; its file names the solver ``L2R_LR_MULTINOMIAL``.
+    fit_stats : dict or None
+        How a cluster fit ran (mode, class groups or rounds and their traffic, workers);
+        None in process. Not saved in the file.
+    """
 
     solver_type: int
     nr_class: int
@@ -34,26 +62,32 @@ class Model:
 
     @property
     def spec(self):
+        """The solver's ``SolverSpec`` in :data:`dlinear.SOLVERS`."""
         return SOLVERS[self.solver_type]
 
     @property
     def is_regression(self) -> bool:
+        """True for an SVR model (-s 11, 12, 13)."""
         return self.spec.kind == "regression"
 
     @property
     def is_oneclass(self) -> bool:
+        """True for a one-class SVM model (-s 21)."""
         return self.spec.kind == "oneclass"
 
     @property
     def is_probability(self) -> bool:
+        """True for a logistic regression model, which gives probabilities."""
         return self.spec.probability
 
     @property
     def nr_w(self) -> int:
+        """The number of weight columns."""
         return self.nr_class if self.multinomial else nr_w_of(self.solver_type, self.nr_class)
 
     @property
     def w_size(self) -> int:
+        """The number of weight rows: the features, plus one with a bias."""
         return self.nr_feature + (1 if self.bias >= 0 else 0)
 
 
@@ -70,10 +104,24 @@ def nr_w_of(solver_type: int, nr_class: int) -> int:
 
 
 def save_model(path, model: Model) -> None:
-    """Writes LIBLINEAR's text format (LIBLINEAR 2.50's save_model, %.17g numbers), atomically:
-    a temporary file in the target directory renamed over the target, so a failure leaves
-    no partial model. `model` may also be a fitted dlinear estimator: its file holds the
-    classes as given to fit (see its save_liblinear)."""
+    """Write a model in LIBLINEAR's text format (LIBLINEAR 2.50's save_model, %.17g).
+
+    The file is written atomically: a temporary file in the target directory is renamed
+    over the target, so a failure leaves no partial model.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The model file.
+    model : Model or fitted dlinear estimator
+        An estimator's file holds the classes as given to ``fit`` (see its
+        ``save_liblinear``).
+
+    Raises
+    ------
+    DlinearError
+        If the file cannot be written.
+    """
     if not isinstance(model, Model) and hasattr(model, "liblinear_model"):
         model = model.liblinear_model()
     name = MULTINOMIAL_SOLVER_NAME if model.multinomial else model.spec.name
@@ -93,7 +141,24 @@ def save_model(path, model: Model) -> None:
 
 
 def load_model(path) -> Model:
-    """Reads a LIBLINEAR model file (any solver). Only parses numbers and keywords."""
+    """Read a model file written by LIBLINEAR or dlinear (any solver).
+
+    Only numbers and keywords are parsed; nothing in the file is executed.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The model file.
+
+    Returns
+    -------
+    Model
+
+    Raises
+    ------
+    DlinearError
+        If the file cannot be read or is not a model file; the message names the line.
+    """
     path = os.fspath(path)
     try:
         with open(path, "rb") as f:

@@ -17,61 +17,97 @@ INT64_MAX = 2**63 - 1
 class Params:
     """LIBLINEAR's parameters, plus dlinear's options.
 
-    Iteration caps, each with its own name (LIBLINEAR's values):
-    - max_iter (`--max-iter`, 300): outer iterations (passes over the variables) of the
-      dual CD solvers -s 1, 3, 7, 12, 13, and of -s 2 with --primal-cd;
-    - max_updates (`--max-updates`): the update budget of --online, by default max_iter
-      passes' worth (max_iter x #variables);
-    - fixed, as in LIBLINEAR: Newton iterations of -s 0, 2, 11 (solvers.newton
-      NEWTON_MAX_ITER, 1000; each Newton step's CG at max(#weights, 5)); outer iterations
-      of -s 4 (crammer_singer MCSVM_MAX_OUTER_ITER, 100000) and -s 21 (oneclass
-      ONECLASS_MAX_OUTER_ITER, 1000); -s 5's CD passes (l1r L1R_L2SVC_MAX_OUTER_ITER,
-      1000), -s 6's inner CD passes per Newton step (L1R_LR_MAX_INNER_ITER, 1000) and
-      -s 6's Newton iterations (L1R_LR_MAX_NEWTON_ITER, 100).
+    Each field is an option of ``dlinear-train``, whose help (``dlinear-train -h``, the
+    command-line page of the documentation) says what it does and for which solvers;
+    the defaults are the same. ``dlinear.params.check_parameter`` checks a combination with
+    LIBLINEAR's words.
+
+    Parameters
+    ----------
+    solver_type : int, default 1
+        ``-s``: the solver, a key of :data:`dlinear.SOLVERS`.
+    C : float, default 1.0
+        ``-c``.
+    eps : float or None, default None
+        ``-e``, the stopping tolerance; None is the solver's default (LIBLINEAR's).
+    p : float, default 0.1
+        ``-p``, the epsilon of the SVR loss.
+    nu : float, default 0.5
+        ``-n``, nu of the one-class SVM.
+    bias : float, default -1.0
+        ``-B``; below 0, no bias feature.
+    regularize_bias : bool, default True
+        False is ``-R`` (needs ``bias=1``).
+    class_weights : list of (label, weight)
+        ``-wi weight``, in the order given.
+    max_iter : int, default 300
+        ``--max-iter``: outer iterations of the dual CD solvers and of primal CD. The
+        other solvers' caps are LIBLINEAR's, fixed.
+    seed : int, default 1
+        ``--seed``: the random permutations and CV folds.
+    cd_block : {1, 2}, default 1
+        ``--cd-block``.
+    primal_cd : bool, default False
+        ``--primal-cd``.
+    online : bool, default False
+        ``--online``.
+    max_updates : int, default 0
+        ``--max-updates``; 0 is max_iter passes' worth.
+    newton : {"linesearch", "tron"}, default "linesearch"
+        ``--newton``.
+    kcolumn : bool or None, default None
+        -s 0, -s 2 one-vs-rest: True makes all classes share each pass over the data
+        (k-column Newton), False fits one class at a time, None chooses by measurement
+        in process and takes k-column Newton on a cluster. The model is the same.
+    multinomial : bool, default False
+        ``--multinomial``.
+    partition : bool or None, default None
+        ``--partition`` (True) and ``--no-partition`` (False); None chooses by the data's
+        size against the workers' memory.
+    partition_rule : {"adaptive", "linesearch", "cocoa"} or None, default None
+        ``--partition-rule``; None is the solver's default.
+    init_sol : numpy.ndarray or None, default None
+        Warm start of -s 0, 2, 11 (LIBLINEAR's ``init_sol``): weights shaped like
+        ``Model.w``, (w_size, 1) or (w_size,) for a binary or regression model,
+        (w_size, k) for k classes.
+    l1_ratio : float or None, default None
+        ``--l1-ratio`` of -s 6 (the elastic net); None is LIBLINEAR's L1.
     """
 
     solver_type: int = 1
     C: float = 1.0
-    eps: float | None = None          # None: the solver's default (LIBLINEAR's)
-    p: float = 0.1                    # SVR epsilon
-    nu: float = 0.5                   # one-class SVM
-    bias: float = -1.0                # < 0: no bias feature
-    regularize_bias: bool = True      # False is LIBLINEAR's -R
-    class_weights: list = field(default_factory=list)  # [(label, weight)] from -wi
-    max_iter: int = DUAL_MAX_ITER     # outer-iteration cap of the dual CD solvers, primal CD
-    seed: int = 1                     # for permutations and CV folds
-    cd_block: int = 1                 # -s 1/-s 3: 1 = one-variable dual CD, 2 = two-variable
-    primal_cd: bool = False           # -s 2 by primal coordinate descent (Chang et al. 2008)
-    online: bool = False              # -s 1/-s 3, -s 2 with primal_cd: random CD w/ replacement
-    max_updates: int = 0              # online update budget; 0: max_iter x #variables
-    newton: str = "linesearch"        # -s 0/2/11 driver: "linesearch" (LIBLINEAR 2.40+) or "tron"
-    # -s 0/2 one-vs-rest: True = all classes share each pass (k-column Newton), False = one
-    # driver per class, None = k-column on a cluster, and in process where it was measured
-    # faster (dlinear.modes.use_kcolumn)
+    eps: float | None = None
+    p: float = 0.1
+    nu: float = 0.5
+    bias: float = -1.0
+    regularize_bias: bool = True
+    class_weights: list = field(default_factory=list)
+    max_iter: int = DUAL_MAX_ITER
+    seed: int = 1
+    cd_block: int = 1
+    primal_cd: bool = False
+    online: bool = False
+    max_updates: int = 0
+    newton: str = "linesearch"
     kcolumn: Optional[bool] = None
-    # -s 0 only: multinomial (softmax) logistic regression instead of one-vs-rest
     multinomial: bool = False
-    # on a cluster, -s 1/-s 3 by partitioned dual CD (each worker solves its own rows),
-    # -s 0/2/11 Newton map-reduced over the parts: True, False (a copy of the data per
-    # worker, the one-vs-rest classes in parallel), or None: partitioned when the data does
-    # not fit one worker's memory (dlinear.modes.choose; for Newton a copy for one-vs-rest
-    # with 3+ classes when it fits, else map-reduced)
     partition: Optional[bool] = None
-    # "adaptive", "linesearch" (BDA) or "cocoa" (CoCoA+); None: the solver's default
     partition_rule: Optional[str] = None
-    # warm start of -s 0, 2, 11 (LIBLINEAR's init_sol): weights shaped like Model.w,
-    # (w_size, 1) or (w_size,) for a binary or regression model, (w_size, k) for k classes
     init_sol: Optional[np.ndarray] = None
-    # -s 6 only: the elastic net rho ||w||_1 + (1 - rho)/2 ||w||^2 + C sum loss (dlinear;
-    # `--l1-ratio`); None is the solver's own penalty (-s 6: rho = 1, LIBLINEAR's L1)
     l1_ratio: Optional[float] = None
 
     @property
     def spec(self):
+        """The solver's ``SolverSpec`` in :data:`dlinear.SOLVERS`."""
         return SOLVERS[self.solver_type]
 
     def resolved(self) -> "Params":
-        """A copy with eps and the partitioned rule filled in from the solver's defaults."""
+        """A copy with eps and the partition rule filled in from the solver's defaults.
+
+        Returns
+        -------
+        Params
+        """
         changes = {}
         if self.eps is None:
             changes["eps"] = self.spec.default_eps

@@ -82,7 +82,31 @@ def _part_y(part: Problem):
 
 
 class Dataset:
-    """A training set held on a Dask cluster as row blocks (see the module docstring)."""
+    """A training set held on a Dask cluster as row blocks, kept where they were made.
+
+    Each part is a future of a :class:`dlinear.Problem` (rows, labels and instance
+    weights of the same rows together). Make one with :meth:`from_libsvm` or
+    :meth:`from_arrays`, and give it to :func:`dlinear.train`,
+    :func:`dlinear.cross_validation`, :func:`dlinear.find_parameters` or the
+    predictions.
+
+    Parameters
+    ----------
+    client : distributed.Client
+        The cluster's client.
+    parts : list of distributed.Future
+        One future of a Problem per part.
+    rows : list of int
+        The number of rows of each part.
+    n_features : int
+        The number of columns.
+    nnz : int
+        The number of nonzeros of all parts.
+    first_labels : list
+        Each part's labels in order of first appearance (None for non-integer labels).
+    name : str, default "dataset"
+        A name for messages (the file names, for :meth:`from_libsvm`).
+    """
 
     def __init__(self, client, parts: list, rows: list, n_features: int, nnz: int,
                  first_labels: list, name: str = "dataset"):
@@ -100,12 +124,38 @@ class Dataset:
     def from_libsvm(cls, paths, client, n_features: int | None = None,
                     block_bytes: int = DEFAULT_BLOCK_BYTES,
                     storage_options: dict | None = None) -> "Dataset":
-        """Reads one or more LIBSVM files on the workers, one task per byte range. A path
-        is a file every worker can read at the same name (shared storage), or an fsspec
-        URL (s3://bucket/key, gs://, hdfs://, https://...) that the workers read their
-        ranges of directly, with storage_options (or the filesystem's own environment
-        variables, e.g. AWS_*, on the workers). The client never reads the data. A
-        compressed file (.gz, .bz2, .xz...) has no byte ranges: one worker reads it."""
+        """Read one or more LIBSVM files on the workers, one task per byte range.
+
+        The client never reads the data; the workers take the ranges in turn, so each
+        holds about its share. A part lost with its worker is read again.
+
+        Parameters
+        ----------
+        paths : str, os.PathLike or list of them
+            Files every worker can read at the same name (shared storage), or fsspec URLs
+            (``s3://bucket/key``, ``gs://``, ``hdfs://``, ``https://``) whose ranges the
+            workers read directly. A compressed file (``.gz``, ``.bz2``, ``.xz``) has no
+            byte ranges: one worker reads it.
+        client : distributed.Client
+            The cluster.
+        n_features : int, optional
+            The number of columns; default the largest index read.
+        block_bytes : int, optional
+            About how much text each part is read from (32 MB).
+        storage_options : dict, optional
+            fsspec options; the filesystem's own environment variables on the workers
+            (e.g. ``AWS_*``) work too.
+
+        Returns
+        -------
+        Dataset
+
+        Raises
+        ------
+        DlinearError
+            For a file that cannot be read or parsed (naming the file and line), or one
+            without data.
+        """
         from dask.base import tokenize
 
         if isinstance(paths, (str, os.PathLike)):
@@ -137,10 +187,34 @@ class Dataset:
     @classmethod
     def from_arrays(cls, X, y, client, sample_weight=None, n_parts: int | None = None
                     ) -> "Dataset":
-        """From a Problem, scipy/numpy arrays, dask arrays (row chunks spanning all
-        columns; chunks may be numpy, scipy.sparse or sparse arrays) or a dask DataFrame
-        (with y a dask Series or array partitioned as X). Dask collections are made
-        into parts on the workers, chunk by chunk: nothing passes through the client."""
+        """A Dataset from arrays in memory or from Dask collections.
+
+        Dask collections are made into parts on the workers, chunk by chunk: nothing
+        passes through the client. In-memory arrays are split and scattered.
+
+        Parameters
+        ----------
+        X : Problem, scipy.sparse matrix, numpy.ndarray, dask array or dask DataFrame
+            The rows. A dask array's chunks must span all columns and may be numpy,
+            scipy.sparse or sparse arrays.
+        y : array-like, dask array or dask Series
+            The labels (None with a Problem), partitioned as X for a Dask collection.
+        client : distributed.Client
+            The cluster.
+        sample_weight : array-like, dask array or dask Series, optional
+            Instance weights, as y.
+        n_parts : int, optional
+            Parts for in-memory data; default one per worker.
+
+        Returns
+        -------
+        Dataset
+
+        Raises
+        ------
+        DlinearError
+            If X and y do not match (rows, partitions) or X is not 2-dimensional.
+        """
         import dask
         if isinstance(X, Problem):
             problem = X
@@ -226,6 +300,7 @@ class Dataset:
     # ----------------------------------------------------------------- views
     @property
     def n_samples(self) -> int:
+        """The number of rows of all parts."""
         return int(sum(self.rows))
 
     def class_labels_by_first_appearance(self) -> np.ndarray:
@@ -256,6 +331,7 @@ class Dataset:
 
     @property
     def y(self):
+        """The labels as a dask array, chunked as :attr:`X`."""
         import dask
         import dask.array as da
         blocks = [da.from_delayed(dask.delayed(_part_y)(p), shape=(r,), dtype=np.float64)

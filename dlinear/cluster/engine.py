@@ -116,8 +116,34 @@ def training_mode(data, params: Params, solver_named: bool = True):
 
 
 def train_on_cluster(data, params: Params, client=None, log=None) -> Model:
-    """Trains on the Dask cluster in the mode modes.choose picks. The Model's fit_stats
-    say how it ran (mode, class groups or actor rounds and their traffic, workers)."""
+    """Train on a Dask cluster, in the mode chosen for the data and solver.
+
+    :func:`dlinear.train` calls this for a Dataset or Dask collection; it takes the
+    parameters as they are (``params.partition`` chooses the mode as ``partition`` of
+    :func:`dlinear.train` does).
+
+    Parameters
+    ----------
+    data : Dataset or Problem
+        A Problem is scattered to the cluster of ``client`` first.
+    params : Params
+        Resolved parameters (``Params.resolved()``: eps filled in).
+    client : distributed.Client, optional
+        Needed for a Problem.
+    log : callable, optional
+        Receives the progress lines.
+
+    Returns
+    -------
+    Model
+        Its ``fit_stats`` say how the fit ran (mode, class groups or actor rounds and
+        their traffic, workers).
+
+    Raises
+    ------
+    DlinearError
+        For data the solver cannot take, or no client for a Problem.
+    """
     dataset = as_dataset(data, client)
     emit = log or (lambda line: None)
     mode = choose_mode(dataset, params).mode
@@ -346,7 +372,26 @@ def _fit_multinomial(placement, label, weighted_C, params):
 
 def cross_validation_on_cluster(data, params: Params, nr_fold: int, client=None,
                                 log=None) -> np.ndarray:
-    """LIBLINEAR's folds (see train.cv_folds), one task per fold."""
+    """Cross validation on a Dask cluster, one task per fold on a copy per worker.
+
+    Parameters
+    ----------
+    data : Dataset or Problem
+        As for :func:`train_on_cluster`.
+    params : Params
+        Resolved parameters.
+    nr_fold : int
+        The number of folds (LIBLINEAR's folds, seeded by ``params.seed``).
+    client : distributed.Client, optional
+        Needed for a Problem.
+    log : callable, optional
+        Receives the progress lines.
+
+    Returns
+    -------
+    numpy.ndarray of shape (l,)
+        The predicted label (or value) of every row.
+    """
     dataset = as_dataset(data, client)
     client = client or dataset.client
     emit = log or (lambda line: None)

@@ -18,8 +18,26 @@ def worker_addresses(client) -> list:
 
 
 def make_security(ca_file=None, cert=None, key=None):
-    """A distributed.Security for tls:// schedulers from certificate files, or None to
-    use Dask's configuration (distributed.comm.tls.* / DASK_DISTRIBUTED__COMM__TLS__*)."""
+    """A ``distributed.Security`` for ``tls://`` schedulers, from certificate files.
+
+    Parameters
+    ----------
+    ca_file, cert, key : str, optional
+        The certificate authority's certificate, the client's certificate and its key
+        (``--tls-ca-file``, ``--tls-cert``, ``--tls-key``); the key may be in the
+        certificate file.
+
+    Returns
+    -------
+    distributed.Security or None
+        None when no file is given: Dask's configuration (``distributed.comm.tls.*``,
+        ``DASK_DISTRIBUTED__COMM__TLS__*``) applies.
+
+    Raises
+    ------
+    DlinearError
+        If the CA file or the certificate is missing, or a file cannot be opened.
+    """
     if not (ca_file or cert or key):
         return None
     if not (ca_file and cert):
@@ -36,11 +54,32 @@ def make_security(ca_file=None, cert=None, key=None):
 @contextmanager
 def cluster_client(scheduler: str | None = None, n_workers: int | None = None,
                    security=None, log=None):
-    """Yields a distributed.Client.
+    """A context manager yielding a ``distributed.Client``.
 
-    With `scheduler` (or $DLINEAR_SCHEDULER) it connects to that cluster and leaves it
-    running; otherwise it starts a LocalCluster of single-threaded worker processes (one
-    per core unless n_workers) and closes it afterwards."""
+    With a scheduler it connects to that cluster and leaves it running; otherwise it
+    starts a LocalCluster of single-threaded worker processes and closes it afterwards.
+
+    Parameters
+    ----------
+    scheduler : str, optional
+        The scheduler's address (``tcp://host:8786``, ``tls://...``); default
+        ``$DLINEAR_SCHEDULER``, else a local cluster.
+    n_workers : int, optional
+        Workers of the local cluster; default one per core.
+    security : distributed.Security, optional
+        For a ``tls://`` scheduler (:func:`make_security`).
+    log : callable, optional
+        Receives the lines saying which cluster is used.
+
+    Yields
+    ------
+    distributed.Client
+
+    Raises
+    ------
+    DlinearError
+        If the scheduler cannot be reached (one line with the reason).
+    """
     from distributed import Client, LocalCluster
     emit = log or (lambda line: None)
     scheduler = scheduler or os.environ.get(SCHEDULER_ENV) or None

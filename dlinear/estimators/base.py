@@ -32,19 +32,34 @@ from .dask_helpers import (as_dask_array, as_labels, block_labels, block_scores,
 
 
 class ConvergenceWarning(_DlinearConvergenceWarning, _SklearnConvergenceWarning):
-    """The solver's iteration-cap warning as the estimators raise it: both dlinear's and
-    scikit-learn's ConvergenceWarning, so either filter catches it."""
+    """The solver's iteration-cap warning as the estimators raise it.
+
+    A subclass of both :class:`dlinear.ConvergenceWarning` and scikit-learn's
+    ``ConvergenceWarning``, so either filter catches it.
+    """
 
 
 # ----------------------------------------------------------------- model -> attributes
 
 def linear_attributes(model, n_classes: int | None):
-    """(coef_, intercept_) of a dlinear/LIBLINEAR Model in scikit-learn's shape.
+    """``coef_`` and ``intercept_`` of a dlinear or LIBLINEAR model in scikit-learn's shape.
 
-    Classification models must have been trained on labels 0..n_classes-1 (the indices
-    of classes_): for two classes one row, positive for class 1; otherwise one row per
-    class in class order. Regression: coef_ (n_features,), intercept_ (1,). One-class:
-    coef_ (1, n_features), intercept_ = [-rho]."""
+    Parameters
+    ----------
+    model : dlinear.Model
+        A classification model must have been trained on labels 0 .. n_classes - 1
+        (the indices of ``classes_``).
+    n_classes : int or None
+        The number of classes (None for regression and one-class models).
+
+    Returns
+    -------
+    coef : numpy.ndarray
+        Classification: one row for two classes, positive for class 1, else one row per
+        class in class order. Regression: shape (n_features,). One-class: (1, n_features).
+    intercept : numpy.ndarray
+        Shape (rows of coef,); regression (1,); one-class ``[-rho]``.
+    """
     n = model.nr_feature
     W = np.asarray(model.w, dtype=np.float64).reshape(model.w_size, model.nr_w)
     coef = W[:n]
@@ -282,8 +297,18 @@ class _LiblinearEstimator(BaseEstimator):
 
     # -- LIBLINEAR model files
     def liblinear_model(self) -> Model:
-        """The fitted model as LIBLINEAR sees it: a classifier's labels are its classes_
-        (model_ holds their indices), which must be integers, as in LIBLINEAR's files."""
+        """The fitted model as LIBLINEAR sees it.
+
+        Returns
+        -------
+        dlinear.Model
+            A classifier's labels are its ``classes_`` (``model_`` holds their indices).
+
+        Raises
+        ------
+        ValueError
+            If the classes are not integers, which LIBLINEAR's files need.
+        """
         check_is_fitted(self)
         if self._kind != "classification":
             return self.model_
@@ -300,16 +325,42 @@ class _LiblinearEstimator(BaseEstimator):
         return replace(self.model_, label=classes.astype(np.int64)[self.model_.label])
 
     def save_liblinear(self, path) -> None:
-        """Writes LIBLINEAR's model file with the classes as given to fit (`label -1 1`
-        for classes -1 and 1), so LIBLINEAR's predict and dlinear-predict print them.
-        ValueError for non-integer classes."""
+        """Write LIBLINEAR's model file, with the classes as given to ``fit``.
+
+        ``label -1 1`` for classes -1 and 1, so LIBLINEAR's predict and
+        ``dlinear-predict`` print them.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+
+        Raises
+        ------
+        ValueError
+            If the classes are not integers.
+        """
         save_model(path, self.liblinear_model())
 
     @classmethod
     def load_liblinear(cls, path):
-        """A fitted estimator from a LIBLINEAR model file (written by LIBLINEAR,
-        dlinear-train or save_liblinear); its solver, bias and classes come from the
-        file."""
+        """A fitted estimator from a LIBLINEAR model file.
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            A file written by LIBLINEAR, ``dlinear-train`` or :meth:`save_liblinear`;
+            the solver, bias and classes come from it.
+
+        Returns
+        -------
+        estimator
+            An instance of this class.
+
+        Raises
+        ------
+        ValueError
+            If the file cannot be read, or holds another kind of model.
+        """
         try:
             model = load_model(path)
         except DlinearError as e:
@@ -357,28 +408,67 @@ class _LiblinearClassifier(ClassifierMixin, _LiblinearEstimator):
     _kind = "classification"
 
     def fit(self, X, y, sample_weight=None):
-        """Fit the model to X (n_samples, n_features) and labels y; sample_weight scales
-        each instance's C."""
+        """Fit the model.
+
+        Parameters
+        ----------
+        X : array-like, scipy.sparse matrix, dask array or dask DataFrame of shape (n_samples, n_features)
+            Dask input trains on the cluster of ``client`` (or the current one).
+        y : array-like, dask array or dask Series of shape (n_samples,)
+            The labels (strings are fine).
+        sample_weight : array-like, dask array or dask Series of shape (n_samples,), optional
+            Multiplies each instance's C.
+
+        Returns
+        -------
+        self
+
+        Warns
+        -----
+        ConvergenceWarning
+            When a solver stops at an iteration cap.
+        """
         return self._fit(X, y, sample_weight)
 
     def decision_function(self, X):
-        """Confidence scores: (n_samples,) for two classes (positive: classes_[1]),
-        else (n_samples, n_classes)."""
+        """Confidence scores; a lazy dask array for dask input.
+
+        Parameters
+        ----------
+        X : array-like, scipy.sparse matrix, dask array or dask DataFrame
+
+        Returns
+        -------
+        numpy.ndarray or dask.array.Array
+            Shape (n_samples,) for two classes (positive for ``classes_[1]``), else
+            (n_samples, n_classes).
+        """
         scores = self._scores(X)
         if scores.shape[1] == 1:
             return scores[:, 0]
         return scores
 
     def sparsify(self):
-        """coef_ as a scipy.sparse CSR array (intercept_ stays dense); predictions are
-        unchanged. Worth it when most coefficients are zero (penalty l1)."""
+        """Make ``coef_`` a scipy.sparse CSR array (``intercept_`` stays dense).
+
+        Predictions are unchanged; worth it when most coefficients are zero (L1).
+
+        Returns
+        -------
+        self
+        """
         check_is_fitted(self, msg=f"Estimator, {type(self).__name__}, must be fitted "
                                   "before sparsifying.")
         self.coef_ = sp.csr_array(self.coef_)
         return self
 
     def densify(self):
-        """coef_ back to a numpy array (a no-op unless sparsify() was called)."""
+        """Make ``coef_`` a numpy array again (a no-op unless :meth:`sparsify` was called).
+
+        Returns
+        -------
+        self
+        """
         check_is_fitted(self, msg=f"Estimator, {type(self).__name__}, must be fitted "
                                   "before densifying.")
         if sp.issparse(self.coef_):
@@ -386,6 +476,16 @@ class _LiblinearClassifier(ClassifierMixin, _LiblinearEstimator):
         return self
 
     def predict(self, X):
+        """Predicted classes; a lazy dask array for dask input.
+
+        Parameters
+        ----------
+        X : array-like, scipy.sparse matrix, dask array or dask DataFrame
+
+        Returns
+        -------
+        numpy.ndarray or dask.array.Array of shape (n_samples,)
+        """
         X = self._validated(X)
         coef = self._dense_coef()
         if is_dask(X):

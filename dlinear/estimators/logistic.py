@@ -20,23 +20,72 @@ from .validation import CLASS_WEIGHT, LINEAR, SOLVER_NUMBERS
 
 
 class LogisticRegression(_LiblinearClassifier):
-    """Logistic regression with scikit-learn 1.9's parameters.
+    """Logistic regression with scikit-learn 1.9's parameters (LIBLINEAR -s 0, 6, 7).
 
-    solver: scikit-learn's names give scikit-learn's problems (logistic_problem):
-    "liblinear" is LIBLINEAR's -s 0 / 7 (L2, by dual) or -s 6 (L1) with the intercept
-    penalized; "lbfgs", "newton-cg", "newton-cholesky", "sag" and "saga" the binary or,
-    for three or more classes, multinomial loss with the intercept unpenalized, all
-    solved by dlinear's Newton (-s 0; saga's L1 by -s 6). None (dlinear's default) is
-    LIBLINEAR's way: -s 0, 7 or 6 by penalty and dual, one-vs-rest, the intercept
-    penalized; an int is that -s number. l1_ratio 0 / 1 is L2 / L1 (penalty, deprecated
-    in scikit-learn 1.8, still works and warns as there). multi_class (dlinear's): "auto"
-    (the solver's own way), "ovr" (one-vs-rest with any solver), "multinomial".
-    warm_start starts -s 0 (also multinomial) from the previous coef_ and intercept_;
-    n_iter_ is (1,), or (n_classes,) for one-vs-rest. partition (dask input only): as
-    LinearSVC's, for the dual solver -s 7 (dual=True); for the Newton solver -s 0 True
-    map-reduces over the parts, False fits the classes on a copy per worker, None
-    (default) a copy for one-vs-rest with 3+ classes when it fits one worker, else
-    map-reduced.
+    Every parameter scikit-learn's ``LogisticRegression`` takes is taken; the defaults
+    are LIBLINEAR's (``solver=None``: -s 0, one-vs-rest, the intercept penalized).
+
+    Parameters
+    ----------
+    penalty : {"l1", "l2", "elasticnet"} or None, deprecated
+        scikit-learn 1.8 deprecated it for ``l1_ratio``; it still works and warns as
+        there.
+    C : float, default 1.0
+        ``-c``; must be finite.
+    l1_ratio : float, default 0.0
+        0 is L2, 1 is L1 (-s 6), between them the elastic net (-s 6 ``--l1-ratio``).
+    dual : bool, default False
+        True is -s 7.
+    tol : float or None, default None
+        ``-e``; None is the solver's default.
+    fit_intercept : bool, default True
+    intercept_scaling : float, default 1.0
+        ``-B`` for LIBLINEAR's way (a penalized bias feature).
+    class_weight : dict, "balanced" or None, default None
+        Multiplies C per class (``-wi``).
+    random_state : int or None, default None
+        ``--seed``.
+    solver : str, int or None, default None
+        scikit-learn's names give scikit-learn's problems: "liblinear" is -s 0 / 7 (L2)
+        or -s 6 (L1) with the intercept penalized; "lbfgs", "newton-cg",
+        "newton-cholesky", "sag" and "saga" the binary or, for three or more classes,
+        multinomial loss with the intercept unpenalized, all solved by dlinear's Newton
+        (-s 0; saga's L1 and elastic net by -s 6). None is LIBLINEAR's way: -s 0, 7 or 6
+        by penalty and dual, one-vs-rest. An int is that ``-s`` number.
+    max_iter : int, default 300
+        The dual solver's iteration cap.
+    verbose : int, default 0
+        1 prints LIBLINEAR's progress lines to stderr.
+    warm_start : bool, default False
+        Start -s 0 (also multinomial) from the previous ``coef_`` and ``intercept_``.
+    n_jobs : int or None, default None
+        As for :class:`LinearSVC`.
+    multi_class : {"auto", "ovr", "multinomial"}, default "auto"
+        dlinear's: the solver's own way, one-vs-rest with any solver, or multinomial.
+    partition : bool or None, default None
+        Dask input only: as :class:`LinearSVC`'s, for -s 7 (``dual=True``); for -s 0,
+        True map-reduces over the parts, False fits the classes on a copy per worker,
+        None a copy for one-vs-rest with 3+ classes when it fits one worker.
+    client : distributed.Client or None, default None
+        As for :class:`LinearSVC`.
+
+    Attributes
+    ----------
+    coef_ : numpy.ndarray of shape (1, n_features) or (n_classes, n_features)
+    intercept_ : numpy.ndarray of shape (1,) or (n_classes,)
+        A multinomial model's intercepts sum to 0.
+    classes_ : numpy.ndarray
+    n_iter_ : numpy.ndarray
+        (1,) for a binary or multinomial fit, (n_classes,) for one-vs-rest.
+    solver_type_ : int
+    model_ : dlinear.Model
+
+    Raises
+    ------
+    ValueError
+        In ``fit``, for a combination scikit-learn refuses (with its words), or a problem
+        dlinear has no solver for (no penalty, the L1 or elastic-net multinomial model),
+        naming the nearest choice.
     """
 
     # C=np.inf is scikit-learn's spelling of no penalty (refused with a hint: dlinear's
@@ -144,7 +193,17 @@ class LogisticRegression(_LiblinearClassifier):
         return by_class
 
     def predict_proba(self, X):
-        """(n_samples, n_classes) probabilities in the order of classes_."""
+        """Class probabilities; a lazy dask array for dask input.
+
+        Parameters
+        ----------
+        X : array-like, scipy.sparse matrix, dask array or dask DataFrame
+
+        Returns
+        -------
+        numpy.ndarray or dask.array.Array of shape (n_samples, n_classes)
+            In the order of ``classes_``.
+        """
         scores = self._scores(X)
         if is_dask(scores):
             return map_probabilities(scores, self.model_.multinomial)

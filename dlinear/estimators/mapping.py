@@ -31,8 +31,27 @@ L1_LOGISTIC = SKLEARN_SOLVERS["logistic_regression", "l1", False]     # also the
 
 
 def solver_for(loss: str, penalty: str, dual, n_samples: int, n_features: int) -> int:
-    """The -s number of a (loss, penalty, dual) combination; dual="auto" prefers the dual
-    when n_samples < n_features, as scikit-learn does. ValueError if unsupported."""
+    """The ``-s`` number of scikit-learn's (loss, penalty, dual) combination.
+
+    Parameters
+    ----------
+    loss : str
+        A loss of the keys of SKLEARN_SOLVERS ("squared_hinge", "hinge", ...).
+    penalty : {"l1", "l2"}
+    dual : bool or "auto"
+        "auto" prefers the dual when n_samples < n_features, as scikit-learn does.
+    n_samples, n_features : int
+        The data's shape, for ``dual="auto"``.
+
+    Returns
+    -------
+    int
+
+    Raises
+    ------
+    ValueError
+        For a combination scikit-learn does not support, with its words.
+    """
     if dual == "auto":
         order = (True, False) if n_samples < n_features else (False, True)
         for d in order:

@@ -17,16 +17,65 @@ from .validation import CLASS_WEIGHT, COMMON, LINEAR
 class LinearSVC(_LiblinearClassifier):
     """Linear support vector classification (LIBLINEAR -s 1, 2, 3, 4, 5).
 
-    loss "squared_hinge" (L2-loss) or "hinge" (L1-loss), penalty "l2" or "l1", dual
-    True/False/"auto" choose the solver as in scikit-learn; multi_class="crammer_singer"
-    is -s 4; an explicit `solver` (a -s number) overrides the mapping. intercept_scaling
-    is LIBLINEAR's -B value (used when fit_intercept), tol its -e (None: the solver's
-    default), max_iter the dual solvers' iteration cap, random_state the seed. partition
-    (dask input only): True trains -s 1, 3 partitioned (each worker solves its own rows),
-    False on a copy per worker, None (default) partitioned when a copy would not fit one
-    worker's memory. For the primal Newton solver -s 2 (dual=False): True map-reduces over
-    the parts, False fits the classes on a copy per worker, None a copy for 3+ classes
-    when it fits one worker (else map-reduced).
+    scikit-learn's ``LinearSVC`` over LIBLINEAR's solvers: ``loss``, ``penalty`` and
+    ``dual`` choose the solver as in scikit-learn (the default is -s 1), and the
+    defaults are LIBLINEAR's.
+
+    Parameters
+    ----------
+    C : float, default 1.0
+        ``-c``.
+    loss : {"squared_hinge", "hinge"}, default "squared_hinge"
+        L2-loss or L1-loss.
+    penalty : {"l2", "l1"}, default "l2"
+    dual : bool or "auto", default True
+        Solve the dual; "auto" picks by shape as scikit-learn does.
+    tol : float or None, default None
+        ``-e``; None is the solver's default.
+    fit_intercept : bool, default True
+        Add a bias feature of value ``intercept_scaling`` (``-B``), penalized as in
+        LIBLINEAR.
+    intercept_scaling : float, default 1.0
+    class_weight : dict, "balanced" or None, default None
+        Multiplies C per class (``-wi``).
+    max_iter : int, default 300
+        The dual solvers' iteration cap (``--max-iter``).
+    random_state : int or None, default None
+        ``--seed`` (None: 1).
+    multi_class : {"ovr", "crammer_singer"}, default "ovr"
+        "crammer_singer" is -s 4.
+    solver : int or None, default None
+        A ``-s`` number, overriding the mapping (dlinear's).
+    partition : bool or None, default None
+        Dask input only: True trains -s 1, 3 partitioned (each worker solves its own
+        rows), False on a copy per worker, None partitioned when a copy would not fit one
+        worker's memory. For -s 2 (``dual=False``): True map-reduces over the parts,
+        False fits the classes on a copy per worker, None a copy for 3+ classes when it
+        fits one worker.
+    n_jobs : int or None, default None
+        Threads for an in-process fit's one-vs-rest classes (and a multinomial fit's
+        passes): None is 1, as in scikit-learn, so ``GridSearchCV(n_jobs=...)`` is not
+        oversubscribed; -1 is one per core.
+    verbose : int, default 0
+        1 prints LIBLINEAR's progress lines to stderr.
+    client : distributed.Client or None, default None
+        Train on this Dask cluster (numpy and scipy inputs too). Dask arrays and
+        DataFrames train on the current client without it. ``clone`` shares the client;
+        pickling drops it.
+
+    Attributes
+    ----------
+    coef_ : numpy.ndarray of shape (1, n_features) or (n_classes, n_features)
+        For two classes one row, positive for ``classes_[1]``.
+    intercept_ : numpy.ndarray of shape (1,) or (n_classes,)
+    classes_ : numpy.ndarray
+        The sorted classes (strings are fine).
+    n_iter_ : int
+        The most iterations of any binary problem.
+    solver_type_ : int
+        The ``-s`` number that ran.
+    model_ : dlinear.Model
+        The model as trained (class indices as labels).
     """
 
     _parameter_constraints: dict = {
@@ -68,9 +117,50 @@ class LinearSVC(_LiblinearClassifier):
 
 
 class LinearSVR(RegressorMixin, _LiblinearEstimator):
-    """Linear support vector regression (LIBLINEAR -s 11, 12, 13); epsilon is -p.
-    partition (dask input only): as LinearSVC's, for the dual solvers -s 12, 13
-    (dual=True)."""
+    """Linear support vector regression (LIBLINEAR -s 11, 12, 13).
+
+    Parameters
+    ----------
+    epsilon : float, default 0.1
+        ``-p``, the width of the insensitive tube.
+    tol : float or None, default None
+        ``-e``; None is the solver's default.
+    C : float, default 1.0
+        ``-c``.
+    loss : {"squared_epsilon_insensitive", "epsilon_insensitive"}, default "squared_epsilon_insensitive"
+        L2-loss (-s 11, 12) or L1-loss (-s 13).
+    fit_intercept : bool, default True
+        Add a bias feature of value ``intercept_scaling`` (``-B``).
+    intercept_scaling : float, default 1.0
+    dual : bool or "auto", default False
+        False is -s 11 (Newton), True -s 12 or 13.
+    max_iter : int, default 300
+        The dual solvers' iteration cap.
+    random_state : int or None, default None
+        ``--seed``.
+    solver : int or None, default None
+        A ``-s`` number, overriding the mapping.
+    partition : bool or None, default None
+        Dask input only: as :class:`LinearSVC`'s, for -s 12 and 13.
+    n_jobs : int or None, default None
+        Threads for an in-process fit's one-vs-rest classes (and a multinomial fit's
+        passes): None is 1, as in scikit-learn, so ``GridSearchCV(n_jobs=...)`` is not
+        oversubscribed; -1 is one per core.
+    verbose : int, default 0
+        1 prints LIBLINEAR's progress lines to stderr.
+    client : distributed.Client or None, default None
+        Train on this Dask cluster (numpy and scipy inputs too). Dask arrays and
+        DataFrames train on the current client without it. ``clone`` shares the client;
+        pickling drops it.
+
+    Attributes
+    ----------
+    coef_ : numpy.ndarray of shape (n_features,)
+    intercept_ : numpy.ndarray of shape (1,)
+    n_iter_ : int
+    solver_type_ : int
+    model_ : dlinear.Model
+    """
 
     _kind = "regression"
     _parameter_constraints: dict = {
@@ -105,18 +195,69 @@ class LinearSVR(RegressorMixin, _LiblinearEstimator):
         return solver_for(self.loss, "l2", self.dual, n_samples, n_features)
 
     def fit(self, X, y, sample_weight=None):
-        """Fit the model to X and targets y; sample_weight scales each instance's C."""
+        """Fit the model.
+
+        Parameters
+        ----------
+        X : array-like, scipy.sparse matrix, dask array or dask DataFrame of shape (n_samples, n_features)
+        y : array-like, dask array or dask Series of shape (n_samples,)
+            Targets.
+        sample_weight : array-like of shape (n_samples,), optional
+            Multiplies each instance's C.
+
+        Returns
+        -------
+        self
+        """
         return self._fit(X, y, sample_weight)
 
     def predict(self, X):
+        """Predicted values; a lazy dask array for dask input.
+
+        Parameters
+        ----------
+        X : array-like, scipy.sparse matrix, dask array or dask DataFrame
+
+        Returns
+        -------
+        numpy.ndarray or dask.array.Array of shape (n_samples,)
+        """
         scores = self._scores(X)
         return scores[:, 0]
 
 
 class OneClassSVM(OutlierMixin, _LiblinearEstimator):
-    """LIBLINEAR's linear one-class SVM (-s 21): decision_function = w.x - rho (offset_ =
-    rho), predict +1 (inlier) where it is > 0, else -1 (as LIBLINEAR's predict). No
-    intercept feature (LIBLINEAR does not allow -B with -s 21); C plays no part."""
+    """LIBLINEAR's linear one-class SVM (-s 21).
+
+    ``decision_function`` is w.x - rho (``offset_`` is rho); ``predict`` gives +1
+    (inlier) where it is > 0, else -1, as LIBLINEAR's predict. There is no intercept
+    feature (LIBLINEAR does not allow ``-B`` with -s 21) and no C.
+
+    Parameters
+    ----------
+    nu : float, default 0.5
+        ``-n``: an upper bound on the fraction of outliers, in (0, 1].
+    tol : float or None, default None
+        ``-e``; None is the solver's default.
+    n_jobs : int or None, default None
+        Threads for an in-process fit's one-vs-rest classes (and a multinomial fit's
+        passes): None is 1, as in scikit-learn, so ``GridSearchCV(n_jobs=...)`` is not
+        oversubscribed; -1 is one per core.
+    verbose : int, default 0
+        1 prints LIBLINEAR's progress lines to stderr.
+    client : distributed.Client or None, default None
+        Train on this Dask cluster (numpy and scipy inputs too). Dask arrays and
+        DataFrames train on the current client without it. ``clone`` shares the client;
+        pickling drops it.
+
+    Attributes
+    ----------
+    coef_ : numpy.ndarray of shape (1, n_features)
+    offset_ : float
+        rho.
+    solver_type_ : int
+    model_ : dlinear.Model
+    """
 
     _kind = "oneclass"
     _parameter_constraints: dict = {
@@ -135,7 +276,20 @@ class OneClassSVM(OutlierMixin, _LiblinearEstimator):
         return ONECLASS
 
     def fit(self, X, y=None, sample_weight=None):
-        """Fit on X (y is ignored); sample_weight scales each instance's bound."""
+        """Fit the model.
+
+        Parameters
+        ----------
+        X : array-like, scipy.sparse matrix, dask array or dask DataFrame of shape (n_samples, n_features)
+        y : None
+            Ignored.
+        sample_weight : array-like of shape (n_samples,), optional
+            Scales each instance's bound.
+
+        Returns
+        -------
+        self
+        """
         return self._fit(X, None, sample_weight)
 
     def _set_model(self, model):

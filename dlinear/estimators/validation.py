@@ -17,8 +17,11 @@ import numpy as np
 
 from ..solver_table import SOLVERS
 
+# dlinear is not on a package index, so the hint names scikit-learn itself (or the extra
+# of an editable install from a clone)
 SKLEARN_HINT = ('dlinear\'s estimators need scikit-learn 1.6 or later: '
-                'pip install "dlinear[sklearn]"')
+                'pip install "scikit-learn>=1.6" (or pip install -e ".[sklearn]" in a clone '
+                'of dlinear)')
 try:
     from sklearn.utils._param_validation import Interval, Options, StrOptions
     from sklearn.utils.validation import validate_data    # noqa: F401 (1.6 or later)

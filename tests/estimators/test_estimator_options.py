@@ -80,13 +80,13 @@ def test_non_integer_classes_cannot_be_saved(tmp_path, rows):
     assert not os.listdir(tmp_path)
 
 
-def test_estimators_without_scikit_learn_name_the_extra():
+def test_estimators_without_scikit_learn_say_how_to_install_it():
     code = ("import sys; sys.modules['sklearn'] = None\n"
             "import dlinear\n"
             "dlinear.Params(); dlinear.LinearSVC")
     run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert run.returncode == 1
-    assert 'pip install "dlinear[sklearn]"' in run.stderr.splitlines()[-1]
+    assert 'pip install "scikit-learn>=1.6"' in run.stderr.splitlines()[-1]
 
 
 @pytest.fixture

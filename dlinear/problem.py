@@ -1,0 +1,144 @@
+"""The Problem: a training set as the kernels see it (raw CSR arrays and labels)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+
+from .errors import DlinearError
+
+
+def arrays_nbytes(*values) -> int:
+    """Bytes of the numpy arrays among values (lists and tuples of them too; others: 0),
+    for the __sizeof__ of objects Dask keeps on its workers."""
+    total = 0
+    for v in values:
+        if isinstance(v, np.ndarray):
+            total += v.nbytes
+        elif isinstance(v, (list, tuple)):
+            total += arrays_nbytes(*v)
+    return total
+
+
+@dataclass
+class Problem:
+    """A sparse training set as the kernels see it: the CSR arrays of X and the labels.
+
+    Made by :func:`dlinear.read_libsvm` or :meth:`Problem.from_arrays`. The bias feature
+    of ``-B`` is never stored here: the kernels add it on the fly, so a block is never
+    copied to append a column.
+
+    Parameters
+    ----------
+    indptr : numpy.ndarray of int64, shape (l + 1,)
+        Row pointers of X (l rows).
+    indices : numpy.ndarray of int32, shape (nnz,)
+        0-based column ids, strictly increasing within a row.
+    data : numpy.ndarray of float64, shape (nnz,)
+        The nonzero values.
+    y : numpy.ndarray of float64, shape (l,)
+        Class labels or regression targets.
+    n_features : int
+        The number of columns (the largest 1-based index seen in a LIBSVM file).
+    sample_weight : numpy.ndarray of float64, shape (l,), optional
+        Instance weights (``-W``): each row's C is multiplied by its weight.
+    """
+
+    indptr: np.ndarray
+    indices: np.ndarray
+    data: np.ndarray
+    y: np.ndarray
+    n_features: int
+    sample_weight: np.ndarray | None = None
+
+    def __sizeof__(self) -> int:
+        # dask.sizeof falls back to sys.getsizeof: the arrays, so that Dask's memory limits,
+        # spilling and dashboard count a part held on a worker as what it is
+        return object.__sizeof__(self) + arrays_nbytes(self.indptr, self.indices, self.data,
+                                                       self.y, self.sample_weight)
+
+    @property
+    def n_samples(self) -> int:
+        """The number of rows, l."""
+        return len(self.indptr) - 1
+
+    @property
+    def nnz(self) -> int:
+        """The number of stored nonzeros."""
+        return int(self.indptr[-1])
+
+    def to_scipy(self) -> sp.csr_matrix:
+        """X as a ``scipy.sparse.csr_matrix`` sharing the arrays (no copy)."""
+        return sp.csr_matrix((self.data, self.indices, self.indptr),
+                             shape=(self.n_samples, self.n_features))
+
+    @classmethod
+    def from_arrays(cls, X, y, n_features: int | None = None, sample_weight=None) -> "Problem":
+        """A Problem from a matrix and its labels.
+
+        Parameters
+        ----------
+        X : scipy.sparse matrix or array-like of shape (l, n)
+            The rows. A non-canonical sparse matrix (unsorted or duplicate indices) is
+            copied, never changed.
+        y : array-like of shape (l,)
+            Labels or regression targets.
+        n_features : int, optional
+            The number of columns; default ``X.shape[1]``.
+        sample_weight : array-like of shape (l,), optional
+            Instance weights.
+
+        Returns
+        -------
+        Problem
+
+        Raises
+        ------
+        DlinearError
+            If X is not 2-dimensional, the lengths differ, or X or y hold NaN or infinity.
+        """
+        if sp.issparse(X):
+            X = sp.csr_matrix(X)
+        else:
+            X = np.asarray(X, dtype=np.float64)
+            if X.ndim != 2:
+                raise DlinearError(f"X must be 2-dimensional, got shape {X.shape}")
+            X = sp.csr_matrix(X)
+        if not X.has_canonical_format:
+            X = X.copy()          # sorted, duplicates summed: never in the caller's matrix
+            X.sum_duplicates()
+        y = np.ascontiguousarray(y, dtype=np.float64).ravel()
+        if y.shape[0] != X.shape[0]:
+            raise DlinearError(f"X has {X.shape[0]} rows but y has {y.shape[0]} labels")
+        data = np.ascontiguousarray(X.data, dtype=np.float64)
+        if not np.all(np.isfinite(data)) or not np.all(np.isfinite(y)):
+            raise DlinearError("X and y must not contain NaN or infinity")
+        if sample_weight is not None:
+            sample_weight = np.ascontiguousarray(sample_weight, dtype=np.float64).ravel()
+            if sample_weight.shape != y.shape:
+                raise DlinearError("sample_weight must have one weight per row")
+        return cls(
+            indptr=np.ascontiguousarray(X.indptr, dtype=np.int64),
+            indices=np.ascontiguousarray(X.indices, dtype=np.int32),
+            data=data,
+            y=y,
+            n_features=int(X.shape[1] if n_features is None else n_features),
+            sample_weight=sample_weight,
+        )
+
+    def subset(self, rows: np.ndarray) -> "Problem":
+        """The given rows, in that order, as a new Problem (a copy; used for CV folds).
+
+        Parameters
+        ----------
+        rows : numpy.ndarray of int
+            Row numbers.
+
+        Returns
+        -------
+        Problem
+        """
+        X = self.to_scipy()[rows]
+        w = None if self.sample_weight is None else self.sample_weight[rows]
+        return Problem.from_arrays(X, self.y[rows], self.n_features, w)
