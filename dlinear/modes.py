@@ -129,7 +129,7 @@ def use_kcolumn(params: Params, n_problems: int, nnz_per_row: float,
     KCOLUMN_MIN_NNZ_PER_ROW nonzeros per row. -s 2 stays per class: a row has curvature
     only in the classes whose margin it violates, so a k-column pass fetches a whole row
     of S for the few columns it uses, and one driver per class visiting only its own rows
-    was as fast or faster (BENCHMARKS.md)."""
+    was as fast or faster (BENCHMARKS.md, "Multi-class Newton")."""
     if not params.spec.kcolumn or params.primal_cd or n_problems <= 1:
         return False
     if params.kcolumn is not None:

@@ -19,8 +19,8 @@ class) and six scalars per class go back. The driver combines them:
   sigma' <- sigma' * ADAPTIVE_TARGET / optimum. With sigma' = 1 the optimum is often
   below 1, and eta < 1 leaves a dual variable whose local step reached a bound short of
   it (its projected gradient then keeps LIBLINEAR's stopping test failing for hundreds
-  of rounds); with sigma' = K every step is cut K-fold. Measured in BENCHMARKS.md: far
-  fewer rounds than either to LIBLINEAR's eps. The line search keeps every round a
+  of rounds); with sigma' = K every step is cut K-fold. Measured in BENCHMARKS.md,
+  "Rounds against K": far fewer rounds than either to LIBLINEAR's eps. The line search keeps every round a
   descent step whatever sigma' is.
 
 Stopping rule: LIBLINEAR's own. The first local pass visits each row once before moving
