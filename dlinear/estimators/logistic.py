@@ -43,7 +43,7 @@ class LogisticRegression(_LiblinearClassifier):
         ``-B`` for LIBLINEAR's way (a penalized bias feature).
     class_weight : dict, "balanced" or None, default None
         Multiplies C per class (``-wi``).
-    random_state : int or None, default None
+    random_state : int, numpy.random.RandomState or None, default None
         ``--seed``.
     solver : str, int or None, default None
         scikit-learn's names give scikit-learn's problems: "liblinear" is -s 0 / 7 (L2)

@@ -40,7 +40,7 @@ class LinearSVC(_LiblinearClassifier):
         Multiplies C per class (``-wi``).
     max_iter : int, default 300
         The dual solvers' iteration cap (``--max-iter``).
-    random_state : int or None, default None
+    random_state : int, numpy.random.RandomState or None, default None
         ``--seed`` (None: 1).
     multi_class : {"ovr", "crammer_singer"}, default "ovr"
         "crammer_singer" is -s 4.
@@ -136,7 +136,7 @@ class LinearSVR(RegressorMixin, _LiblinearEstimator):
         False is -s 11 (Newton), True -s 12 or 13.
     max_iter : int, default 300
         The dual solvers' iteration cap.
-    random_state : int or None, default None
+    random_state : int, numpy.random.RandomState or None, default None
         ``--seed``.
     solver : int or None, default None
         A ``-s`` number, overriding the mapping.
