@@ -129,10 +129,10 @@ class BenchmarksDirective(SphinxDirective):
         self.env.note_dependency(str(path))
         result, parent, ids = [], None, set()
         for level, title, body in benchmark_sections(path.read_text()):
-            block = _text_and_images(body)
-            if title is None:
-                result += block
+            if title is None:         # the file's own "# Benchmarks" is the page's title
+                result += _text_and_images(re.sub(r"\A# .*\n", "", body))
                 continue
+            block = _text_and_images(body)
             anchor = nodes.make_id("bench-" + title)
             while anchor in ids:
                 anchor += "-1"
