@@ -8,7 +8,7 @@ import numpy as np
 from .errors import DlinearError
 from .fileio import atomic_output
 from .kernels import libsvm as _libsvm
-from .problem import Problem, arrays_nbytes  # noqa: F401  (imported from here too)
+from .problem import Problem, arrays_nbytes, data_dtype  # noqa: F401  (imported from here too)
 
 
 # ------------------------------------------------------------------ LIBSVM text I/O
@@ -76,7 +76,11 @@ def _resolve_slow_tokens(buf, slow, indices, data, y, name, first_line):
     targets = slow[:, _libsvm.SLOW_TARGET]
     text = _libsvm.gather_tokens(buf, starts, ends).tobytes()
     values = np.fromiter(map(float, text.split()), dtype=np.float64, count=len(slow))
-    not_finite = np.flatnonzero(~np.isfinite(values))
+    finite = np.isfinite(values)
+    if data.dtype != np.float64:    # a value beyond float32's range is infinite there
+        with np.errstate(over="ignore"):
+            finite &= (targets < 0) | np.isfinite(values.astype(data.dtype))
+    not_finite = np.flatnonzero(~finite)
     if not_finite.size:
         i = not_finite[0]
         token = _token_text(buf, starts[i], ends[i])
@@ -139,8 +143,8 @@ _GROWTH = 0.125
 
 def read_libsvm(path, n_features: int | None = None, start: int = 0, end: int | None = None,
                 first_line: int = 1, *, allow_empty: bool = False,
-                chunk_bytes: int = READ_CHUNK_BYTES, storage_options: dict | None = None
-                ) -> Problem:
+                chunk_bytes: int = READ_CHUNK_BYTES, storage_options: dict | None = None,
+                dtype=np.float64) -> Problem:
     """Read a LIBSVM/svmlight file, or its byte range [start, end), into a Problem.
 
     The text is read and parsed ``chunk_bytes`` at a time into arrays that grow as
@@ -166,6 +170,9 @@ def read_libsvm(path, n_features: int | None = None, start: int = 0, end: int | 
         How much text is parsed at a time (16 MB).
     storage_options : dict, optional
         Options for fsspec's filesystem (credentials, ``endpoint_url``, ...).
+    dtype : {numpy.float64, numpy.float32}, default numpy.float64
+        The type of the stored values. float32 values are parsed straight into a float32
+        array (no float64 copy at any time); labels stay float64.
 
     Returns
     -------
@@ -177,6 +184,7 @@ def read_libsvm(path, n_features: int | None = None, start: int = 0, end: int | 
         For a file that cannot be read or parsed; the message names the file and line.
     """
     name = os.fspath(path)
+    dtype = data_dtype(dtype)
     if n_features is not None and int(n_features) < 0:
         raise DlinearError(f"{name}: n_features must not be negative, got {n_features}")
     max_index = MAX_FEATURE_INDEX if n_features is None else min(int(n_features), MAX_FEATURE_INDEX)
@@ -205,7 +213,7 @@ def read_libsvm(path, n_features: int | None = None, start: int = 0, end: int | 
                                        "at a line end")
             f.seek(start)
         parser = _ChunkedParser(name, first_line, max_index, remaining if remaining is not None
-                                else 4 * _size_hint(f), int(chunk_bytes))
+                                else 4 * _size_hint(f), int(chunk_bytes), dtype)
         parser.run(f, remaining)
     problem = parser.result(n_features)
     if problem.n_samples == 0 and not allow_empty:
@@ -299,8 +307,10 @@ def _read_into(f, view: np.ndarray) -> int:
 class _ChunkedParser:
     """Parses text a chunk at a time into CSR arrays that grow as needed."""
 
-    def __init__(self, name, first_line, max_index, expected_bytes, chunk_bytes):
+    def __init__(self, name, first_line, max_index, expected_bytes, chunk_bytes,
+                 dtype=np.float64):
         self.name = name
+        self.dtype = dtype
         self.line = first_line          # 1-based file line of the next chunk's first line
         self.max_index = max_index
         self.expected_bytes = max(int(expected_bytes), 1)
@@ -349,7 +359,7 @@ class _ChunkedParser:
             self.indptr[0] = 0
             self.y = np.empty(row_cap, dtype=np.float64)
             self.indices = np.empty(nnz_cap, dtype=np.int32)
-            self.data = np.empty(nnz_cap, dtype=np.float64)
+            self.data = np.empty(nnz_cap, dtype=self.dtype)
             return
         need_rows = self.n_rows + rows
         if need_rows > len(self.y):

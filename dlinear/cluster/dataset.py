@@ -22,9 +22,9 @@ from .session import worker_addresses
 DEFAULT_BLOCK_BYTES = 32 << 20
 
 
-def _read_part(path, start, end, first_line, storage_options=None):
+def _read_part(path, start, end, first_line, storage_options=None, dtype=np.float64):
     return read_libsvm(path, start=start, end=end, first_line=first_line, allow_empty=True,
-                       storage_options=storage_options)
+                       storage_options=storage_options, dtype=dtype)
 
 
 def _plan_ranges(path, block_bytes, n_workers, storage_options=None):
@@ -123,7 +123,7 @@ class Dataset:
     @classmethod
     def from_libsvm(cls, paths, client, n_features: int | None = None,
                     block_bytes: int = DEFAULT_BLOCK_BYTES,
-                    storage_options: dict | None = None) -> "Dataset":
+                    storage_options: dict | None = None, dtype=np.float64) -> "Dataset":
         """Read one or more LIBSVM files on the workers, one task per byte range.
 
         The client never reads the data; the workers take the ranges in turn, so each
@@ -145,6 +145,8 @@ class Dataset:
         storage_options : dict, optional
             fsspec options; the filesystem's own environment variables on the workers
             (e.g. ``AWS_*``) work too.
+        dtype : {numpy.float64, numpy.float32}, default numpy.float64
+            The type of the stored values (as :func:`dlinear.read_libsvm`).
 
         Returns
         -------
@@ -174,10 +176,11 @@ class Dataset:
         parts = []
         for path, stamp, ranges in plans:
             for start, end, first_line in ranges:
-                key = f"dlinear-read-{tokenize(path, stamp, start, end, storage_options)}"
+                key = (f"dlinear-read-"
+                       f"{tokenize(path, stamp, start, end, storage_options, np.dtype(dtype).str)}")
                 where = [addresses[len(parts) % len(addresses)]] if addresses else None
                 parts.append(client.submit(_read_part, path, start, end, first_line,
-                                           storage_options, key=key, workers=where,
+                                           storage_options, dtype, key=key, workers=where,
                                            allow_other_workers=True))
         dataset = cls._from_parts(client, parts, n_features, name=", ".join(map(str, paths)))
         if dataset.n_samples == 0:

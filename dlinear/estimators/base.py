@@ -30,6 +30,9 @@ from .dask_helpers import (as_dask_array, as_labels, block_labels, block_scores,
                            dask_rows, dataset, dataset_label_order, is_dask, map_labels,
                            map_scores, ones_per_row, sorted_classes)
 
+# X keeps float32 (no float64 copy on the way to the kernels), the scikit-learn convention.
+_X_DTYPES = (np.float64, np.float32)
+
 
 class ConvergenceWarning(_DlinearConvergenceWarning, _SklearnConvergenceWarning):
     """The solver's iteration-cap warning as the estimators raise it.
@@ -159,11 +162,11 @@ class _LiblinearEstimator(BaseEstimator):
         if is_dask(X):
             return self._fit_dask(X, y, sample_weight)
         if self._kind == "oneclass":
-            X = validate_data(self, X, accept_sparse="csr", dtype=np.float64, order="C",
+            X = validate_data(self, X, accept_sparse="csr", dtype=_X_DTYPES, order="C",
                               accept_large_sparse=True)
             y = np.ones(X.shape[0])
         else:
-            X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64,
+            X, y = validate_data(self, X, y, accept_sparse="csr", dtype=_X_DTYPES,
                                  order="C", accept_large_sparse=True,
                                  y_numeric=self._kind == "regression")
         if sample_weight is not None:
@@ -284,7 +287,7 @@ class _LiblinearEstimator(BaseEstimator):
                 raise ValueError(f"X has {X.shape[1]} features, but {type(self).__name__} "
                                  f"is expecting {self.n_features_in_} features as input.")
             return X
-        return validate_data(self, X, accept_sparse="csr", dtype=np.float64, reset=False,
+        return validate_data(self, X, accept_sparse="csr", dtype=_X_DTYPES, reset=False,
                              accept_large_sparse=True)
 
     def _scores(self, X):

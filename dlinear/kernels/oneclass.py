@@ -35,7 +35,7 @@ def _rows_dot(indptr, indices, data, i, j, bias):
         ia = indices[a]
         ic = indices[c]
         if ia == ic:
-            s += data[a] * data[c]
+            s += np.float64(data[a]) * data[c]     # float32 data: the product in float64
             a += 1
             c += 1
         elif ia < ic:

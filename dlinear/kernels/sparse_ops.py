@@ -50,7 +50,8 @@ def row_axpy(a, indptr, indices, data, i, w, n_features, bias):
 def row_sq_norm(indptr, data, i, bias):
     s = 0.0
     for k in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
-        s += data[k] * data[k]
+        x = np.float64(data[k])     # float32 data: the square in float64 too
+        s += x * x
     if bias >= 0:
         s += bias * bias
     return s
