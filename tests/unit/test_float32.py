@@ -145,3 +145,31 @@ def test_estimators_keep_float32_without_a_copy(dense, solver_data):
         expected = Estimator().fit(X.astype(np.float64), p.y)
         np.testing.assert_allclose(est.decision_function(X), expected.decision_function(X),
                                    rtol=1e-4, atol=1e-5)
+
+
+def test_a_float64_run_compiles_no_float32_specialization():
+    """float32 kernels are compiled (or loaded) only when float32 data is used: the
+    default path's cold start pays nothing for them."""
+    code = f"""
+import importlib, pkgutil
+import numpy as np
+import dlinear.kernels
+from numba.core.registry import CPUDispatcher
+from dlinear import Params, train
+from dlinear.data import read_libsvm
+p = read_libsvm({EXAMPLE!r})
+for s in (0, 1, 3):
+    train(p, Params(solver_type=s), log=lambda line: None)
+signatures = []
+for info in pkgutil.iter_modules(dlinear.kernels.__path__):
+    module = importlib.import_module("dlinear.kernels." + info.name)
+    for value in vars(module).values():
+        if isinstance(value, CPUDispatcher):
+            signatures += [str(s) for s in value.signatures]
+assert signatures, "no kernel ran"
+print(sum("float32" in s for s in signatures))
+"""
+    r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "0"
