@@ -84,6 +84,7 @@ def train(data, params: Params, log: Optional[Callable[[str], None]] = None,
     ----------
     data : Problem, scipy.sparse matrix, numpy.ndarray, dlinear.cluster.Dataset, dask array or dask DataFrame
         The training set. A matrix or Dask collection takes its labels from ``y``.
+        float32 values stay float32 (half the memory; the solvers sum in float64).
     params : Params
         The solver and its options.
     log : callable, optional
