@@ -173,3 +173,19 @@ print(sum("float32" in s for s in signatures))
                        timeout=300)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "0"
+
+
+@pytest.mark.parametrize("solver", [0, 1, 2, 3, 5, 11])
+def test_float32_kernels_compute_in_float64(solver):
+    """A float32 fit is the float64 fit of the values rounded to float32, to round-off:
+    only the storage is float32; the arithmetic adds no difference of its own."""
+    p32 = read_libsvm(EXAMPLE, dtype=np.float32)
+    rounded = read_libsvm(EXAMPLE)
+    rounded.data = p32.data.astype(np.float64)
+    if solver >= 11:
+        p32.y = rounded.y = np.cos(np.arange(rounded.n_samples))
+    params = Params(solver_type=solver, C=64.0, eps=1e-9 if solver in (1, 3) else 1e-12,
+                    max_iter=100000)
+    w32 = train(p32, params).w
+    w64 = train(rounded, params).w
+    np.testing.assert_allclose(w32, w64, rtol=1e-10, atol=1e-12)
