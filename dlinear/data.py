@@ -134,8 +134,10 @@ def parse_libsvm_bytes(buf, name: str, first_line: int = 1, *, n_features: int |
 
 
 # LIBSVM text is read and parsed this many bytes at a time (more for a longer line), so
-# a reader holds one chunk of text besides the CSR arrays, never the whole file.
-READ_CHUNK_BYTES = 16 << 20
+# a reader holds one chunk of text besides the CSR arrays, never the whole file. The peak
+# RSS while reading is several chunks above the arrays (59 MB at 16 MB, 7 MB at 4 MB on
+# the 200k-row rcv1-shaped file, same CPU time: BENCHMARKS.md, "float32 data").
+READ_CHUNK_BYTES = 4 << 20
 # When the arrays sized from the first chunk are too small, they grow by at least this
 # fraction (in place where the allocator can: numpy's resize reallocates).
 _GROWTH = 0.125
@@ -167,7 +169,7 @@ def read_libsvm(path, n_features: int | None = None, start: int = 0, end: int | 
     allow_empty : bool, default False
         Return an empty Problem for a file (or range) without rows instead of raising.
     chunk_bytes : int, optional
-        How much text is parsed at a time (16 MB).
+        How much text is parsed at a time (4 MB).
     storage_options : dict, optional
         Options for fsspec's filesystem (credentials, ``endpoint_url``, ...).
     dtype : {numpy.float64, numpy.float32}, default numpy.float64
