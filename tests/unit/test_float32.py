@@ -189,3 +189,4 @@ def test_float32_kernels_compute_in_float64(solver):
     w32 = train(p32, params).w
     w64 = train(rounded, params).w
     np.testing.assert_allclose(w32, w64, rtol=1e-10, atol=1e-12)
+
