@@ -160,3 +160,17 @@ def hess_vec(indptr, indices, data, n_features, bias, rows, coef, k, s, out):
         i = rows[r]
         t = coef[r] * row_dot(s, indptr, indices, data, i, n_features, bias)
         row_axpy(t, indptr, indices, data, i, out, n_features, bias)
+
+
+@njit(cache=True, nogil=True)
+def sum_parts(parts, out, start, stop):
+    """out[j] = parts[0, j] + parts[1, j] + ... (added in the order of the parts) for
+    start <= j < stop, and parts[:, start:stop] zeroed for the next pass: the n-vector of
+    a pass whose row chunks each scattered into a part of their own."""
+    for j in range(np.uint64(start), np.uint64(stop)):
+        out[j] = parts[0, j]
+        parts[0, j] = 0.0
+    for c in range(np.uint64(1), np.uint64(parts.shape[0])):
+        for j in range(np.uint64(start), np.uint64(stop)):
+            out[j] += parts[c, j]
+            parts[c, j] = 0.0
