@@ -211,8 +211,8 @@ class _Chunks:
                 self.views.append((b.indptr[a:e + 1], b.indices, b.data, t.y[r], t.C[r],
                                    t._z[r], t._zs[r], t._rows[r], t._coef[r]))
         self.n_active = np.zeros(len(self.views), dtype=np.int64)
-        self.parts_g = np.zeros((len(self.views), t.n_variables))
-        self.parts_m = np.zeros((len(self.views), t.n_variables))
+        self.parts_g = np.empty((len(self.views), t.n_variables))
+        self.parts_m = np.empty((len(self.views), t.n_variables))
         n = t.n_variables
         T = self.pool.n_threads
         self.feature_ranges = [(q * n // T, (q + 1) * n // T) for q in range(T)]
@@ -264,6 +264,8 @@ class _Chunks:
 
         def chunk(q):
             indptr, indices, data, y, C, z, _, rows, coef = self.views[q]
+            K.zero(self.parts_g[q])
+            K.zero(self.parts_m[q])
             self.n_active[q] = K.grad_precond(t.loss, indptr, indices, data, t.n_features,
                                               t.bias, y, C, z, t.p, self.parts_g[q],
                                               self.parts_m[q], rows, coef)
@@ -278,6 +280,7 @@ class _Chunks:
 
         def chunk(q):
             indptr, indices, data, _, _, _, _, rows, coef = self.views[q]
+            K.zero(self.parts_g[q])
             K.hess_vec(indptr, indices, data, t.n_features, t.bias, rows, coef,
                        self.n_active[q], s, self.parts_g[q])
         self._each_chunk(chunk)
