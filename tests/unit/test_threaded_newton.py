@@ -102,3 +102,23 @@ def test_cli_m_sets_the_threads():
     for bad in ("0", "two"):
         with pytest.raises(UsageError):
             parse_train_args(["-m", bad, "data.txt"])
+
+
+@pytest.mark.parametrize("n_classes", [1, 3])
+def test_kcolumn_passes_on_threads_give_the_same_bits(n_classes):
+    """k-column Newton (-s 0, by columns): a round of one group splits its passes by row
+    chunks and feature ranges over the threads; the models are those of one thread."""
+    from dlinear.plan import order_labels, first_appearance, targets, weighted_class_C
+    from dlinear.solvers.kcolumn import fit_one_vs_rest_kcolumn
+    data = make_rcv1_like(2000, n_features=600, n_classes=4, nnz_per_row=20, seed=7)
+    params = Params(solver_type=0, eps=1e-3, bias=1.0).resolved()
+    label = order_labels(first_appearance(data.y))
+    weighted_C = weighted_class_C(label, params, lambda line: None)
+    Y, C = targets(data.y, None, label, weighted_C, params)
+    Y, C = Y[:, :n_classes], C[:, :n_classes]
+    fits = {t: fit_one_vs_rest_kcolumn(data, Y, C, params, [None] * n_classes, n_threads=t)
+            for t in (1, 2, 3)}
+    for t in (2, 3):
+        for a, b in zip(fits[t], fits[1]):
+            np.testing.assert_array_equal(a.w, b.w)
+            assert a.log == b.log
