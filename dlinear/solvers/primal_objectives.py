@@ -211,8 +211,10 @@ class _Chunks:
                 self.views.append((b.indptr[a:e + 1], b.indices, b.data, t.y[r], t.C[r],
                                    t._z[r], t._zs[r], t._rows[r], t._coef[r]))
         self.n_active = np.zeros(len(self.views), dtype=np.int64)
-        self.parts_g = np.empty((len(self.views), t.n_variables))
-        self.parts_m = np.empty((len(self.views), t.n_variables))
+        # one chunk (wide data) adds straight into the output: no parts to keep
+        n_parts = len(self.views) if len(self.views) > 1 else 0
+        self.parts_g = np.empty((n_parts, t.n_variables))
+        self.parts_m = np.empty((n_parts, t.n_variables))
         n = t.n_variables
         T = self.pool.n_threads
         self.feature_ranges = [(q * n // T, (q + 1) * n // T) for q in range(T)]
@@ -261,6 +263,12 @@ class _Chunks:
 
     def grad_precond(self):
         t = self.term
+        if not len(self.parts_g):
+            g, M = np.zeros(t.n_variables), np.zeros(t.n_variables)
+            indptr, indices, data, y, C, z, _, rows, coef = self.views[0]
+            self.n_active[0] = K.grad_precond(t.loss, indptr, indices, data, t.n_features,
+                                              t.bias, y, C, z, t.p, g, M, rows, coef)
+            return g, M
 
         def chunk(q):
             indptr, indices, data, y, C, z, _, rows, coef = self.views[q]
@@ -277,6 +285,12 @@ class _Chunks:
 
     def hv(self, s):
         t = self.term
+        if not len(self.parts_g):
+            out = np.zeros(t.n_variables)
+            indptr, indices, data, _, _, _, _, rows, coef = self.views[0]
+            K.hess_vec(indptr, indices, data, t.n_features, t.bias, rows, coef,
+                       self.n_active[0], s, out)
+            return out
 
         def chunk(q):
             indptr, indices, data, _, _, _, _, rows, coef = self.views[q]

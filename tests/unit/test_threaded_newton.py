@@ -122,3 +122,18 @@ def test_kcolumn_passes_on_threads_give_the_same_bits(n_classes):
         for a, b in zip(fits[t], fits[1]):
             np.testing.assert_array_equal(a.w, b.w)
             assert a.log == b.log
+
+
+def test_one_chunk_adds_straight_into_the_output(binary, monkeypatch):
+    """Wide data (chunks of at least 8 x n nonzeros) may have one chunk: no parts kept,
+    the same values as the one-pass term."""
+    monkeypatch.setattr(PO, "CHUNK_NNZ", binary.nnz * 2)
+    C = np.ones(binary.n_samples)
+    one = LossTerm(binary, binary.y, C, 1.0, 0)
+    chunked = LossTerm(binary, binary.y, C, 1.0, 0, n_threads=2)
+    assert len(chunked._chunks.views) == 1 and chunked._chunks.parts_g.size == 0
+    w = np.random.default_rng(4).normal(size=one.n_variables) * 0.1
+    assert chunked.at(w) == one.at(w)
+    for a, b in zip(chunked.grad_precond(), one.grad_precond()):
+        np.testing.assert_array_equal(a, b)
+    np.testing.assert_array_equal(chunked.hv(w), one.hv(w))
