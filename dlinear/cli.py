@@ -64,6 +64,8 @@ TRAIN_USAGE = (
     "-v n: n-fold cross validation mode\n"
     "-C : find parameters (C for -s 0, 1, 2, 3 and C, p for -s 11)\n"
     "-q : quiet mode (no outputs)\n"
+    "-m nr_thread : train in this process on nr_thread threads (default: one per core);\n"
+    "\tthe model is the same for any number\n"
     "dlinear options:\n"
     "--workers n : start a local Dask cluster of n single-threaded worker processes;\n"
     "\t0 trains in this process (default: a local cluster with one worker per core to\n"
@@ -159,6 +161,7 @@ def parse_train_args(argv: list[str]):
     """-> (Params, options dict, training file, model file)."""
     params = Params()
     opts = {"quiet": False, "nr_fold": 0, "find_C": False, "workers": None, "weight_file": None,
+            "threads": None,
             "scheduler": None, "tls-ca-file": None, "tls-cert": None, "tls-key": None,
             "storage_options": {},
             "given": set()}     # which of -s, -c, -p were given (for -C)
@@ -215,6 +218,10 @@ def parse_train_args(argv: list[str]):
                 raise UsageError("n-fold cross validation: n must >= 2")
         elif arg == "-W":
             opts["weight_file"] = value
+        elif arg == "-m":
+            opts["threads"] = _number(arg, value, int)
+            if opts["threads"] < 1:
+                raise UsageError("-m needs a number of threads >= 1")
         elif arg.startswith("-w") and len(arg) > 2:
             params.class_weights.append((_number(arg, arg[2:], int), _number(arg, value)))
         elif arg == "--workers":
@@ -415,7 +422,7 @@ def _find_parameters(data, params, opts, say) -> int:
     start_C = params.C if "-c" in opts["given"] else None
     start_p = params.p if "-p" in opts["given"] else None
     best_C, best_p, best_score = find_parameters(data, params, nr_fold, start_C, start_p,
-                                                 log=say)
+                                                 log=say, n_threads=opts["threads"])
     if params.spec.kind == "regression":
         print("Best C = %g Best p = %g  CV MSE = %g" % (best_C, best_p, best_score))
     else:
@@ -432,7 +439,8 @@ def _train_and_save(data, params, opts, model_file, say) -> int:
         if opts["find_C"]:
             return _find_parameters(data, params, opts, say)
         if opts["nr_fold"]:
-            target = cross_validation(data, params, opts["nr_fold"], log=say)
+            target = cross_validation(data, params, opts["nr_fold"], log=say,
+                                      n_threads=opts["threads"])
             y = data.y if isinstance(data, Problem) else data.y.compute()
             acc, mse, scc = evaluate(y, target)
             if params.spec.kind == "regression":
@@ -441,7 +449,7 @@ def _train_and_save(data, params, opts, model_file, say) -> int:
             else:
                 print(f"Cross Validation Accuracy = {acc:g}%")
             return 0
-        model = train(data, params, log=say)
+        model = train(data, params, log=say, n_threads=opts["threads"])
     save_model(model_file, model)
     return 0
 
