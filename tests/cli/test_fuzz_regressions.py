@@ -117,12 +117,19 @@ def test_integers_the_kernels_cannot_take(tmp_path, capsys, option, value, messa
     assert os.listdir(tmp_path) == ["t"]
 
 
-def test_an_unknown_weight_label_is_liblinears_line_only(tmp_path, capsys):
-    """-w5 for labels 1, -1: LIBLINEAR's WARNING line, not also Python's warning display
-    (file, line number and source) on stderr."""
+@pytest.mark.parametrize("quiet", [[], ["-q"]])
+def test_an_unknown_weight_label_is_liblinears_line_only(tmp_path, capsys, quiet):
+    """-w5 for labels 1, -1: LIBLINEAR's WARNING line, on stderr as LIBLINEAR's train
+    writes it (also with -q), not also Python's warning display (file, line number and
+    source)."""
     train = tmp_path / "t"
     train.write_text("1 1:1\n-1 2:1\n")
-    code, out, err = run(capsys, train_main, ["-w5", "2", str(train), str(tmp_path / "m")])
+    code, out, err = run(capsys, train_main, quiet + ["-w5", "2", str(train),
+                                                      str(tmp_path / "m")])
     assert code == 0
-    assert "WARNING: class label 5 specified in weight is not found" in out.splitlines()
-    assert "Warning" not in err and np.isfinite(load_model(tmp_path / "m").w).all()
+    warning = "WARNING: class label 5 specified in weight is not found"
+    assert warning in err.splitlines() and warning not in out
+    assert "Warning" not in err and "UserWarning" not in err
+    assert np.isfinite(load_model(tmp_path / "m").w).all()
+    if quiet:
+        assert out == "" and err == warning + "\n"
