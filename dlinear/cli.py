@@ -21,6 +21,7 @@ from .errors import ConvergenceWarning, DataError, DlinearError
 from .model import save_model
 from .modes import Choice, Cluster, Data, Mode, choose
 from .params import Params, check_parameter
+from .plan import first_appearance
 from .predict import evaluate
 from .progress import quiet as quiet_progress
 from .solver_table import SOLVERS
@@ -355,6 +356,9 @@ def train_main(argv=None) -> int:
             if weights is not None:
                 problem.sample_weight = check_weight_count(weights, problem.n_samples,
                                                            opts["weight_file"], train_file)
+            if params.spec.kind == "classification":
+                # on the whole file, before any fold or search: the error names its instance
+                first_appearance(problem.y)
             _solver_note(opts)
             where = _deferred(note if opts["workers"] is None else (lambda line: None),
                               f"dlinear: {backend.describe()} (--workers n starts a local "

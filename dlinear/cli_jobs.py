@@ -152,6 +152,8 @@ def status_main(argv=None) -> int:
         args = parser.parse_args(argv)
         if not args.scheduler:
             parser.error("--scheduler ADDRESS is required (or $DLINEAR_SCHEDULER)")
+        if not args.connect_timeout > 0:
+            parser.error("--connect-timeout needs a number of seconds > 0")
     except SystemExit as e:
         return 3 if e.code else 0
 
@@ -174,7 +176,8 @@ def status_main(argv=None) -> int:
         return interrupted()
     if state is None:
         sys.stderr.write(f"ERROR: no job named {args.job} on the scheduler at "
-                         f"{args.scheduler}\n")
+                         f"{args.scheduler} (a restarted scheduler has forgotten its jobs: "
+                         "submit it again)\n")
         return 3
     print(state)
     return EXIT.get(str(state).split(" ", 1)[0], 3)
