@@ -18,7 +18,7 @@ from .cluster.engine import training_mode
 from .cluster.session import CONNECT_TIMEOUT, SCHEDULER_ENV
 from .data import Problem, file_stamp, read_libsvm
 from .errors import ConvergenceWarning, DataError, DlinearError
-from .model import save_model
+from .model import nr_w_of, save_model
 from .modes import Choice, Cluster, Data, Mode, choose
 from .params import Params, check_parameter
 from .plan import first_appearance
@@ -356,9 +356,11 @@ def train_main(argv=None) -> int:
             if weights is not None:
                 problem.sample_weight = check_weight_count(weights, problem.n_samples,
                                                            opts["weight_file"], train_file)
+            nr_class = 1
             if params.spec.kind == "classification":
                 # on the whole file, before any fold or search: the error names its instance
-                first_appearance(problem.y)
+                nr_class = len(first_appearance(problem.y))
+            check_model_size(problem.n_features, nr_class, params, problem)
             _solver_note(opts)
             where = _deferred(note if opts["workers"] is None else (lambda line: None),
                               f"dlinear: {backend.describe()} (--workers n starts a local "
@@ -374,6 +376,7 @@ def train_main(argv=None) -> int:
             if weights is not None:
                 data = with_sample_weight(data, check_weight_count(
                     weights, data.n_samples, opts["weight_file"], train_file))
+            check_model_size(data.n_features, 1, params)
             params, mode = training_mode(data, params, solver_named="-s" in opts["given"])
             _solver_note(opts)
             if not opts["quiet"]:
@@ -391,6 +394,36 @@ def train_main(argv=None) -> int:
         return _fail(str(e))
     except KeyboardInterrupt:
         return interrupted()
+
+
+# peak memory of a run per weight of the model: measured 60-80 bytes (-s 1, 2, 4 on an
+# index of 2e7), mostly save_model's text, which is built in memory before it is written
+BYTES_PER_WEIGHT = 96
+
+
+def available_memory() -> int:
+    """Bytes of memory this process could still get (psutil: a dependency of distributed)."""
+    import psutil
+    return int(psutil.virtual_memory().available)
+
+
+def check_model_size(n_features: int, nr_class: int, params, problem=None) -> None:
+    """Refuses, in one line and before training, a model too large for the memory left
+    (BYTES_PER_WEIGHT a weight): a feature index near 2**31 makes a model of that many weights, as in
+    LIBLINEAR (which reads indices as int and would try to allocate them). `problem`
+    (in process) lets the message name the instance holding the largest index."""
+    n_weights = (n_features + (params.bias >= 0)) * nr_w_of(params.solver_type, max(nr_class, 1))
+    needed, available = BYTES_PER_WEIGHT * n_weights, available_memory()
+    if needed <= available:
+        return
+    where = ""
+    if problem is not None and problem.nnz:
+        k = int(np.argmax(problem.indices))
+        instance = int(np.searchsorted(problem.indptr, k, side="right"))
+        where = f"feature index {int(problem.indices[k]) + 1} of instance {instance} makes "
+    raise DataError(f"{where}a model of {n_weights} weights, which needs about "
+                    f"{needed / 2**30:.1f} GiB to train and save; {available / 2**30:.1f} GiB "
+                    "of memory is available")
 
 
 def read_weight_file(path) -> np.ndarray:
