@@ -386,6 +386,8 @@ def cross_validation_on_cluster(data, params: Params, nr_fold: int, client=None,
                                      fold_start[i], fold_start[i + 1], params,
                                      workers=[worker], allow_other_workers=True, pure=False))
     target = np.empty(dataset.n_samples)
-    for held, predicted in _gather(client, futures, "CV folds"):
+    for held, predicted, lines in _gather(client, futures, "CV folds"):
         target[held] = predicted
+        for line in lines:
+            emit(line)
     return target

@@ -140,3 +140,33 @@ def test_ctrl_c_during_a_cluster_run_is_one_line(tmp_path):
     assert lines[0] == "dlinear: started a local Dask cluster of 2 worker processes"
     assert lines[-1] == "dlinear: interrupted" and len(lines) == 3, lines
     assert not (tmp_path / "m").exists()
+
+
+def test_cross_validation_prints_each_folds_training(tmp_path, capsys):
+    """-v prints each fold's training log, fold after fold, as LIBLINEAR's train does,
+    then the accuracy; -q none of it."""
+    train = tmp_path / "t"
+    dlinear.write_libsvm(train, make_rcv1_like(300, n_features=50, nnz_per_row=8, seed=2))
+    assert train_main(["-v", "3", "-s", "2", str(train)]) == 0
+    out, _ = capsys.readouterr()
+    lines = out.splitlines()
+    assert [i for i, line in enumerate(lines) if line.startswith("init f ")][0] == 0
+    assert sum(line.startswith("init f ") for line in lines) == 3
+    assert all(line.startswith(("init f ", "iter ")) for line in lines[:-1]), lines
+    assert lines[-1].startswith("Cross Validation Accuracy = ")
+    assert train_main(["-q", "-v", "3", "-s", "2", str(train)]) == 0
+    out, _ = capsys.readouterr()
+    assert out.splitlines() == [lines[-1]]
+
+
+@pytest.mark.slow
+@pytest.mark.cluster
+def test_cross_validation_on_a_cluster_logs_each_fold(client):
+    problem = make_rcv1_like(300, n_features=50, nnz_per_row=8, seed=2)
+    here, there = [], []
+    params = dlinear.Params(solver_type=1)
+    local = dlinear.cross_validation(problem, params, 3, log=here.append)
+    remote = dlinear.cross_validation(problem, params, 3, log=there.append, client=client)
+    assert (local == remote).all()
+    assert sum(line.startswith("optimization finished") for line in there) == 3
+    assert there == here
