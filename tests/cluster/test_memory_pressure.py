@@ -32,37 +32,40 @@ def data_file(tmp_path_factory):
     return path
 
 
-def _cluster(memory_limit):
-    from distributed import LocalCluster
-    return LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                        memory_limit=memory_limit, dashboard_address=":0",
-                        silence_logs=logging.CRITICAL)
-
-
-def _fit(path, params, memory_limit):
-    """(model, parts' bytes as Dask counts them, keys spilled to disk per worker)."""
-    from distributed import Client
-    with dask.config.set(SPILL_ONLY), _cluster(memory_limit) as cluster, \
+@pytest.fixture(scope="module")
+def client():
+    """A client of 2 worker processes with LIMIT bytes each, spilling by SPILL_ONLY."""
+    from distributed import Client, LocalCluster
+    with dask.config.set(SPILL_ONLY), \
+            LocalCluster(n_workers=2, threads_per_worker=1, processes=True, memory_limit=LIMIT,
+                         dashboard_address=":0", silence_logs=logging.CRITICAL) as cluster, \
             Client(cluster) as client:
-        dataset = Dataset.from_libsvm(path, client, block_bytes=1 << 20)
-        counted = client.nbytes(summary=False)
-        part_bytes = [counted[p.key] for p in dataset.parts]
-        model = dlinear.train(dataset, params, client=client)
-        spilled = client.run(lambda dask_worker: len(getattr(dask_worker.data, "slow", ())))
+        yield client
+
+
+def _fit(path, params, client):
+    """(model, parts' bytes as Dask counts them, keys spilled to disk per worker)."""
+    dataset = Dataset.from_libsvm(path, client, block_bytes=1 << 20)
+    counted = client.nbytes(summary=False)
+    part_bytes = [counted[p.key] for p in dataset.parts]
+    model = dlinear.train(dataset, params, client=client)
+    spilled = client.run(lambda dask_worker: len(getattr(dask_worker.data, "slow", ())))
     return model, part_bytes, spilled
 
 
 @pytest.mark.slow
 @pytest.mark.cluster
-def test_map_reduced_newton_spills_parts_over_the_memory_limit(data_file):
+def test_map_reduced_newton_spills_parts_over_the_memory_limit(data_file, client):
     params = Params(solver_type=2, partition=True)
-    model, part_bytes, spilled = _fit(data_file, params, LIMIT)
+    model, part_bytes, spilled = _fit(data_file, params, client)
     # Dask counts each part as its arrays (not the ~50 bytes of sys.getsizeof's default)
     whole = dlinear.read_libsvm(data_file)
     arrays = whole.indptr.nbytes + whole.indices.nbytes + whole.data.nbytes + whole.y.nbytes
     assert sum(part_bytes) >= arrays - 8 * len(part_bytes)
     assert sum(part_bytes) > 2 * LIMIT          # the parts exceed both workers' limits
-    assert all(n > 0 for n in spilled.values()), spilled
+    # (at least one worker holds half the parts, far over its 0.5 MiB target; where the
+    # scheduler puts the parts is its own business)
+    assert sum(spilled.values()) > 0, spilled
     # the model of the same fit in process, to the rounding of the sums over the parts
     # (whose order follows where the parts are)
     reference = dlinear.train(whole, Params(solver_type=2))
@@ -71,7 +74,7 @@ def test_map_reduced_newton_spills_parts_over_the_memory_limit(data_file):
 
 @pytest.mark.slow
 @pytest.mark.cluster
-def test_partitioned_dual_cd_over_the_memory_limit_names_both(data_file):
+def test_partitioned_dual_cd_over_the_memory_limit_names_both(data_file, client):
     with pytest.raises(DlinearError, match=r"needs about [0-9.]+ MiB on each worker .* "
                                            r"memory limit is 2\.0 MiB"):
-        _fit(data_file, Params(solver_type=1, partition=True), LIMIT)
+        _fit(data_file, Params(solver_type=1, partition=True), client)
