@@ -172,11 +172,13 @@ def cv_folds(l: int, nr_fold: int, seed: int, emit):
 
 
 def run_cv_fold(problem: Problem, perm: np.ndarray, begin: int, end: int, params: Params):
-    """Train on all rows but perm[begin:end], predict those: (held rows, predictions)."""
+    """Train on all rows but perm[begin:end], predict those: (held rows, predictions,
+    the training's log lines, which LIBLINEAR's -v prints fold after fold)."""
     held = perm[begin:end]
     kept = np.concatenate([perm[:begin], perm[end:]])
-    model = train_in_process(problem.subset(kept), params, n_threads=1)
-    return held, predict(model, problem.subset(held))
+    lines = []
+    model = train_in_process(problem.subset(kept), params, log=lines.append, n_threads=1)
+    return held, predict(model, problem.subset(held)), lines
 
 
 def cross_validation_in_process(problem: Problem, params: Params, nr_fold: int,
@@ -194,6 +196,8 @@ def cross_validation_in_process(problem: Problem, params: Params, nr_fold: int,
     folds = _run_all(lambda i: run_cv_fold(problem, perm, fold_start[i], fold_start[i + 1],
                                            params),
                      list(range(len(fold_start) - 1)), n_threads, "CV folds")
-    for held, predicted in folds:
+    for held, predicted, lines in folds:
         target[held] = predicted
+        for line in lines if log else ():
+            log(line)
     return target
