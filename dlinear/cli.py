@@ -15,12 +15,14 @@ from .api import cross_validation, find_parameters, train
 from .cluster import Dataset, cluster_client, make_security
 from .cluster.dataset import with_sample_weight
 from .cluster.engine import training_mode
-from .cluster.session import SCHEDULER_ENV
+from .cluster.session import CONNECT_TIMEOUT, SCHEDULER_ENV
 from .data import Problem, file_stamp, read_libsvm
 from .errors import ConvergenceWarning, DataError, DlinearError
+from .cli_input import check_model_size, check_weight_count, read_weight_file
 from .model import save_model
 from .modes import Choice, Cluster, Data, Mode, choose
 from .params import Params, check_parameter
+from .plan import first_appearance
 from .predict import evaluate
 from .progress import quiet as quiet_progress
 from .solver_table import SOLVERS
@@ -64,6 +66,8 @@ TRAIN_USAGE = (
     "-v n: n-fold cross validation mode\n"
     "-C : find parameters (C for -s 0, 1, 2, 3 and C, p for -s 11)\n"
     "-q : quiet mode (no outputs)\n"
+    "-m nr_thread : train in this process on nr_thread threads (default: one per core);\n"
+    "\tthe model is the same for any number\n"
     "dlinear options:\n"
     "--workers n : start a local Dask cluster of n single-threaded worker processes;\n"
     "\t0 trains in this process (default: a local cluster with one worker per core to\n"
@@ -71,6 +75,7 @@ TRAIN_USAGE = (
     "--scheduler address : train on the Dask cluster at address (tcp://host:8786, tls://...;\n"
     "\tdefault $DLINEAR_SCHEDULER); the data file must be readable by its workers\n"
     "--tls-ca-file f, --tls-cert f, --tls-key f : certificates for a tls:// scheduler\n"
+    "--connect-timeout seconds : give up reaching the scheduler after this long (default 5)\n"
     "--storage-option key=value : an fsspec option for an s3://, gs://, hdfs://, https://...\n"
     "\ttraining file, e.g. endpoint_url=http://minio:9000 (repeatable; a value is read as JSON\n"
     "\twhen it parses, else as text)\n"
@@ -161,8 +166,9 @@ def parse_train_args(argv: list[str]):
     """-> (Params, options dict, training file, model file)."""
     params = Params()
     opts = {"quiet": False, "nr_fold": 0, "find_C": False, "workers": None, "weight_file": None,
+            "threads": None,
             "scheduler": None, "tls-ca-file": None, "tls-cert": None, "tls-key": None,
-            "storage_options": {}, "dtype": np.float64,
+            "storage_options": {}, "connect_timeout": CONNECT_TIMEOUT, "dtype": np.float64,
             "given": set()}     # which of -s, -c, -p were given (for -C)
     i = 0
     while i < len(argv) and argv[i].startswith("-") and argv[i] != "-":
@@ -221,6 +227,10 @@ def parse_train_args(argv: list[str]):
                 raise UsageError("n-fold cross validation: n must >= 2")
         elif arg == "-W":
             opts["weight_file"] = value
+        elif arg == "-m":
+            opts["threads"] = _number(arg, value, int)
+            if opts["threads"] < 1:
+                raise UsageError("-m needs a number of threads >= 1")
         elif arg.startswith("-w") and len(arg) > 2:
             params.class_weights.append((_number(arg, arg[2:], int), _number(arg, value)))
         elif arg == "--workers":
@@ -229,6 +239,10 @@ def parse_train_args(argv: list[str]):
                 raise UsageError("--workers needs a number >= 0")
         elif arg in ("--scheduler", "--tls-ca-file", "--tls-cert", "--tls-key"):
             opts[arg[2:]] = value
+        elif arg == "--connect-timeout":
+            opts["connect_timeout"] = _number(arg, value)
+            if opts["connect_timeout"] <= 0:
+                raise UsageError("--connect-timeout needs a number of seconds > 0")
         elif arg == "--storage-option":
             parse_storage_option(value, opts["storage_options"])
         elif arg == "--seed":
@@ -261,6 +275,12 @@ def parse_train_args(argv: list[str]):
     return params, opts, train_file, model_file
 
 
+def interrupted() -> int:
+    """Ctrl-C: one line and exit status 130 (128 + SIGINT), as a shell reports it."""
+    sys.stderr.write("dlinear: interrupted\n")
+    return 130
+
+
 def _print_usage(text: str, code: int) -> int:
     (sys.stdout if code == 0 else sys.stderr).write(text)
     return code
@@ -272,11 +292,20 @@ def _fail(message: str, usage: bool = False) -> int:
     return 1
 
 
-def _say(quiet: bool):
-    """What LIBLINEAR's train prints: stdout, nothing with -q."""
-    if quiet:
-        return lambda line: None
-    return lambda line: print(line, flush=True)
+UNKNOWN_WEIGHT_LABEL = "WARNING: class label "    # LIBLINEAR writes it on stderr, even with -q
+
+
+def _say(quiet: bool, before=None):
+    """What LIBLINEAR's train prints: stdout, nothing with -q, except its warning about a
+    -wi label not in the data, which goes to stderr as LIBLINEAR's does (also with -q).
+    before() runs ahead of the first line printed (a deferred note)."""
+    def say(line: str) -> None:
+        warning = line.startswith(UNKNOWN_WEIGHT_LABEL)
+        if warning or not quiet:
+            if before is not None:
+                before()
+            print(line, file=sys.stderr if warning else sys.stdout, flush=True)
+    return say
 
 
 def _note(quiet: bool):
@@ -285,6 +314,18 @@ def _note(quiet: bool):
     if quiet:
         return lambda line: None
     return lambda line: print(line, file=sys.stderr, flush=True)
+
+
+def _deferred(note, line: str):
+    """A note said once, when the returned function is first called: in-process training
+    says where it trains only once the data has passed the checks that run as training
+    starts (labels, folds), so that bad input gives one line."""
+    pending = [line]
+
+    def say_it() -> None:
+        if pending:
+            note(pending.pop())
+    return say_it
 
 
 def _backend(opts, params, train_file) -> Choice:
@@ -330,19 +371,28 @@ def train_main(argv=None) -> int:
             if weights is not None:
                 problem.sample_weight = check_weight_count(weights, problem.n_samples,
                                                            opts["weight_file"], train_file)
+            nr_class = 1
+            if params.spec.kind == "classification":
+                # on the whole file, before any fold or search: the error names its instance
+                nr_class = len(first_appearance(problem.y))
+            check_model_size(problem.n_features, nr_class, params, problem)
             _solver_note(opts)
-            if opts["workers"] is None:     # said once the input is good: errors stay one line
-                note(f"dlinear: {backend.describe()} (--workers n starts a local cluster)")
-            return _train_and_save(problem, params, opts, model_file, say)
+            where = _deferred(note if opts["workers"] is None else (lambda line: None),
+                              f"dlinear: {backend.describe()} (--workers n starts a local "
+                              "cluster)")
+            return _train_and_save(problem, params, opts, model_file,
+                                   _say(opts["quiet"], before=where), before_saving=where)
 
         security = make_security(opts["tls-ca-file"], opts["tls-cert"], opts["tls-key"])
-        with cluster_client(opts["scheduler"], opts["workers"], security, log=note) as client:
+        with cluster_client(opts["scheduler"], opts["workers"], security, log=note,
+                            connect_timeout=opts["connect_timeout"]) as client:
             weights = read_weight_file(opts["weight_file"]) if opts["weight_file"] else None
             data = Dataset.from_libsvm(train_file, client, storage_options=storage_options,
                                        dtype=opts["dtype"])
             if weights is not None:
                 data = with_sample_weight(data, check_weight_count(
                     weights, data.n_samples, opts["weight_file"], train_file))
+            check_model_size(data.n_features, 1, params)
             params, mode = training_mode(data, params, solver_named="-s" in opts["given"])
             _solver_note(opts)
             if not opts["quiet"]:
@@ -359,41 +409,7 @@ def train_main(argv=None) -> int:
     except DlinearError as e:
         return _fail(str(e))
     except KeyboardInterrupt:
-        return 130
-
-
-def read_weight_file(path) -> np.ndarray:
-    """-W: one non-negative instance weight per line (LIBLINEAR's weights extension).
-    Errors name the file and line."""
-    try:
-        with open(path, "rb") as f:
-            lines = f.read().decode("utf-8", "replace").splitlines()
-    except OSError:
-        raise DlinearError(f"can't open weight file {path}") from None
-    weights = np.empty(len(lines))
-    for n, line in enumerate(lines, start=1):
-        text = line.strip()
-        try:
-            value = float(text)
-        except ValueError:
-            raise DlinearError(f"{path}: line {n}: {text[:40]!r} is not a number "
-                               "(expected one weight per line)") from None
-        if not np.isfinite(value):
-            raise DlinearError(f"{path}: line {n}: weight {text!r} is not finite")
-        if value < 0:
-            raise DlinearError(f"{path}: line {n}: weight {text} is negative")
-        weights[n - 1] = value
-    return weights
-
-
-def check_weight_count(weights: np.ndarray, n_samples: int, path, train_file) -> np.ndarray:
-    if len(weights) < n_samples:
-        raise DlinearError(f"{path}: line {len(weights) + 1}: missing weight: {train_file} has "
-                           f"{n_samples} instances but {path} has {len(weights)} lines")
-    if len(weights) > n_samples:
-        raise DlinearError(f"{path}: line {n_samples + 1}: more weights than the {n_samples} "
-                           f"instances of {train_file}")
-    return weights
+        return interrupted()
 
 
 def _prepare_search(params, opts) -> None:
@@ -423,7 +439,7 @@ def _find_parameters(data, params, opts, say) -> int:
     start_C = params.C if "-c" in opts["given"] else None
     start_p = params.p if "-p" in opts["given"] else None
     best_C, best_p, best_score = find_parameters(data, params, nr_fold, start_C, start_p,
-                                                 log=say)
+                                                 log=say, n_threads=opts["threads"])
     if params.spec.kind == "regression":
         print("Best C = %g Best p = %g  CV MSE = %g" % (best_C, best_p, best_score))
     else:
@@ -431,16 +447,21 @@ def _find_parameters(data, params, opts, say) -> int:
     return 0
 
 
-def _train_and_save(data, params, opts, model_file, say) -> int:
-    """Cross-validation or training on a Problem or a cluster Dataset."""
+def _train_and_save(data, params, opts, model_file, say, before_saving=lambda: None) -> int:
+    """Cross-validation or training on a Problem or a cluster Dataset; before_saving()
+    runs once the result is there."""
     with warnings.catch_warnings(), quiet_progress(opts["quiet"]):   # -q: no progress bar either
         # the log lines carry LIBLINEAR's warning text already (its "WARNING: ..." lines)
         warnings.simplefilter("ignore", ConvergenceWarning)
         warnings.filterwarnings("ignore", message="WARNING: ", category=UserWarning)
         if opts["find_C"]:
-            return _find_parameters(data, params, opts, say)
+            code = _find_parameters(data, params, opts, say)
+            before_saving()
+            return code
         if opts["nr_fold"]:
-            target = cross_validation(data, params, opts["nr_fold"], log=say)
+            target = cross_validation(data, params, opts["nr_fold"], log=say,
+                                      n_threads=opts["threads"])
+            before_saving()
             y = data.y if isinstance(data, Problem) else data.y.compute()
             acc, mse, scc = evaluate(y, target)
             if params.spec.kind == "regression":
@@ -449,7 +470,8 @@ def _train_and_save(data, params, opts, model_file, say) -> int:
             else:
                 print(f"Cross Validation Accuracy = {acc:g}%")
             return 0
-        model = train(data, params, log=say)
+        model = train(data, params, log=say, n_threads=opts["threads"])
+        before_saving()
     save_model(model_file, model)
     return 0
 
@@ -512,16 +534,30 @@ def predict_main(argv=None) -> int:
     except DlinearError as e:
         return _fail(str(e))
     except KeyboardInterrupt:
-        return 130
+        return interrupted()
+
+
+MAIN_USAGE = (
+    "usage: python -m dlinear {train,predict,make-data} ...\n"
+    "  train      train a model (as dlinear-train; train -h for its options)\n"
+    "  predict    predict with a model (as dlinear-predict; predict -h)\n"
+    "  make-data  write a synthetic LIBSVM data set (make-data -h)\n"
+    "  --version  print dlinear's version\n"
+)
 
 
 def main(argv=None) -> int:
     """python -m dlinear train|predict|make-data ..."""
     argv = sys.argv[1:] if argv is None else argv
     commands = {"train": train_main, "predict": predict_main}
+    if argv and argv[0] in ("-h", "--help"):
+        return _print_usage(MAIN_USAGE, 0)
+    if argv and argv[0] == "--version":
+        from . import __version__
+        print(f"dlinear {__version__}")
+        return 0
     if not argv or argv[0] not in ("train", "predict", "make-data"):
-        sys.stderr.write("usage: python -m dlinear {train,predict,make-data} ...\n")
-        return 1
+        return _print_usage(MAIN_USAGE, 1)
     if argv[0] == "make-data":
         from .datasets import main as make_data_main
         return make_data_main(argv[1:]) or 0

@@ -3,7 +3,7 @@
     dlinear-submit --scheduler tcp://host:8786 --name JOB \\
         [--tls-ca-file ca.pem --tls-cert client.pem --tls-key client.key] \\
         [dlinear-train options] training_file model_file
-    dlinear-status --scheduler tcp://host:8786 JOB [--wait SECONDS]
+    dlinear-status --scheduler tcp://host:8786 JOB [--wait SECONDS] [--connect-timeout S]
         [--tls-ca-file ca.pem --tls-cert client.pem --tls-key client.key]
 
 dlinear-submit's options mean what they mean for dlinear-train (parsed by
@@ -13,7 +13,7 @@ files on the workers (shared storage); an fsspec URL (s3://...) is passed on as 
 The job runs as described in dlinear.cluster.jobs.
 
 dlinear-status prints the job's state as recorded on the scheduler: "queued", "running",
-"done <model path> <seconds>" or "failed <message>". Exit status: 0 done, 1 failed,
+"done <model path> in <seconds> s" or "failed <message>". Exit status: 0 done, 1 failed,
 2 queued or running, 3 no such job, no scheduler or a usage error. With --wait, it waits
 up to SECONDS for the job to end first. A job whose task has vanished from the scheduler
 without recording an end (its worker died too often, or the scheduler lost it) is
@@ -26,7 +26,8 @@ import os
 import sys
 import time
 
-from .cli import (UsageError, _HelpRequested, _print_version, _VersionRequested,
+from .cluster.session import CONNECT_TIMEOUT
+from .cli import (UsageError, _HelpRequested, _print_version, _VersionRequested, interrupted,
                   parse_train_args, version_line)
 from .data import is_url
 from .errors import DlinearError
@@ -99,7 +100,8 @@ def submit_main(argv=None) -> int:
         from .cluster import cluster_client, make_security
         from .cluster.jobs import submit
         security = make_security(opts["tls-ca-file"], opts["tls-cert"], opts["tls-key"])
-        with cluster_client(opts["scheduler"], security=security) as client:
+        with cluster_client(opts["scheduler"], security=security,
+                            connect_timeout=opts["connect_timeout"]) as client:
             key = submit(client, name, params, train_file, model_file,
                          opts["storage_options"] or None)
     except _HelpRequested:
@@ -114,7 +116,7 @@ def submit_main(argv=None) -> int:
         sys.stderr.write(f"ERROR: {e}\n")
         return 1
     except KeyboardInterrupt:
-        return 130
+        return interrupted()
     if not opts["quiet"]:
         tls = "".join(f" --{k} {opts[k]}" for k in ("tls-ca-file", "tls-cert", "tls-key")
                       if opts[k])
@@ -134,6 +136,9 @@ def build_parser() -> argparse.ArgumentParser:
                         "(default $DLINEAR_SCHEDULER)")
     parser.add_argument("--wait", type=float, default=None, metavar="SECONDS",
                         help="wait up to SECONDS for the job to end")
+    parser.add_argument("--connect-timeout", type=float, default=CONNECT_TIMEOUT,
+                        metavar="SECONDS", help="give up reaching the scheduler after "
+                        f"SECONDS (default {CONNECT_TIMEOUT:g})")
     parser.add_argument("--tls-ca-file")
     parser.add_argument("--tls-cert")
     parser.add_argument("--tls-key")
@@ -147,6 +152,8 @@ def status_main(argv=None) -> int:
         args = parser.parse_args(argv)
         if not args.scheduler:
             parser.error("--scheduler ADDRESS is required (or $DLINEAR_SCHEDULER)")
+        if not args.connect_timeout > 0:
+            parser.error("--connect-timeout needs a number of seconds > 0")
     except SystemExit as e:
         return 3 if e.code else 0
 
@@ -154,7 +161,8 @@ def status_main(argv=None) -> int:
     from .cluster.jobs import EXIT, current_state
     try:
         security = make_security(args.tls_ca_file, args.tls_cert, args.tls_key)
-        with cluster_client(args.scheduler, security=security) as client:
+        with cluster_client(args.scheduler, security=security,
+                            connect_timeout=args.connect_timeout) as client:
             deadline = time.monotonic() + (args.wait or 0)
             state = current_state(client, args.job)
             while (state in ("queued", "running") and args.wait is not None
@@ -165,10 +173,11 @@ def status_main(argv=None) -> int:
         sys.stderr.write(f"ERROR: {e}\n")
         return 3
     except KeyboardInterrupt:
-        return 130
+        return interrupted()
     if state is None:
         sys.stderr.write(f"ERROR: no job named {args.job} on the scheduler at "
-                         f"{args.scheduler}\n")
+                         f"{args.scheduler} (a restarted scheduler has forgotten its jobs: "
+                         "submit it again)\n")
         return 3
     print(state)
     return EXIT.get(str(state).split(" ", 1)[0], 3)

@@ -512,6 +512,8 @@ def main(argv=None, prog: str = "dlinear make-data") -> int:
             if args.decimals is not None:
                 problem = round_values(problem, args.decimals)
             write_libsvm(path, problem)
+            print(f"wrote {path}: {problem.n_samples} rows, {problem.n_features} features, "
+                  f"{problem.nnz} nonzeros")
     except DlinearError as error:
         print(f"{prog}: {error}", file=sys.stderr)
         return 1

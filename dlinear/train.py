@@ -32,11 +32,13 @@ from .solvers.multinomial import fit_multinomial
 
 
 def fit_class(problem: Problem, label, k: int, weighted_C, params: Params,
-              shared_columns: Optional[SharedColumns] = None) -> FitResult:
+              shared_columns: Optional[SharedColumns] = None,
+              n_threads: Optional[int] = None) -> FitResult:
     """train_one on binary problem k (or, with label None, the regression / one-class
-    problem)."""
-    return train_one(subproblem(problem, label, k, weighted_C, params, shared_columns),
-                     params)
+    problem). n_threads: the fit's only problem, its passes on that many threads
+    (SubProblem.n_threads); None for one class among others."""
+    task = subproblem(problem, label, k, weighted_C, params, shared_columns)
+    return train_one(replace(task, n_threads=n_threads), params)
 
 
 def train_one(task: SubProblem, params: Params) -> FitResult:
@@ -120,8 +122,8 @@ def train_in_process(problem: Problem, params: Params,
                      log: Optional[Callable[[str], None]] = None,
                      n_threads: Optional[int] = None) -> Model:
     """Trains a LIBLINEAR model on a Problem in this process, one-vs-rest classes (or the
-    passes of a multinomial fit, split by rows and features) on `n_threads` threads
-    (default: one per core). `log` receives LIBLINEAR-style progress lines."""
+    passes of a multinomial fit, split by rows and features, or the Newton passes of the
+    only problem, split by rows) on `n_threads` threads (default: one per core). `log` receives LIBLINEAR-style progress lines."""
     check_parameter(params)
     params = params.resolved()
     if problem.n_samples == 0:
@@ -134,7 +136,7 @@ def train_in_process(problem: Problem, params: Params,
                  n_problems=None if label is None else n_binary_problems(len(label)))
     mode = choose(params, shape, n_threads=n_threads).mode
     if mode is Mode.ONE_PROBLEM:
-        results = [fit_class(problem, None, 0, None, params)]
+        results = [fit_class(problem, None, 0, None, params, n_threads=n_threads)]
     elif mode is Mode.MULTINOMIAL:
         class_of_row = group_rows(label, problem.y)
         C = multinomial_C(class_of_row, problem.sample_weight, weighted_C)
@@ -145,6 +147,8 @@ def train_in_process(problem: Problem, params: Params,
                                    problem_seed(params.seed, 0))]
     elif mode is Mode.KCOLUMN:
         results = fit_kcolumn(problem, label, weighted_C, params, n_threads)
+    elif shape.problems() == 1:     # two classes: one binary problem, on all the threads
+        results = [fit_class(problem, label, 0, weighted_C, params, n_threads=n_threads)]
     else:
         columns = SharedColumns()     # transposed at most once for all classes
         results = _run_all(lambda k: fit_class(problem, label, k, weighted_C, params,
@@ -168,11 +172,13 @@ def cv_folds(l: int, nr_fold: int, seed: int, emit):
 
 
 def run_cv_fold(problem: Problem, perm: np.ndarray, begin: int, end: int, params: Params):
-    """Train on all rows but perm[begin:end], predict those: (held rows, predictions)."""
+    """Train on all rows but perm[begin:end], predict those: (held rows, predictions,
+    the training's log lines, which LIBLINEAR's -v prints fold after fold)."""
     held = perm[begin:end]
     kept = np.concatenate([perm[:begin], perm[end:]])
-    model = train_in_process(problem.subset(kept), params, n_threads=1)
-    return held, predict(model, problem.subset(held))
+    lines = []
+    model = train_in_process(problem.subset(kept), params, log=lines.append, n_threads=1)
+    return held, predict(model, problem.subset(held)), lines
 
 
 def cross_validation_in_process(problem: Problem, params: Params, nr_fold: int,
@@ -190,6 +196,8 @@ def cross_validation_in_process(problem: Problem, params: Params, nr_fold: int,
     folds = _run_all(lambda i: run_cv_fold(problem, perm, fold_start[i], fold_start[i + 1],
                                            params),
                      list(range(len(fold_start) - 1)), n_threads, "CV folds")
-    for held, predicted in folds:
+    for held, predicted, lines in folds:
         target[held] = predicted
+        for line in lines if log else ():
+            log(line)
     return target

@@ -14,6 +14,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 
 FUZZ_TESTS = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
                           "tests", "cli", "test_fuzz_inputs.py")
@@ -28,7 +29,8 @@ def main(argv=None) -> int:
                         help="a case running longer than this is reported as a hang")
     parser.add_argument("-k", default=None, help="pytest -k expression: which fuzz tests")
     args = parser.parse_args(argv)
-    last = os.path.abspath("fuzz_last_case.txt")
+    # not in the working directory (the repository's root, often): the system's temporary one
+    last = os.path.join(tempfile.gettempdir(), "dlinear_fuzz_last_case.txt")
     env = dict(os.environ, DLINEAR_FUZZ_CASES=str(args.cases),
                DLINEAR_FUZZ_HANG_SECONDS=str(args.hang_seconds), DLINEAR_FUZZ_LAST=last)
     if args.seed is not None:

@@ -88,6 +88,31 @@ def smallest_worker_memory(client) -> int:
     return min(limits) if limits else 0
 
 
+def check_shares_fit(dataset: Dataset) -> None:
+    """The partitioned dual CD keeps each worker's parts in memory (its actor holds them:
+    Dask cannot spill them), so a worker whose share exceeds its memory limit would be
+    paused or killed round after round. Say so at once, with both sizes (the map-reduced
+    solvers read one part at a time, and Dask spills the others)."""
+    client = dataset.client
+    limit = smallest_worker_memory(client)
+    if limit <= 0:
+        return
+    keys = [part.key for part in dataset.parts]
+    nbytes = client.nbytes(keys, summary=False)
+    shares: dict = {}
+    for key, holders in client.who_has(dataset.parts).items():
+        for worker in holders[:1]:
+            shares[worker] = shares.get(worker, 0) + nbytes.get(key, 0)
+    needed = max(shares.values(), default=0)
+    if needed > limit:
+        raise DlinearError(
+            f"the partitioned dual CD keeps each worker's share of the data in memory: it "
+            f"needs about {needed / 2**20:.1f} MiB on each worker (of "
+            f"{sum(nbytes.values()) / 2**20:.1f} MiB in all), but a worker's memory limit is "
+            f"{limit / 2**20:.1f} MiB; use more workers or more memory per worker, or "
+            "-s 0, 2 or 11, whose map-reduced Newton lets Dask spill")
+
+
 def cluster_shape(client) -> Cluster:
     return Cluster(workers=len(_workers(client)), memory=smallest_worker_memory(client))
 
@@ -271,6 +296,7 @@ def _train_partitioned(dataset: Dataset, params: Params, emit) -> Model:
     """-s 1, 3, 7, 12, 13 by partitioned dual CD (dlinear.cluster.partitioned_cd): all
     classes in each round; at the round cap, LIBLINEAR's warning and switch (-s 1 to the
     distributed -s 2, -s 12 to -s 11)."""
+    check_shares_fit(dataset)
     label, weighted_C = _plan(dataset, params, emit)
     results = train_partitioned(dataset, params, label, weighted_C,
                                 params.resolved().partition_rule,
@@ -405,6 +431,8 @@ def cross_validation_on_cluster(data, params: Params, nr_fold: int, client=None,
                                      fold_start[i], fold_start[i + 1], params,
                                      workers=[worker], allow_other_workers=True, pure=False))
     target = np.empty(dataset.n_samples)
-    for held, predicted in _gather(client, futures, "CV folds"):
+    for held, predicted, lines in _gather(client, futures, "CV folds"):
         target[held] = predicted
+        for line in lines:
+            emit(line)
     return target

@@ -8,16 +8,19 @@ trains on the cluster, and writes the model with dlinear.save_model (atomic: the
 file appears whole or not at all). The task is pickled by reference: the workers import
 this module (they have dlinear installed anyway, to train).
 
-The job's state is kept on the scheduler in distributed.Variable("dlinear-job-JOB"):
-"queued" (set by submit), "running", "done <model path> <seconds>" or
-"failed <one-line message>". It lasts as long as the scheduler does.
+The job's state is kept on the scheduler as the published dataset "dlinear-job-JOB"
+(Client.publish_dataset: a lookup of an unknown name answers at once, where a
+distributed.Variable's would wait and log a timeout on the scheduler): "queued" (set by
+submit), "running", "done <model path> in <seconds> s" or "failed <one-line message>". It
+lasts as long as the scheduler does: a restarted scheduler knows no jobs, and the jobs
+it had are submitted again by name (docs/guide/jobs_reliability.rst).
 """
 from __future__ import annotations
 
 import re
 import time
 
-STATE_PREFIX = "dlinear-job-"        # Variable name and task key: dlinear-job-JOB
+STATE_PREFIX = "dlinear-job-"        # dataset name and task key: dlinear-job-JOB
 JOB_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,99}")
 EXIT = {"done": 0, "failed": 1, "queued": 2, "running": 2}     # dlinear-status's exit status
 LIVE_TASK_STATES = ("released", "waiting", "queued", "no-worker", "processing", "memory")
@@ -33,7 +36,7 @@ def run_job(name: str, params, train_file: str, model_file: str,
     import logging
     import warnings
 
-    from distributed import Variable, worker_client
+    from distributed import worker_client
 
     from ..errors import ConvergenceWarning, DlinearError
     from ..model import save_model
@@ -46,8 +49,7 @@ def run_job(name: str, params, train_file: str, model_file: str,
     # worker_client secedes from the worker's thread pool: the job's own tasks (reading
     # the byte ranges, the classes) can run on this worker too while this one waits
     with worker_client() as client:
-        state = Variable(job_key(name), client=client)
-        state.set("running")
+        record_state(client, name, "running")
         try:
             dataset = Dataset.from_libsvm(train_file, client, storage_options=storage_options)
             with warnings.catch_warnings():
@@ -57,13 +59,13 @@ def run_job(name: str, params, train_file: str, model_file: str,
                     dataset, params.resolved(), client=client,
                     log=lambda line: log.info("dlinear job %s: %s", name, line))
             save_model(model_file, model)
-            result = f"done {model_file} {time.perf_counter() - start:.3f}"
+            result = f"done {model_file} in {time.perf_counter() - start:.3f} s"
         except DlinearError as e:
             result = "failed " + _one_line(str(e))
         except Exception as e:  # noqa: BLE001  (recorded for dlinear-status, logged in full)
             log.exception("dlinear job %s failed", name)
             result = "failed " + _one_line(f"{type(e).__name__}: {e}")
-        state.set(result)
+        record_state(client, name, result)
         log.info("dlinear job %s: %s", name, result)
         return result
 
@@ -76,17 +78,16 @@ def _one_line(text: str, limit: int = 500) -> str:
 def submit(client, name: str, params, train_file: str, model_file: str,
            storage_options: dict | None = None) -> str:
     """Records "queued", sends the job's task and lets it go. Returns the task key."""
-    from distributed import Variable, fire_and_forget
+    from distributed import fire_and_forget
 
     from ..errors import DlinearError
 
     key = job_key(name)
-    state = Variable(key, client=client)
-    if task_state(client, key) is not None:      # (a Variable read of an unset name
-        previous = read_state(client, name)      # would log a timeout on the scheduler)
+    if task_state(client, key) is not None:
+        previous = read_state(client, name)
         raise DlinearError(f"job {name} is still on this cluster ({previous or 'submitted'}); "
                            "choose another --name or wait for it to end")
-    state.set("queued")
+    record_state(client, name, "queued")
     future = client.submit(run_job, name, params, train_file, model_file, storage_options,
                            key=key, pure=False)
     fire_and_forget(future)
@@ -99,20 +100,19 @@ def submit(client, name: str, params, train_file: str, model_file: str,
         elif time.monotonic() > deadline:
             problem = f"the scheduler did not register the task {key}"
         if problem:
-            state.set("failed " + problem)
+            record_state(client, name, "failed " + problem)
             raise DlinearError(problem)
         time.sleep(0.05)
     return key
 
 
-def read_state(client, name: str, timeout: float = 0.5):
+def record_state(client, name: str, state: str) -> None:
+    client.publish_dataset(state, name=job_key(name), override=True)
+
+
+def read_state(client, name: str):
     """The job's recorded state, or None if the scheduler has no job of that name."""
-    from distributed import Variable
-    from distributed.utils import TimeoutError as DaskTimeoutError
-    try:
-        return Variable(job_key(name), client=client).get(timeout=timeout)
-    except (TimeoutError, DaskTimeoutError):
-        return None
+    return client.get_dataset(job_key(name), default=None)
 
 
 def task_state(client, key: str):

@@ -3,12 +3,16 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
+import threading
 from contextlib import contextmanager
+
+import dask
 
 from ..errors import DlinearError
 
 SCHEDULER_ENV = "DLINEAR_SCHEDULER"
-_hinted_bokeh = []     # the hint to install bokeh is given once per process
+CONNECT_TIMEOUT = 5.0     # seconds to reach a scheduler before giving up (--connect-timeout)
 
 
 def worker_addresses(client) -> list:
@@ -53,11 +57,12 @@ def make_security(ca_file=None, cert=None, key=None):
 
 @contextmanager
 def cluster_client(scheduler: str | None = None, n_workers: int | None = None,
-                   security=None, log=None):
+                   security=None, log=None, connect_timeout: float = CONNECT_TIMEOUT):
     """A context manager yielding a ``distributed.Client``.
 
-    With a scheduler it connects to that cluster and leaves it running; otherwise it
-    starts a LocalCluster of single-threaded worker processes and closes it afterwards.
+    With a scheduler it connects to that cluster, giving up after `connect_timeout`
+    seconds, and leaves it running; otherwise it starts a LocalCluster of
+    single-threaded worker processes and closes it afterwards.
 
     Parameters
     ----------
@@ -70,6 +75,8 @@ def cluster_client(scheduler: str | None = None, n_workers: int | None = None,
         For a ``tls://`` scheduler (:func:`make_security`).
     log : callable, optional
         Receives the lines saying which cluster is used.
+    connect_timeout : float, optional
+        Seconds to wait for the scheduler (default 5, ``--connect-timeout``).
 
     Yields
     ------
@@ -84,41 +91,66 @@ def cluster_client(scheduler: str | None = None, n_workers: int | None = None,
     emit = log or (lambda line: None)
     scheduler = scheduler or os.environ.get(SCHEDULER_ENV) or None
     if scheduler:
-        try:
-            client = Client(scheduler, security=security, timeout="20s")
-        except Exception as e:   # any failure to connect is the user's to fix: say it in one line
-            hint = (" (a tls:// scheduler needs --tls-ca-file, --tls-cert and --tls-key)"
-                    if scheduler.startswith("tls://") and security is None else "")
-            reason = str(e).splitlines()[0] if str(e) else type(e).__name__
-            raise DlinearError(f"can't connect to the Dask scheduler at {scheduler}: "
-                               f"{reason}{hint}") from None
-        try:
-            n = len(worker_addresses(client))
-            emit(f"dlinear: using the Dask cluster at {scheduler} ({n} workers)")
-            yield client
-        finally:
-            client.close()
+        # also bounds each later call's new connection (a scheduler gone or restarting)
+        with dask.config.set({"distributed.comm.timeouts.connect": f"{connect_timeout}s"}):
+            try:
+                client = Client(scheduler, security=security, timeout=f"{connect_timeout}s")
+            except Exception as e:   # any failure to connect is the user's to fix: one line
+                hint = (" (a tls:// scheduler needs --tls-ca-file, --tls-cert and --tls-key)"
+                        if scheduler.startswith("tls://") and security is None else "")
+                reason = str(e).splitlines()[0] if str(e) else type(e).__name__
+                raise DlinearError(f"can't connect to the Dask scheduler at {scheduler}: "
+                                   f"{reason}{hint}") from None
+            try:
+                n = len(worker_addresses(client))
+                emit(f"dlinear: using the Dask cluster at {scheduler} ({n} workers)")
+                yield client
+            finally:
+                client.close()
         return
 
     n_workers = n_workers or os.cpu_count() or 1
-    try:
-        import bokeh  # noqa: F401  (the dashboard needs it)
-        dashboard = True
-    except ImportError:
-        dashboard = False
     # workers' own logs stay quiet: errors reach the user through the client, once.
-    # ":0": a free port, also without bokeh (dashboard_address=None means the default
-    # 8787, which warns "Port 8787 is already in use" when another cluster runs)
-    cluster = LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
-                           dashboard_address=":0", silence_logs=logging.CRITICAL)
+    # ":0": a free port (None means the default 8787, which warns "Port 8787 is already
+    # in use" when another cluster runs); without bokeh there is no dashboard, silently
+    with _children_ignore_interrupts():
+        cluster = LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
+                               dashboard_address=":0", silence_logs=logging.CRITICAL)
     client = Client(cluster)
     try:
-        link = f"; dashboard {client.dashboard_link}" if dashboard else ""
+        link = f"; dashboard {client.dashboard_link}" if _has_bokeh() else ""
         emit(f"dlinear: started a local Dask cluster of {n_workers} worker processes{link}")
-        if not dashboard and not _hinted_bokeh:
-            _hinted_bokeh.append(True)
-            emit("dlinear: install bokeh for the Dask dashboard (pip install bokeh)")
         yield client
+    except KeyboardInterrupt:
+        # what the interrupt left pending in the event loop ("Task exception was never
+        # retrieved", logged as the cluster closes) is not the user's business
+        logging.getLogger("asyncio").disabled = True
+        raise
     finally:
         client.close()
         cluster.close()
+
+
+def _has_bokeh() -> bool:
+    try:
+        import bokeh  # noqa: F401  (the dashboard needs it)
+    except ImportError:
+        return False
+    return True
+
+
+@contextmanager
+def _children_ignore_interrupts():
+    """Processes started meanwhile ignore SIGINT (an ignored signal stays ignored across
+    exec): Ctrl-C in a terminal reaches the whole process group, and the interrupt is this
+    process's to report, once; closing the cluster ends the workers. A Ctrl-C while the
+    cluster starts is ignored too. Signal handlers belong to the main thread only."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+

@@ -133,7 +133,8 @@ class _LiblinearEstimator(BaseEstimator):
 
     def _n_threads(self) -> int:
         """n_jobs as scikit-learn reads it (None: 1, or what joblib's context says; -1:
-        one per core): the threads of an in-process fit's one-vs-rest classes."""
+        one per core): the threads of an in-process fit (its one-vs-rest classes, or the
+        Newton passes of its only problem; the model is the same for any number)."""
         return max(1, effective_n_jobs(self.n_jobs))
 
     def _log(self):

@@ -160,3 +160,23 @@ def hess_vec(indptr, indices, data, n_features, bias, rows, coef, k, s, out):
         i = rows[r]
         t = coef[r] * row_dot(s, indptr, indices, data, i, n_features, bias)
         row_axpy(t, indptr, indices, data, i, out, n_features, bias)
+
+
+@njit(cache=True, nogil=True)
+def zero(v):
+    """v[:] = 0 without the GIL (a chunk's part, zeroed by its own thread, stays in
+    that core's cache for the pass that follows)."""
+    for j in range(np.uint64(len(v))):
+        v[j] = 0.0
+
+
+@njit(cache=True, nogil=True)
+def sum_parts(parts, out, start, stop):
+    """out[j] = parts[0, j] + parts[1, j] + ... (added in the order of the parts) for
+    start <= j < stop: the n-vector of a pass whose row chunks each scattered into a
+    part of their own."""
+    for j in range(np.uint64(start), np.uint64(stop)):
+        out[j] = parts[0, j]
+    for c in range(np.uint64(1), np.uint64(parts.shape[0])):
+        for j in range(np.uint64(start), np.uint64(stop)):
+            out[j] += parts[c, j]

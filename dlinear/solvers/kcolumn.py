@@ -139,7 +139,8 @@ class KColumnLossTerm:
         self.COEF = np.zeros((l, self.n_columns))
         self.n_passes = 0               # kernel passes over the rows, for benchmarks
         # more than one thread: the classes of a round are split into n_threads groups
-        # served at once (each column's arithmetic is unchanged, so are the results)
+        # served at once (each column's arithmetic is unchanged, so are the results); a
+        # round of one group (one class left) splits its by-column passes instead
         self.n_threads = max(1, int(n_threads))
         # at most this many columns per pass: the (n, m) vectors a pass gathers from and
         # scatters into should stay in cache (BENCHMARKS.md, "k-column Newton")
@@ -157,7 +158,7 @@ class KColumnLossTerm:
         groups go to threads)."""
         if self._columns is None:
             self._columns = columns_in_chunks(self.blocks, self.n_features, self.bias,
-                                              self.n_columns)
+                                              self.n_columns, self.n_threads)
         return self._columns
 
     def counts(self):
@@ -201,8 +202,8 @@ class KColumnLossTerm:
                        len(classes))
         if self.by_columns:
             self._by_columns()
-        if n_groups <= 1:
-            return self._execute(moves, requests, self._scratch[0])
+        if n_groups <= 1:       # one group: its passes split over the threads
+            return self._execute(moves, requests, self._scratch[0], split=True)
         groups = [set(g) for g in np.array_split(np.array(classes), n_groups)]
         parts = [({c: a for c, a in moves.items() if c in g},
                   {c: r for c, r in requests.items() if c in g}) for g in groups]
@@ -222,8 +223,16 @@ class KColumnLossTerm:
     def close(self):
         self._pool.close()
 
-    def _execute(self, moves: dict, requests: dict, scratch) -> dict:
+    def _ranges(self, split, ranges, whole):
+        """The ranges a pass is cut into: the threads' (split), else the whole one."""
+        return ranges if split else [whole]
+
+    def _execute(self, moves: dict, requests: dict, scratch, split=False) -> dict:
+        """One group's round; split: its by-column passes cut into row chunks and feature
+        ranges run on the term's threads (each writes its own rows or features, every
+        feature's sum keeps its row order: the same bits)."""
         K = self.n_columns
+        run = self._pool.run
         results = {}
         self.move(moves)
         by_method = {}
@@ -249,9 +258,11 @@ class KColumnLossTerm:
             cols = np.array(xv_cols, dtype=np.int64)
             if self.by_columns:
                 T = scratch.array("T", (len(self.R), len(cols)))
-                for (b, rows), (cp2, ri, vals, chunk_rows, _, _) in zip(
+                for (b, rows), (cp2, ri, vals, chunk_rows, chunks, _) in zip(
                         self._pieces(), self._by_columns()):
-                    KK.columns_gather(cp2, ri, vals, chunk_rows, V, T[rows], 0, len(cp2))
+                    run(KK.columns_gather, [
+                        (cp2, ri, vals, chunk_rows, V, T[rows], c0, c1)
+                        for c0, c1 in self._ranges(split, chunks, (0, len(cp2)))])
                 KK.put_columns(T, self.R, cols)
             for b, rows in ([] if self.by_columns else self._pieces()):
                 KK.xv_k(b.indptr, b.indices, b.data, self.n_features, self.bias, V,
@@ -280,10 +291,11 @@ class KColumnLossTerm:
                 DL = scratch.array("T", (len(self.R), len(cols)))
                 H = scratch.array("H", (len(self.R), len(cols)))
                 KK.lr_rows(self.Y, self.C, self.R, cols, DL, H, self.COEF)
-                for (b, rows), (cp2, ri, vals, _, _, _) in zip(self._pieces(),
-                                                               self._by_columns()):
-                    KK.columns_grad_precond(cp2, ri, vals, DL[rows], H[rows], G, M, 0,
-                                            cp2.shape[1] - 1)
+                for (b, rows), (cp2, ri, vals, _, _, features) in zip(self._pieces(),
+                                                                      self._by_columns()):
+                    run(KK.columns_grad_precond, [
+                        (cp2, ri, vals, DL[rows], H[rows], G, M, j0, j1)
+                        for j0, j1 in self._ranges(split, features, (0, cp2.shape[1] - 1))])
             for b, rows in ([] if self.by_columns else self._pieces()):
                 KK.grad_precond_k(self.loss, b.indptr, b.indices, b.data, self.n_features,
                                   self.bias, self.Y[rows], self.C[rows], self.R[rows], cols,
@@ -299,11 +311,15 @@ class KColumnLossTerm:
             out = scratch.array("Hv", (self.n_variables, len(cols)), zero=True)
             if self.by_columns:
                 T = scratch.array("T", (len(self.R), len(cols)))
-                for (b, rows), (cp2, ri, vals, chunk_rows, _, _) in zip(
+                for (b, rows), (cp2, ri, vals, chunk_rows, chunks, features) in zip(
                         self._pieces(), self._by_columns()):
-                    KK.columns_gather(cp2, ri, vals, chunk_rows, S, T[rows], 0, len(cp2))
+                    run(KK.columns_gather, [
+                        (cp2, ri, vals, chunk_rows, S, T[rows], c0, c1)
+                        for c0, c1 in self._ranges(split, chunks, (0, len(cp2)))])
                     KK.scale_rows(self.COEF[rows], cols, T[rows])
-                    KK.columns_times(cp2, ri, vals, T[rows], out, 0, cp2.shape[1] - 1)
+                    run(KK.columns_times, [
+                        (cp2, ri, vals, T[rows], out, j0, j1)
+                        for j0, j1 in self._ranges(split, features, (0, cp2.shape[1] - 1))])
             for b, rows in ([] if self.by_columns else self._pieces()):
                 KK.hess_vec_k(b.indptr, b.indices, b.data, self.n_features, self.bias,
                               self.COEF[rows], cols, S, out)

@@ -385,12 +385,15 @@ def fit_steps(params, w0, n_variables, eps, max_newton_iter=NEWTON_MAX_ITER):
 def fit_newton(task, params, max_newton_iter=NEWTON_MAX_ITER):
     """-s 0, -s 2 or -s 11 on one SubProblem in this process by the driver params.newton
     ("linesearch" or "tron"), warm-started from task.w0, on the local objective
-    (dlinear.solvers.primal_objectives)."""
+    (dlinear.solvers.primal_objectives), its passes on task.n_threads threads."""
     if params.eps is None:
         params = params.resolved()
     objective = make_objective(task, params)
-    return serve(fit_steps(params, task.w0, task.w_size, newton_tol(params, task.y),
-                           max_newton_iter), objective)
+    try:
+        return serve(fit_steps(params, task.w0, task.w_size, newton_tol(params, task.y),
+                               max_newton_iter), objective)
+    finally:
+        objective.loss_term.close()
 
 
 def fit_newton_objective(objective, params, w0, counts, max_newton_iter=NEWTON_MAX_ITER):

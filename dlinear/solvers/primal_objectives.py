@@ -22,6 +22,7 @@ import numpy as np
 
 from ..kernels import primal_ops as K
 from ..solver_table import SOLVERS
+from ..threads import PassPool
 from .requests import serve
 from .vectors import dot
 
@@ -34,6 +35,25 @@ LOSS_OF_SOLVER = {s.id: LOSS_CODE[s.loss] for s in SOLVERS.values() if s.newton}
 # LIBLINEAR's line search (l2r_erm_fun::linesearch_and_update)
 LINESEARCH_ETA = 0.01
 MAX_NUM_LINESEARCH = 20
+
+# A threaded LossTerm splits the rows into chunks of about CHUNK_NNZ nonzeros, and of at
+# least NNZ_PER_PART x n_variables, so that adding up the chunks' n-vectors stays a small
+# share of a pass (wide data get fewer, larger chunks). The chunks depend on the data
+# alone, never on the number of threads.
+CHUNK_NNZ = 1 << 20
+NNZ_PER_PART = 8
+
+
+def row_chunks(indptr, n_variables: int) -> list:
+    """(start, stop) row ranges of one CSR block with about the same number of nonzeros
+    each (see CHUNK_NNZ); a function of the data alone."""
+    l = len(indptr) - 1
+    nnz = int(indptr[-1]) - int(indptr[0])
+    size = max(CHUNK_NNZ, NNZ_PER_PART * int(n_variables))
+    n_chunks = max(1, min(l, -(-nnz // size)))
+    cuts = np.searchsorted(indptr, int(indptr[0]) + np.arange(1, n_chunks) * (nnz / n_chunks))
+    bounds = [0] + [int(min(max(c, 0), l)) for c in cuts] + [l]
+    return [(a, b) for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
 
 
 def regularized_dot(u, v, regularize_bias=True, n_bias=1) -> float:
@@ -68,9 +88,14 @@ class LossTerm:
     given and never written.
 
     Only n-vectors and scalars go in or out, so the data term of rows spread over
-    workers is the sum of one LossTerm per worker (dlinear.cluster.objective)."""
+    workers is the sum of one LossTerm per worker (dlinear.cluster.objective).
 
-    def __init__(self, blocks, y, C, bias, loss, p=0.0, n_features=None):
+    n_threads None: each pass runs over all rows in order, on the calling thread (the
+    order of the k-column kernels, so a class fitted alone matches k-column Newton); a
+    number: the passes run over fixed row chunks on that many threads (`_Chunks`: the
+    same bits for any number of threads)."""
+
+    def __init__(self, blocks, y, C, bias, loss, p=0.0, n_features=None, n_threads=None):
         blocks = list(blocks) if isinstance(blocks, (list, tuple)) else [blocks]
         self.blocks = [b for b in blocks if b.n_samples > 0]
         # a block's own n_features may be smaller than the data set's
@@ -92,6 +117,7 @@ class LossTerm:
         self._coef = np.empty(l)
         self._n_active = np.zeros(len(self.blocks), dtype=np.int64)
         self.n_passes = 0               # passes over X, for benchmarks
+        self._chunks = None if n_threads is None else _Chunks(self, int(n_threads))
 
     def _pieces(self):
         """(block, its slice of the row arrays)."""
@@ -106,15 +132,22 @@ class LossTerm:
         """Moves the state to w (z = X w) and returns the loss there."""
         w = np.ascontiguousarray(w, dtype=np.float64)
         if w.any():
-            self._xv(w, self._z)
             self.n_passes += 1
+            if self._chunks is not None:
+                return self._chunks.loss_at(w)
+            self._xv(w, self._z)
         else:
             self._z[:] = 0.0            # w = 0 (the start): X w needs no pass
+        if self._chunks is not None:
+            return self._chunks.loss_along(0.0, along=False)
         return K.loss_sum(self.loss, self.y, self.C, self._z, self.p)
 
     def grad_precond(self):
         """(gradient, diag(X^T H X)) of the loss at the current point; fixes the Hessian
         that `hv` multiplies by."""
+        if self._chunks is not None:
+            self.n_passes += 1
+            return self._chunks.grad_precond()
         g = np.zeros(self.n_variables)
         M = np.zeros(self.n_variables)
         for q, (b, rows) in enumerate(self._pieces()):
@@ -127,6 +160,9 @@ class LossTerm:
 
     def hv(self, s):
         s = np.ascontiguousarray(s, dtype=np.float64)
+        if self._chunks is not None:
+            self.n_passes += 1
+            return self._chunks.hv(s)
         out = np.zeros(self.n_variables)
         for q, (b, rows) in enumerate(self._pieces()):
             K.hess_vec(b.indptr, b.indices, b.data, self.n_features, self.bias,
@@ -136,16 +172,135 @@ class LossTerm:
 
     def along(self, s, alpha) -> float:
         """Fixes the line-search direction s (zs = X s); the loss at w + alpha s."""
-        self._xv(np.ascontiguousarray(s, dtype=np.float64), self._zs)
+        s = np.ascontiguousarray(s, dtype=np.float64)
         self.n_passes += 1
+        if self._chunks is not None:
+            return self._chunks.loss_along(alpha, s)
+        self._xv(s, self._zs)
         return self.loss_along(alpha)
 
     def loss_along(self, alpha) -> float:
+        if self._chunks is not None:
+            return self._chunks.loss_along(alpha)
         return K.loss_sum_along(self.loss, self.y, self.C, self._z, self._zs, alpha, self.p)
 
     def move(self, alpha):
         """Accepts the step: the state moves to w + alpha s."""
         K.add_scaled(alpha, self._zs, self._z)
+
+    def close(self):
+        if self._chunks is not None:
+            self._chunks.pool.close()
+
+
+class _Chunks:
+    """A LossTerm's passes over fixed row chunks (row_chunks of each block), run on
+    n_threads threads (dlinear.threads.PassPool). Each chunk writes its own rows of z, zs
+    and the active-row arrays, and scatters X^T into its own n-vector; the chunks'
+    n-vectors and loss values are then added in chunk order. So the values, hence the
+    model, are the same to the bit for any number of threads (not those of the one-pass
+    LossTerm, whose sums run over all rows in one order)."""
+
+    def __init__(self, term: LossTerm, n_threads: int):
+        self.term = t = term
+        self.pool = PassPool(n_threads, "newton")
+        self.views = []     # per chunk: its indptr, the block's indices, data, and its rows
+        for b, rows in t._pieces():
+            for a, e in row_chunks(b.indptr, t.n_variables):
+                r = slice(rows.start + a, rows.start + e)
+                self.views.append((b.indptr[a:e + 1], b.indices, b.data, t.y[r], t.C[r],
+                                   t._z[r], t._zs[r], t._rows[r], t._coef[r]))
+        self.n_active = np.zeros(len(self.views), dtype=np.int64)
+        # one chunk (wide data) adds straight into the output: no parts to keep
+        n_parts = len(self.views) if len(self.views) > 1 else 0
+        self.parts_g = np.empty((n_parts, t.n_variables))
+        self.parts_m = np.empty((n_parts, t.n_variables))
+        n = t.n_variables
+        T = self.pool.n_threads
+        self.feature_ranges = [(q * n // T, (q + 1) * n // T) for q in range(T)]
+        self.feature_ranges = [r for r in self.feature_ranges if r[1] > r[0]]
+
+    def _each_chunk(self, fn):
+        return self.pool.run(fn, [(q,) for q in range(len(self.views))])
+
+    @staticmethod
+    def _sum(values) -> float:
+        total = 0.0
+        for v in values:
+            total += v
+        return total
+
+    def _reduce(self, *pairs):
+        """out = the sum of parts over the chunks, for each (parts, out) pair, split by
+        feature ranges over the threads (each feature's sum in chunk order)."""
+        def reduce_range(start, stop):
+            for parts, out in pairs:
+                K.sum_parts(parts, out, start, stop)
+        self.pool.run(reduce_range, self.feature_ranges)
+
+    def loss_at(self, w) -> float:
+        t = self.term
+
+        def chunk(q):
+            indptr, indices, data, y, C, z, _, _, _ = self.views[q]
+            K.xv(indptr, indices, data, t.n_features, t.bias, w, z)
+            return K.loss_sum(t.loss, y, C, z, t.p)
+        return self._sum(self._each_chunk(chunk))
+
+    def loss_along(self, alpha, s=None, along=True) -> float:
+        """The loss at w + alpha s (s given: first zs = X s); along=False: at w."""
+        t = self.term
+        alpha = float(alpha)
+
+        def chunk(q):
+            indptr, indices, data, y, C, z, zs, _, _ = self.views[q]
+            if s is not None:
+                K.xv(indptr, indices, data, t.n_features, t.bias, s, zs)
+            if not along:
+                return K.loss_sum(t.loss, y, C, z, t.p)
+            return K.loss_sum_along(t.loss, y, C, z, zs, alpha, t.p)
+        return self._sum(self._each_chunk(chunk))
+
+    def grad_precond(self):
+        t = self.term
+        if not len(self.parts_g):
+            g, M = np.zeros(t.n_variables), np.zeros(t.n_variables)
+            indptr, indices, data, y, C, z, _, rows, coef = self.views[0]
+            self.n_active[0] = K.grad_precond(t.loss, indptr, indices, data, t.n_features,
+                                              t.bias, y, C, z, t.p, g, M, rows, coef)
+            return g, M
+
+        def chunk(q):
+            indptr, indices, data, y, C, z, _, rows, coef = self.views[q]
+            K.zero(self.parts_g[q])
+            K.zero(self.parts_m[q])
+            self.n_active[q] = K.grad_precond(t.loss, indptr, indices, data, t.n_features,
+                                              t.bias, y, C, z, t.p, self.parts_g[q],
+                                              self.parts_m[q], rows, coef)
+        self._each_chunk(chunk)
+        g = np.empty(t.n_variables)
+        M = np.empty(t.n_variables)
+        self._reduce((self.parts_g, g), (self.parts_m, M))
+        return g, M
+
+    def hv(self, s):
+        t = self.term
+        if not len(self.parts_g):
+            out = np.zeros(t.n_variables)
+            indptr, indices, data, _, _, _, _, rows, coef = self.views[0]
+            K.hess_vec(indptr, indices, data, t.n_features, t.bias, rows, coef,
+                       self.n_active[0], s, out)
+            return out
+
+        def chunk(q):
+            indptr, indices, data, _, _, _, _, rows, coef = self.views[q]
+            K.zero(self.parts_g[q])
+            K.hess_vec(indptr, indices, data, t.n_features, t.bias, rows, coef,
+                       self.n_active[q], s, self.parts_g[q])
+        self._each_chunk(chunk)
+        out = np.empty(t.n_variables)
+        self._reduce((self.parts_g, out))
+        return out
 
 
 class RegularizedObjective:
@@ -242,8 +397,9 @@ class RegularizedObjective:
 class PrimalObjective(RegularizedObjective):
     """The local backend: one loss on one CSR problem (see LossTerm for the arguments)."""
 
-    def __init__(self, problem, y, C, bias, loss, p=0.0, regularize_bias=True):
-        term = LossTerm(problem, y, C, bias, loss, p)
+    def __init__(self, problem, y, C, bias, loss, p=0.0, regularize_bias=True,
+                 n_threads=None):
+        term = LossTerm(problem, y, C, bias, loss, p, n_threads=n_threads)
         super().__init__(term, term.n_variables, regularize_bias)
 
     @property
@@ -256,4 +412,5 @@ def make_objective(task, params):
     """The objective of the Newton solver params.solver_type on a SubProblem."""
     return PrimalObjective(task.problem, task.y, task.C, task.bias,
                            LOSS_CODE[params.spec.loss], p=params.p,
-                           regularize_bias=params.regularize_bias)
+                           regularize_bias=params.regularize_bias,
+                           n_threads=task.n_threads)

@@ -117,12 +117,55 @@ def test_integers_the_kernels_cannot_take(tmp_path, capsys, option, value, messa
     assert os.listdir(tmp_path) == ["t"]
 
 
-def test_an_unknown_weight_label_is_liblinears_line_only(tmp_path, capsys):
-    """-w5 for labels 1, -1: LIBLINEAR's WARNING line, not also Python's warning display
-    (file, line number and source) on stderr."""
+@pytest.mark.parametrize("quiet", [[], ["-q"]])
+def test_an_unknown_weight_label_is_liblinears_line_only(tmp_path, capsys, quiet):
+    """-w5 for labels 1, -1: LIBLINEAR's WARNING line, on stderr as LIBLINEAR's train
+    writes it (also with -q), not also Python's warning display (file, line number and
+    source)."""
     train = tmp_path / "t"
     train.write_text("1 1:1\n-1 2:1\n")
-    code, out, err = run(capsys, train_main, ["-w5", "2", str(train), str(tmp_path / "m")])
+    code, out, err = run(capsys, train_main, quiet + ["-w5", "2", str(train),
+                                                      str(tmp_path / "m")])
     assert code == 0
-    assert "WARNING: class label 5 specified in weight is not found" in out.splitlines()
-    assert "Warning" not in err and np.isfinite(load_model(tmp_path / "m").w).all()
+    warning = "WARNING: class label 5 specified in weight is not found"
+    assert warning in err.splitlines() and warning not in out
+    assert "Warning" not in err and "UserWarning" not in err
+    assert np.isfinite(load_model(tmp_path / "m").w).all()
+    if quiet:
+        assert out == "" and err == warning + "\n"
+
+
+@pytest.mark.parametrize("options,weights", [([], 1_500_001), (["-B", "1"], 1_500_002),
+                                             (["-s", "4"], 3_000_002)])
+def test_a_model_too_large_for_memory_is_one_line(tmp_path, capsys, monkeypatch, options,
+                                                  weights):
+    """A feature index near 2**31 made a model of that many weights (LIBLINEAR does too):
+    a MemoryError traceback, or a process killed for memory. Now: refused before training
+    when the run would not fit in the memory available (here made 100 MiB)."""
+    import dlinear.cli_input as cli
+    monkeypatch.setattr(cli, "available_memory", lambda: 100 * 2**20)
+    train = tmp_path / "t"
+    train.write_text("1 1:1\n-1 2:1 1500001:0.5\n")
+    code, out, err = run(capsys, train_main, options + [str(train), str(tmp_path / "m")])
+    assert code == 1 and out == ""
+    needed = cli.BYTES_PER_WEIGHT * weights / 2**30
+    assert error_line(err) == (
+        f"ERROR: {train}: feature index 1500001 of instance 2 makes a model of {weights} "
+        f"weights, which needs about {needed:.1f} GiB to train and save; 0.1 GiB of memory "
+        "is available")
+    assert os.listdir(tmp_path) == ["t"]
+    monkeypatch.setattr(cli, "available_memory", lambda: 100 * 2**30)
+    code, _, err = run(capsys, train_main, ["-q"] + options + [str(train), str(tmp_path / "m")])
+    assert code == 0, err
+    assert load_model(tmp_path / "m").nr_feature == 1500001
+
+
+def test_an_index_beyond_int32_names_the_line(tmp_path, capsys):
+    """LIBLINEAR reads indices as int: 2**31 - 1 and beyond are refused with the line."""
+    train = tmp_path / "t"
+    train.write_text("1 1:1\n-1 2147483647:1\n")
+    code, _, err = run(capsys, train_main, ["-q", str(train), str(tmp_path / "m")])
+    assert code == 1
+    assert error_line(err) == (f"ERROR: {train}: line 2: feature index 2147483647 is larger "
+                               "than 2147483646")
+    assert os.listdir(tmp_path) == ["t"]

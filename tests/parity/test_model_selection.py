@@ -478,21 +478,3 @@ def test_cluster_gather_shows_the_bar(monkeypatch, client):
     with_bar = cross_validation(data, Params(solver_type=1), 3, client=client)
     assert "CV folds |" in tty.getvalue() and "3/3" in tty.getvalue()
     np.testing.assert_array_equal(with_bar, plain)
-
-
-@pytest.mark.slow
-@pytest.mark.cluster
-def test_bokeh_hint_once(monkeypatch):
-    try:
-        import bokeh  # noqa: F401
-        pytest.skip("bokeh is installed: the dashboard link is printed instead")
-    except ImportError:
-        pass
-    from dlinear.cluster import session
-    monkeypatch.setattr(session, "_hinted_bokeh", [])
-    lines = []
-    for _ in range(2):
-        with session.cluster_client(n_workers=1, log=lines.append):
-            pass
-    hints = [line for line in lines if "install bokeh for the Dask dashboard" in line]
-    assert len(hints) == 1
