@@ -4,6 +4,7 @@ logistic.py only name their parameters, their constraints and their solver.
 """
 from __future__ import annotations
 
+import os
 import sys
 import warnings
 from dataclasses import replace
@@ -73,6 +74,19 @@ def _label_order(y_encoded, sample_weight):
     return order_labels(first_appearance(np.asarray(y_encoded, dtype=np.float64)))
 
 
+def _stacklevel_outside_package() -> int:
+    """The stacklevel that makes a warning raised by the caller of this function point at
+    the first frame outside dlinear (the user's line, or scikit-learn's when it calls the
+    estimator): what warnings.warn's skip_file_prefixes does from Python 3.12 on."""
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
 # ----------------------------------------------------------------- the shared base
 
 class _LiblinearEstimator(BaseEstimator):
@@ -133,14 +147,31 @@ class _LiblinearEstimator(BaseEstimator):
                               client=self.client)
             except DlinearError as e:
                 raise ValueError(str(e)) from e
+        stacklevel = _stacklevel_outside_package()
         for w in caught:
-            category = (ConvergenceWarning if issubclass(w.category, _DlinearConvergenceWarning)
-                         else w.category)
-            warnings.warn(str(w.message), category, stacklevel=4)
+            if issubclass(w.category, _DlinearConvergenceWarning):
+                warnings.warn(self._convergence_message(str(w.message), params),
+                              ConvergenceWarning, stacklevel=stacklevel)
+            else:
+                warnings.warn(str(w.message), w.category, stacklevel=stacklevel)
         return model
+
+    def _convergence_message(self, message, params) -> str:
+        """The text of a solver's ConvergenceWarning as this class raises it."""
+        return message
 
     def _fit(self, X, y, sample_weight):
         self._validate_params()
+        input_dtype = getattr(X, "dtype", None)
+        self._fit_any(X, y, sample_weight)
+        self._set_output_dtype(input_dtype)
+        return self
+
+    def _set_output_dtype(self, input_dtype):
+        """coef_ and intercept_ in the dtype the class gives them for X of input_dtype
+        (float64 here: LIBLINEAR's; LogisticRegression keeps float32)."""
+
+    def _fit_any(self, X, y, sample_weight):
         if is_dask(X):
             return self._fit_dask(X, y, sample_weight)
         if self._kind == "oneclass":

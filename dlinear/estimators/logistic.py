@@ -14,9 +14,24 @@ from ..predict import probabilities
 from ..solver_table import SOLVERS
 from .dask_helpers import is_dask, map_probabilities
 from .base import _LiblinearClassifier
-from .mapping import (SKLEARN_LOGISTIC_SOLVERS, LogisticProblem, logistic_problem,
+from .mapping import (LIBLINEAR_SOLVER, SKLEARN_LOGISTIC_SOLVERS, LogisticProblem, logistic_problem,
                       resolved_penalty)
 from .validation import CLASS_WEIGHT, LINEAR, SOLVER_NUMBERS
+
+
+# scikit-learn's words when its solver of that name stops at max_iter (what its users
+# filter on); dlinear's own message follows as {detail}
+SKLEARN_CONVERGENCE_MESSAGES = {
+    "lbfgs": "lbfgs failed to converge after {n_iter} iterations ({detail}). Increase the "
+             "number of iterations (max_iter) or scale the data.",
+    "newton-cg": "newton-cg failed to converge ({detail}). Increase the number of "
+                 "iterations.",
+    "newton-cholesky": "Newton solver did not converge after {n_iter} iterations ({detail}).",
+    "sag": "The max_iter was reached which means the coef_ did not converge ({detail}).",
+    "saga": "The max_iter was reached which means the coef_ did not converge ({detail}).",
+    LIBLINEAR_SOLVER: "Liblinear failed to converge, increase the number of iterations. "
+                      "({detail})",
+}
 
 
 class LogisticRegression(_LiblinearClassifier):
@@ -143,12 +158,39 @@ class LogisticRegression(_LiblinearClassifier):
         by_class[np.asarray(model.label, dtype=np.int64)] = counts
         return by_class
 
+    def _set_output_dtype(self, input_dtype):
+        """float32 X gives float32 coef_ and intercept_ (as scikit-learn's solvers other
+        than liblinear); dlinear trains in float64 either way."""
+        if input_dtype == np.float32 and self.solver != LIBLINEAR_SOLVER:
+            self.coef_ = self.coef_.astype(np.float32)
+            self.intercept_ = np.asarray(self.intercept_).astype(np.float32)
+
+    def _convergence_message(self, message, params) -> str:
+        """An iteration cap in scikit-learn's words for the solver named, then dlinear's
+        (which solves every name by a LIBLINEAR solver)."""
+        if not isinstance(self.solver, str):
+            return message
+        detail = (f"dlinear trains solver={self.solver!r} with -s {params.solver_type} "
+                  f"({SOLVERS[params.solver_type].name}): {message}")
+        return SKLEARN_CONVERGENCE_MESSAGES[self.solver].format(detail=detail,
+                                                                 n_iter=self.max_iter)
+
+    def _multinomial(self) -> bool:
+        """Whether the probabilities are the softmax of all classes' scores (else one
+        sigmoid per class, normalized). Without a model_ (coef_ set by hand, as scikit-
+        learn's LogisticRegressionCV scores its folds), what a fit would train."""
+        model = getattr(self, "model_", None)
+        if model is not None:
+            return model.multinomial
+        return self._problem(0, self.n_features_in_ if hasattr(self, "n_features_in_")
+                             else self._dense_coef().shape[1], len(self.classes_)).multinomial
+
     def predict_proba(self, X):
         """(n_samples, n_classes) probabilities in the order of classes_."""
         scores = self._scores(X)
         if is_dask(scores):
-            return map_probabilities(scores, self.model_.multinomial)
-        return probabilities(scores, self.model_.multinomial)
+            return map_probabilities(scores, self._multinomial())
+        return probabilities(scores, self._multinomial())
 
     def predict_log_proba(self, X):
         proba = self.predict_proba(X)
