@@ -27,9 +27,10 @@ from ..model import Model, load_model, save_model
 from ..params import Params
 from ..solver_table import SOLVERS
 from ..plan import first_appearance, order_labels
-from .dask_helpers import (as_dask_array, as_labels, block_labels, block_scores, class_counts,
-                           dask_rows, dataset, dataset_label_order, is_dask, map_labels,
-                           map_scores, ones_per_row, sorted_classes)
+from .dask_helpers import (as_dask_array, as_labels, block_labels, block_scores, chunked_as,
+                           class_counts, dask_class_codes, dask_rows, dataset,
+                           dataset_label_order, in_memory_column, is_dask, map_labels,
+                           map_scores, ones_per_row)
 
 
 class ConvergenceWarning(_DlinearConvergenceWarning, _SklearnConvergenceWarning):
@@ -206,39 +207,58 @@ class _LiblinearEstimator(BaseEstimator):
         return self
 
     def _fit_dask(self, X, y, sample_weight):
-        X = dask_rows(X)
+        """A dask X, with y and sample_weight as dask collections partitioned as X or as
+        anything scikit-learn takes in memory (split as X's rows, whose counts are then
+        computed once if unknown). Classes are encoded as their indices before they
+        reach the cluster."""
+        in_memory = [v for v in (y, sample_weight) if v is not None and not is_dask(v)]
+        X = dask_rows(X, lengths=bool(in_memory))
         if np.isnan(X.shape[1]):
             raise ValueError("the number of columns of the dask array X must be known")
         self.n_features_in_ = int(X.shape[1])
         if sample_weight is not None:
-            sample_weight = as_dask_array(sample_weight)
-        y = ones_per_row(X) if self._kind == "oneclass" else as_labels(y)
-        n_samples = X.shape[0] if not np.isnan(X.shape[0]) else 0
+            sample_weight = (as_dask_array(sample_weight, X.chunks[0])
+                             if is_dask(sample_weight) else
+                             chunked_as(in_memory_column(sample_weight, X.shape[0],
+                                                         "sample_weight")
+                                        .astype(np.float64), X))
         classes = None
-        if self._kind == "classification":
-            classes = sorted_classes(y)
+        if self._kind == "oneclass":
+            y = ones_per_row(X)
+        elif not is_dask(y):
+            y = in_memory_column(y, X.shape[0], "y")
+            if self._kind == "classification":
+                check_classification_targets(y)
+                classes, y = np.unique(y, return_inverse=True)
+            y = chunked_as(y.astype(np.float64), X)
+        elif self._kind == "classification":
+            classes, y = dask_class_codes(y, X.chunks[0])
             check_classification_targets(classes)
-            if len(classes) < 2:
-                raise ValueError("This solver needs samples of at least 2 classes in the "
-                                 f"data, but the data contains only one class: {classes[0]!r}")
+        else:
+            y = as_labels(y, X.chunks[0])
+        if classes is not None and len(classes) < 2:
+            raise ValueError("This solver needs samples of at least 2 classes in the "
+                             f"data, but the data contains only one class: {classes[0]!r}")
+        # unknown row counts (a DataFrame's) are taken as more rows than columns
+        n_samples = X.shape[0]
         data = None
 
         def label_order():       # only for a warm start: the parts' labels, read once
             nonlocal data
-            data = dataset(X, y, classes, sample_weight, self.client)
+            data = dataset(X, y, None, sample_weight, self.client)
             return dataset_label_order(data)
 
         params = self._fit_params(n_samples, self.n_features_in_, classes, label_order)
         if self._kind == "classification":
             self.classes_ = classes
             if isinstance(self.class_weight, str) and self.class_weight == "balanced":
-                counts = class_counts(y, classes)
+                counts = class_counts(y, np.arange(len(classes)))
                 params.class_weights = self._class_weights(np.repeat(np.arange(len(classes)),
                                                                      counts))
             else:
                 params.class_weights = self._class_weights(None)
         if data is None:
-            data = dataset(X, y, classes, sample_weight, self.client)
+            data = dataset(X, y, None, sample_weight, self.client)
         self._set_model(self._fitted(self._train(data, params), params))
         return self
 

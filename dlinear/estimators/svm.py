@@ -18,7 +18,10 @@ class LinearSVC(_LiblinearClassifier):
     """Linear support vector classification (LIBLINEAR -s 1, 2, 3, 4, 5).
 
     loss "squared_hinge" (L2-loss) or "hinge" (L1-loss), penalty "l2" or "l1", dual
-    True/False/"auto" choose the solver as in scikit-learn; multi_class="crammer_singer"
+    True/False/"auto" choose the solver as in scikit-learn; dual="auto" (the default, as
+    scikit-learn's) is the primal solver when n_samples > n_features and the loss and
+    penalty allow it (-s 2 for the default squared hinge), else the dual (LIBLINEAR's
+    CLI default is the dual -s 1, which can take far longer on tall, narrow data); multi_class="crammer_singer"
     is -s 4; an explicit `solver` (a -s number) overrides the mapping. intercept_scaling
     is LIBLINEAR's -B value (used when fit_intercept), tol its -e (None: the solver's
     default), max_iter the dual solvers' iteration cap, random_state the seed. partition
@@ -37,7 +40,7 @@ class LinearSVC(_LiblinearClassifier):
         "multi_class": [StrOptions({"ovr", "crammer_singer"})],
     }
 
-    def __init__(self, C=1.0, loss="squared_hinge", penalty="l2", dual=True, tol=None,
+    def __init__(self, C=1.0, loss="squared_hinge", penalty="l2", dual="auto", tol=None,
                  fit_intercept=True, intercept_scaling=1.0, class_weight=None, max_iter=300,
                  random_state=None, multi_class="ovr", solver=None, partition=None,
                  n_jobs=None, verbose=0, client=None):
@@ -68,7 +71,9 @@ class LinearSVC(_LiblinearClassifier):
 
 
 class LinearSVR(RegressorMixin, _LiblinearEstimator):
-    """Linear support vector regression (LIBLINEAR -s 11, 12, 13); epsilon is -p.
+    """Linear support vector regression (LIBLINEAR -s 11, 12, 13); epsilon is -p. dual
+    as LinearSVC's: "auto" (the default) is the primal -s 11 when n_samples > n_features
+    and the loss allows it, else the dual -s 12 / 13.
     partition (dask input only): as LinearSVC's, for the dual solvers -s 12, 13
     (dual=True)."""
 
@@ -80,7 +85,7 @@ class LinearSVR(RegressorMixin, _LiblinearEstimator):
     }
 
     def __init__(self, epsilon=0.1, tol=None, C=1.0, loss="squared_epsilon_insensitive",
-                 fit_intercept=True, intercept_scaling=1.0, dual=False, max_iter=300,
+                 fit_intercept=True, intercept_scaling=1.0, dual="auto", max_iter=300,
                  random_state=None, solver=None, partition=None, n_jobs=None, verbose=0,
                  client=None):
         self.epsilon = epsilon
