@@ -75,6 +75,17 @@ def _label_order(y_encoded, sample_weight):
     return order_labels(first_appearance(np.asarray(y_encoded, dtype=np.float64)))
 
 
+def shown(values, most: int = 5) -> str:
+    """Labels (or other values) as a message shows them: as Python values ('a', 2.5),
+    not numpy's reprs (np.str_('a'), np.float64(2.5)); a single one bare, the first
+    `most` of a list, then '...'."""
+    values = np.asarray(values)
+    items = ", ".join(repr(v) for v in values[:most].tolist())
+    if len(values) == 1:
+        return items
+    return f"[{items}{', ...' if len(values) > most else ''}]"
+
+
 def _stacklevel_outside_package() -> int:
     """The stacklevel that makes a warning raised by the caller of this function point at
     the first frame outside dlinear (the user's line, or scikit-learn's when it calls the
@@ -238,7 +249,7 @@ class _LiblinearEstimator(BaseEstimator):
             y = as_labels(y, X.chunks[0])
         if classes is not None and len(classes) < 2:
             raise ValueError("This solver needs samples of at least 2 classes in the "
-                             f"data, but the data contains only one class: {classes[0]!r}")
+                             f"data, but the data contains only one class: {shown(classes[:1])}")
         # unknown row counts (a DataFrame's) are taken as more rows than columns
         n_samples = X.shape[0]
         data = None
@@ -276,12 +287,12 @@ class _LiblinearEstimator(BaseEstimator):
         k = len(self.classes_)
         if k < 2:
             raise ValueError("This solver needs samples of at least 2 classes in the data, "
-                             f"but the data contains only one class: {self.classes_[0]!r}")
+                             f"but the data contains only one class: {shown(self.classes_[:1])}")
         if sample_weight is not None:
             present = np.bincount(y_encoded[sample_weight > 0], minlength=k) > 0
             if not present.all():
                 missing = self.classes_[np.flatnonzero(~present)]
-                raise ValueError(f"class(es) {list(missing)} have no sample with a positive "
+                raise ValueError(f"class(es) {shown(missing)} have no sample with a positive "
                                  "sample_weight; every class needs one")
 
     def _class_weights(self, y_encoded):
@@ -345,7 +356,7 @@ class _LiblinearEstimator(BaseEstimator):
                     and np.all(np.abs(classes) < 2.0 ** 63))
         if not integral:
             raise ValueError(f"a LIBLINEAR model file holds integer class labels, but "
-                             f"classes_ is {list(classes[:5])}{'...' if len(classes) > 5 else ''}"
+                             f"classes_ is {shown(classes)}"
                              ": train on integer labels to save the model in LIBLINEAR's "
                              "format (or pickle the estimator)")
         return replace(self.model_, label=classes.astype(np.int64)[self.model_.label])

@@ -13,7 +13,7 @@ from ..params import Params
 from ..predict import probabilities
 from ..solver_table import SOLVERS
 from .dask_helpers import is_dask, map_probabilities
-from .base import _LiblinearClassifier
+from .base import _LiblinearClassifier, shown
 from .mapping import (LIBLINEAR_SOLVER, SKLEARN_LOGISTIC_SOLVERS, LogisticProblem, logistic_problem,
                       resolved_penalty)
 from .validation import CLASS_WEIGHT, LINEAR, SOLVER_NUMBERS
@@ -134,8 +134,8 @@ class LogisticRegression(_LiblinearClassifier):
         coef = self._dense_coef()
         if coef.shape[1] != n_features or not np.array_equal(self.classes_, classes):
             raise ValueError(f"warm_start=True starts from the previous fit's coef_ "
-                             f"{coef.shape} and classes {list(self.classes_)}; this fit has "
-                             f"{n_features} features and classes {list(classes)}: fit with "
+                             f"{coef.shape} and classes {shown(self.classes_)}; this fit has "
+                             f"{n_features} features and classes {shown(classes)}: fit with "
                              "warm_start=False")
         W = coef.T
         if params.bias >= 0:
