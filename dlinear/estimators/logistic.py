@@ -14,7 +14,7 @@ from ..predict import probabilities
 from ..solver_table import SOLVERS
 from .dask_helpers import is_dask, map_probabilities
 from .base import _LiblinearClassifier, shown
-from .mapping import (LIBLINEAR_SOLVER, SKLEARN_LOGISTIC_SOLVERS, LogisticProblem, logistic_problem,
+from .mapping import (UNPENALIZED_C, LIBLINEAR_SOLVER, SKLEARN_LOGISTIC_SOLVERS, LogisticProblem, logistic_problem,
                       resolved_penalty)
 from .validation import CLASS_WEIGHT, LINEAR, SOLVER_NUMBERS
 
@@ -54,8 +54,9 @@ class LogisticRegression(_LiblinearClassifier):
     map-reduced.
     """
 
-    # C=np.inf is scikit-learn's spelling of no penalty (refused with a hint: dlinear's
-    # solvers need a finite C); penalty is deprecated in scikit-learn 1.8 for l1_ratio
+    # C=np.inf is scikit-learn's spelling of no penalty (trained at mapping.UNPENALIZED_C:
+    # dlinear's solvers need a finite C); penalty is deprecated in scikit-learn 1.8 for
+    # l1_ratio
     _parameter_constraints: dict = {
         **LINEAR,
         "C": [Interval(Real, 0.0, None, closed="right")],
@@ -109,6 +110,8 @@ class LogisticRegression(_LiblinearClassifier):
     def _fit_params(self, n_samples, n_features, classes, label_order) -> Params:
         problem = self._problem(n_samples, n_features, len(classes))
         params = self._params(problem.solver_type)
+        if problem.unpenalized:
+            params.C = UNPENALIZED_C
         params.multinomial = problem.multinomial
         params.l1_ratio = problem.l1_ratio
         if problem.unpenalized_intercept and self.fit_intercept:
@@ -119,13 +122,16 @@ class LogisticRegression(_LiblinearClassifier):
         return params
 
     def _fitted(self, model, params) -> Model:
-        """A multinomial model's unpenalized intercepts are unique only up to a common
-        constant (the softmax ignores it): they are shifted to sum to 0, scikit-learn's
-        symmetric convention. The probabilities do not change."""
-        if not (model.multinomial and params.bias >= 0 and not params.regularize_bias):
+        """A multinomial model's weights are unique only up to a constant per feature
+        added to every class (the softmax ignores it): each feature's weights are shifted
+        to sum to 0 over the classes (scikit-learn's symmetric convention). The
+        probabilities do not change; for the penalized weights that is the exact optimum,
+        which the solver reaches only within its tolerance (the shift lowers 0.5 ||w||^2),
+        for an unpenalized intercept a choice."""
+        if not model.multinomial:
             return model
         W = np.array(model.w, dtype=np.float64).reshape(model.w_size, model.nr_w)
-        W[-1] -= W[-1].mean()
+        W -= W.mean(axis=1, keepdims=True)
         return replace(model, w=W)
 
     def _previous_w(self, params, classes, n_features, order):
