@@ -45,6 +45,9 @@ class Params:
     online: bool = False              # -s 1/-s 3, -s 2 with primal_cd: random CD w/ replacement
     max_updates: int = 0              # online update budget; 0: max_iter x #variables
     newton: str = "linesearch"        # -s 0/2/11 driver: "linesearch" (LIBLINEAR 2.40+) or "tron"
+    # -s 0/2/11 (also multinomial): cap on the Newton iterations below LIBLINEAR's fixed
+    # 1000 (the estimators' max_iter, as scikit-learn's solvers read it); None: 1000
+    max_newton_iter: Optional[int] = None
     # -s 0/2 one-vs-rest: True = all classes share each pass (k-column Newton), False = one
     # driver per class, None = k-column on a cluster, and in process where it was measured
     # faster (dlinear.modes.use_kcolumn)

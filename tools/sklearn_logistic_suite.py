@@ -65,8 +65,14 @@ def run(pytest_args, directory: Path, control: bool = False) -> Path:
                "-p", "no:cacheprovider", "--rootdir", str(directory), "-c", os.devnull,
                f"--junitxml={report}", "-o", "junit_family=xunit1", *pytest_args,
                str(directory / "test_logistic_dlinear.py")]
+    # the dlinear this process imports, also in pytest's (which runs in the temporary
+    # directory)
+    import dlinear
+    package_root = str(Path(dlinear.__file__).resolve().parents[1])
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(
+        [package_root] + [p for p in [os.environ.get("PYTHONPATH")] if p]))
     subprocess.run(command, cwd=directory, stdout=subprocess.DEVNULL,
-                   stderr=subprocess.DEVNULL, check=False)
+                   stderr=subprocess.DEVNULL, check=False, env=env)
     if not report.exists():
         raise SystemExit(f"pytest wrote no report: {' '.join(command)}")
     return report

@@ -136,7 +136,8 @@ class _LiblinearEstimator(BaseEstimator):
                       p=float(getattr(self, "epsilon", 0.1)),
                       nu=float(getattr(self, "nu", 0.5)),
                       bias=float(self.intercept_scaling) if fit_intercept else -1.0,
-                      max_iter=int(getattr(self, "max_iter", 300)), seed=self._seed(),
+                      max_iter=max(1, int(getattr(self, "max_iter", 300))),
+                      max_newton_iter=int(getattr(self, "max_iter", 300)), seed=self._seed(),
                       partition=getattr(self, "partition", None))
 
     def _n_threads(self) -> int:

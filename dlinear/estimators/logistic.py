@@ -3,7 +3,7 @@ and -s 6's elastic net) under scikit-learn's parameters (mapping.logistic_proble
 from __future__ import annotations
 
 from dataclasses import replace
-from numbers import Real
+from numbers import Integral, Real
 
 import numpy as np
 from sklearn.utils._param_validation import Hidden, Interval, StrOptions
@@ -67,6 +67,9 @@ class LogisticRegression(_LiblinearClassifier):
         "solver": [StrOptions(set(SKLEARN_LOGISTIC_SOLVERS)), SOLVER_NUMBERS, None],
         "warm_start": ["boolean"],
         "multi_class": [StrOptions({"auto", "ovr", "multinomial"})],
+        # 0: the starting point (zeros, or the previous fit's with warm_start), as
+        # scikit-learn's Newton solvers
+        "max_iter": [Interval(Integral, 0, None, closed="left")],
     }
 
     def __init__(self, penalty="deprecated", *, C=1.0, l1_ratio=0.0, dual=False, tol=None,

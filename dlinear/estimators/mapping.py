@@ -148,6 +148,8 @@ def logistic_problem(solver, penalty, dual, multi_class, n_classes, n_samples, n
         problem = logistic_problem(solver, "l2", dual, multi_class, n_classes, n_samples,
                                    n_features)
         return replace(problem, unpenalized=True)
+    if penalty == "elasticnet" and solver == "saga" and l1_ratio == 0:
+        penalty = "l2"          # no L1 part: the L2 problem, by the L2 solver (Newton)
     if penalty == "elasticnet":
         return _elasticnet_problem(solver, l1_ratio, multi_class, n_classes)
     if solver in MULTINOMIAL_SOLVERS:

@@ -24,7 +24,8 @@ class LinearSVC(_LiblinearClassifier):
     CLI default is the dual -s 1, which can take far longer on tall, narrow data); multi_class="crammer_singer"
     is -s 4; an explicit `solver` (a -s number) overrides the mapping. intercept_scaling
     is LIBLINEAR's -B value (used when fit_intercept), tol its -e (None: the solver's
-    default), max_iter the dual solvers' iteration cap, random_state the seed. partition
+    default), max_iter the solvers' iteration cap (dual CD passes; Newton iterations up to
+    LIBLINEAR's 1000), random_state the seed. partition
     (dask input only): True trains -s 1, 3 partitioned (each worker solves its own rows),
     False on a copy per worker, None (default) partitioned when a copy would not fit one
     worker's memory. For the primal Newton solver -s 2 (dual=False): True map-reduces over
