@@ -55,6 +55,9 @@ class Params:
         ``--max-updates``; 0 is max_iter passes' worth.
     newton : {"linesearch", "tron"}, default "linesearch"
         ``--newton``.
+    max_newton_iter : int or None, default None
+        -s 0, 2, 11 (and multinomial): a cap on the Newton iterations below LIBLINEAR's
+        fixed 1000 (the estimators' ``max_iter``); None is 1000.
     kcolumn : bool or None, default None
         -s 0, -s 2 one-vs-rest: True makes all classes share each pass over the data
         (k-column Newton), False fits one class at a time, None chooses by measurement
@@ -89,6 +92,7 @@ class Params:
     online: bool = False
     max_updates: int = 0
     newton: str = "linesearch"
+    max_newton_iter: Optional[int] = None
     kcolumn: Optional[bool] = None
     multinomial: bool = False
     partition: Optional[bool] = None

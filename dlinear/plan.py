@@ -189,17 +189,34 @@ CONVERGENCE_WARNINGS = (
 )
 
 
+DUAL_CAP = CONVERGENCE_WARNINGS[0][0]
+SWITCH = "Switching to use -s "
+
+
 def warn_about_logs(lines, stacklevel=2):
     """One ConvergenceWarning per kind of solver warning in the log lines (an iteration,
     CG-step, inner-iteration or update cap reached by any solver or class, or a failed
     line search; see CONVERGENCE_WARNINGS). The solvers only log them, since they may
-    run on threads or Dask workers; the caller of train sees this."""
+    run on threads or Dask workers; the caller of train sees this.
+
+    A dual solver's cap followed by LIBLINEAR's switch to the primal solver is no warning
+    of its own (the model is the primal solver's, at its optimum unless it warns); the
+    primal solver's warnings then say that it ran after the switch."""
     raised = set()
-    for line in lines:
+    after_switch = ""
+    for i, line in enumerate(lines):
+        if line.startswith(SWITCH):
+            after_switch = (f" (the dual solver reached its iteration cap and switched to "
+                            f"the primal solver -s {line[len(SWITCH):].strip()})")
+            continue
+        if (line.startswith(DUAL_CAP) and i + 1 < len(lines)
+                and lines[i + 1].startswith(SWITCH)):
+            continue
         for start, message in CONVERGENCE_WARNINGS:
             if line.startswith(start) and message not in raised:
                 raised.add(message)
-                warnings.warn(message, ConvergenceWarning, stacklevel=stacklevel + 1)
+                warnings.warn(message + after_switch, ConvergenceWarning,
+                              stacklevel=stacklevel + 1)
 
 
 def assemble_model(params: Params, n_features: int, label, results: list,

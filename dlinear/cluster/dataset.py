@@ -279,8 +279,13 @@ class Dataset:
                                "convert or drop them before training")
         n_features = len(X.columns)
         x_blocks = X.to_delayed()
-        y_blocks = _partition_blocks(y, len(x_blocks), "y")
-        w_blocks = (_partition_blocks(sample_weight, len(x_blocks), "sample_weight")
+        lengths = None
+        if any(v is not None and not dask.is_dask_collection(v) for v in (y, sample_weight)):
+            # in-memory labels or weights are split as X's partitions: their lengths,
+            # computed once (as xgboost.dask and lightgbm.dask do)
+            lengths = [int(n) for n in X.map_partitions(len).compute()]
+        y_blocks = _partition_blocks(y, len(x_blocks), "y", lengths)
+        w_blocks = (_partition_blocks(sample_weight, len(x_blocks), "sample_weight", lengths)
                     if sample_weight is not None else [None] * len(x_blocks))
         make = dask.delayed(_block_to_problem, pure=True)
         parts = client.compute([make(xb, yb, wb, n_features) for xb, yb, wb in
@@ -398,13 +403,19 @@ def _is_numeric_dtype(dtype) -> bool:
     return getattr(dtype, "kind", "O") in "biuf"      # numpy and pandas' nullable dtypes
 
 
-def _partition_blocks(values, n_blocks: int, name: str) -> list:
-    """Delayed blocks of y or weights matching a DataFrame's n_blocks partitions: a dask
-    Series/DataFrame or dask array with as many partitions (chunks)."""
+def _partition_blocks(values, n_blocks: int, name: str, lengths=None) -> list:
+    """Blocks of y or weights matching a DataFrame's n_blocks partitions: of a dask
+    Series/DataFrame or dask array with as many partitions (chunks), or of an in-memory
+    array (numpy, list, pandas) split by the partitions' lengths."""
     import dask
     if not dask.is_dask_collection(values):
-        raise DlinearError(f"with a dask DataFrame X, {name} must be a dask Series or "
-                           "dask array partitioned as X")
+        values = np.asarray(values)
+        if values.ndim != 1:
+            raise DlinearError(f"{name} must be 1-dimensional")
+        if len(values) != sum(lengths):
+            raise DlinearError(f"X has {sum(lengths)} rows but {name} has {len(values)} "
+                               "values")
+        return np.split(values, np.cumsum(lengths)[:-1])
     if _is_dataframe(values):
         blocks = values.to_delayed()
     else:

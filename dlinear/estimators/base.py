@@ -4,6 +4,7 @@ logistic.py only name their parameters, their constraints and their solver.
 """
 from __future__ import annotations
 
+import os
 import sys
 import warnings
 from dataclasses import replace
@@ -26,9 +27,10 @@ from ..model import Model, load_model, save_model
 from ..params import Params
 from ..solver_table import SOLVERS
 from ..plan import first_appearance, order_labels
-from .dask_helpers import (as_dask_array, as_labels, block_labels, block_scores, class_counts,
-                           dask_rows, dataset, dataset_label_order, is_dask, map_labels,
-                           map_scores, ones_per_row, sorted_classes)
+from .dask_helpers import (as_dask_array, as_labels, block_labels, block_scores, chunked_as,
+                           class_counts, dask_class_codes, dask_rows, dataset,
+                           dataset_label_order, in_memory_column, is_dask, map_labels,
+                           map_scores, ones_per_row)
 
 # X keeps float32 (no float64 copy on the way to the kernels), the scikit-learn convention.
 _X_DTYPES = (np.float64, np.float32)
@@ -91,6 +93,30 @@ def _label_order(y_encoded, sample_weight):
     return order_labels(first_appearance(np.asarray(y_encoded, dtype=np.float64)))
 
 
+def shown(values, most: int = 5) -> str:
+    """Labels (or other values) as a message shows them: as Python values ('a', 2.5),
+    not numpy's reprs (np.str_('a'), np.float64(2.5)); a single one bare, the first
+    `most` of a list, then '...'."""
+    values = np.asarray(values)
+    items = ", ".join(repr(v) for v in values[:most].tolist())
+    if len(values) == 1:
+        return items
+    return f"[{items}{', ...' if len(values) > most else ''}]"
+
+
+def _stacklevel_outside_package() -> int:
+    """The stacklevel that makes a warning raised by the caller of this function point at
+    the first frame outside dlinear (the user's line, or scikit-learn's when it calls the
+    estimator): what warnings.warn's skip_file_prefixes does from Python 3.12 on."""
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE_DIR):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+_PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__))) + os.sep
+
+
 # ----------------------------------------------------------------- the shared base
 
 class _LiblinearEstimator(BaseEstimator):
@@ -128,7 +154,8 @@ class _LiblinearEstimator(BaseEstimator):
                       p=float(getattr(self, "epsilon", 0.1)),
                       nu=float(getattr(self, "nu", 0.5)),
                       bias=float(self.intercept_scaling) if fit_intercept else -1.0,
-                      max_iter=int(getattr(self, "max_iter", 300)), seed=self._seed(),
+                      max_iter=max(1, int(getattr(self, "max_iter", 300))),
+                      max_newton_iter=int(getattr(self, "max_iter", 300)), seed=self._seed(),
                       partition=getattr(self, "partition", None))
 
     def _n_threads(self) -> int:
@@ -152,14 +179,31 @@ class _LiblinearEstimator(BaseEstimator):
                               client=self.client)
             except DlinearError as e:
                 raise ValueError(str(e)) from e
+        stacklevel = _stacklevel_outside_package()
         for w in caught:
-            category = (ConvergenceWarning if issubclass(w.category, _DlinearConvergenceWarning)
-                         else w.category)
-            warnings.warn(str(w.message), category, stacklevel=4)
+            if issubclass(w.category, _DlinearConvergenceWarning):
+                warnings.warn(self._convergence_message(str(w.message), params),
+                              ConvergenceWarning, stacklevel=stacklevel)
+            else:
+                warnings.warn(str(w.message), w.category, stacklevel=stacklevel)
         return model
+
+    def _convergence_message(self, message, params) -> str:
+        """The text of a solver's ConvergenceWarning as this class raises it."""
+        return message
 
     def _fit(self, X, y, sample_weight):
         self._validate_params()
+        input_dtype = getattr(X, "dtype", None)
+        self._fit_any(X, y, sample_weight)
+        self._set_output_dtype(input_dtype)
+        return self
+
+    def _set_output_dtype(self, input_dtype):
+        """coef_ and intercept_ in the dtype the class gives them for X of input_dtype
+        (float64 here: LIBLINEAR's; LogisticRegression keeps float32)."""
+
+    def _fit_any(self, X, y, sample_weight):
         if is_dask(X):
             return self._fit_dask(X, y, sample_weight)
         if self._kind == "oneclass":
@@ -194,39 +238,58 @@ class _LiblinearEstimator(BaseEstimator):
         return self
 
     def _fit_dask(self, X, y, sample_weight):
-        X = dask_rows(X)
+        """A dask X, with y and sample_weight as dask collections partitioned as X or as
+        anything scikit-learn takes in memory (split as X's rows, whose counts are then
+        computed once if unknown). Classes are encoded as their indices before they
+        reach the cluster."""
+        in_memory = [v for v in (y, sample_weight) if v is not None and not is_dask(v)]
+        X = dask_rows(X, lengths=bool(in_memory))
         if np.isnan(X.shape[1]):
             raise ValueError("the number of columns of the dask array X must be known")
         self.n_features_in_ = int(X.shape[1])
         if sample_weight is not None:
-            sample_weight = as_dask_array(sample_weight)
-        y = ones_per_row(X) if self._kind == "oneclass" else as_labels(y)
-        n_samples = X.shape[0] if not np.isnan(X.shape[0]) else 0
+            sample_weight = (as_dask_array(sample_weight, X.chunks[0])
+                             if is_dask(sample_weight) else
+                             chunked_as(in_memory_column(sample_weight, X.shape[0],
+                                                         "sample_weight")
+                                        .astype(np.float64), X))
         classes = None
-        if self._kind == "classification":
-            classes = sorted_classes(y)
+        if self._kind == "oneclass":
+            y = ones_per_row(X)
+        elif not is_dask(y):
+            y = in_memory_column(y, X.shape[0], "y")
+            if self._kind == "classification":
+                check_classification_targets(y)
+                classes, y = np.unique(y, return_inverse=True)
+            y = chunked_as(y.astype(np.float64), X)
+        elif self._kind == "classification":
+            classes, y = dask_class_codes(y, X.chunks[0])
             check_classification_targets(classes)
-            if len(classes) < 2:
-                raise ValueError("This solver needs samples of at least 2 classes in the "
-                                 f"data, but the data contains only one class: {classes[0]!r}")
+        else:
+            y = as_labels(y, X.chunks[0])
+        if classes is not None and len(classes) < 2:
+            raise ValueError("This solver needs samples of at least 2 classes in the "
+                             f"data, but the data contains only one class: {shown(classes[:1])}")
+        # unknown row counts (a DataFrame's) are taken as more rows than columns
+        n_samples = X.shape[0]
         data = None
 
         def label_order():       # only for a warm start: the parts' labels, read once
             nonlocal data
-            data = dataset(X, y, classes, sample_weight, self.client)
+            data = dataset(X, y, None, sample_weight, self.client)
             return dataset_label_order(data)
 
         params = self._fit_params(n_samples, self.n_features_in_, classes, label_order)
         if self._kind == "classification":
             self.classes_ = classes
             if isinstance(self.class_weight, str) and self.class_weight == "balanced":
-                counts = class_counts(y, classes)
+                counts = class_counts(y, np.arange(len(classes)))
                 params.class_weights = self._class_weights(np.repeat(np.arange(len(classes)),
                                                                      counts))
             else:
                 params.class_weights = self._class_weights(None)
         if data is None:
-            data = dataset(X, y, classes, sample_weight, self.client)
+            data = dataset(X, y, None, sample_weight, self.client)
         self._set_model(self._fitted(self._train(data, params), params))
         return self
 
@@ -244,12 +307,12 @@ class _LiblinearEstimator(BaseEstimator):
         k = len(self.classes_)
         if k < 2:
             raise ValueError("This solver needs samples of at least 2 classes in the data, "
-                             f"but the data contains only one class: {self.classes_[0]!r}")
+                             f"but the data contains only one class: {shown(self.classes_[:1])}")
         if sample_weight is not None:
             present = np.bincount(y_encoded[sample_weight > 0], minlength=k) > 0
             if not present.all():
                 missing = self.classes_[np.flatnonzero(~present)]
-                raise ValueError(f"class(es) {list(missing)} have no sample with a positive "
+                raise ValueError(f"class(es) {shown(missing)} have no sample with a positive "
                                  "sample_weight; every class needs one")
 
     def _class_weights(self, y_encoded):
@@ -323,7 +386,7 @@ class _LiblinearEstimator(BaseEstimator):
                     and np.all(np.abs(classes) < 2.0 ** 63))
         if not integral:
             raise ValueError(f"a LIBLINEAR model file holds integer class labels, but "
-                             f"classes_ is {list(classes[:5])}{'...' if len(classes) > 5 else ''}"
+                             f"classes_ is {shown(classes)}"
                              ": train on integer labels to save the model in LIBLINEAR's "
                              "format (or pickle the estimator)")
         return replace(self.model_, label=classes.astype(np.int64)[self.model_.label])

@@ -25,14 +25,25 @@ def is_dask(x) -> bool:
     return is_dask_collection(x)
 
 
-def as_dask_array(x):
+def as_dask_array(x, row_chunks=None):
     """A dask DataFrame or Series as a dask array of its partitions (row counts unknown:
-    nothing is computed); a dask array as it is."""
-    return x.to_dask_array() if hasattr(x, "to_dask_array") else x
+    nothing is computed; or row_chunks, X's known counts when it has as many
+    partitions); a dask array as it is."""
+    if not hasattr(x, "to_dask_array"):
+        return x
+    if row_chunks is not None and not np.isnan(sum(row_chunks)) \
+            and x.npartitions == len(row_chunks):
+        return x.to_dask_array(lengths=tuple(row_chunks))
+    return x.to_dask_array()
 
 
-def dask_rows(X):
-    """X with all columns in each block (what the blocks' products need)."""
+def dask_rows(X, lengths: bool = False):
+    """X with all columns in each block (what the blocks' products need). lengths: a
+    DataFrame's partition lengths are computed (once) so that the blocks' row counts are
+    known, which in-memory labels or weights need to be split as X's partitions (what
+    xgboost.dask and lightgbm.dask do); otherwise they stay unknown."""
+    if lengths and hasattr(X, "to_dask_array"):
+        X = X.to_dask_array(lengths=True)
     X = as_dask_array(X)
     if X.ndim != 2:
         raise ValueError(f"Expected a 2D dask array, got {X.ndim} dimensions")
@@ -112,12 +123,59 @@ def ones_per_row(X):
     return X.map_blocks(_ones_block, drop_axis=1, dtype=np.float64)
 
 
-def as_labels(y):
-    """y (dask array, DataFrame column or Series) as a 1-D dask array."""
-    y = da.asarray(as_dask_array(y))
+def as_labels(y, row_chunks=None):
+    """y (dask array, DataFrame column or Series) as a 1-D dask array (row_chunks: see
+    as_dask_array)."""
+    y = da.asarray(as_dask_array(_one_column(y), row_chunks))
     if y.ndim != 1:
         raise ValueError(f"y must be 1-dimensional, got shape {y.shape}")
     return y
+
+
+def _one_column(y):
+    """A one-column (dask or pandas) DataFrame as its column; anything else as it is."""
+    if hasattr(y, "iloc") and y.ndim == 2 and len(y.columns) == 1:
+        return y.iloc[:, 0]
+    return y
+
+
+def in_memory_column(v, rows, name: str) -> np.ndarray:
+    """A non-dask y or sample_weight (list, numpy, pandas, of any dtype scikit-learn
+    takes) as a 1-D numpy array with one value per row of X."""
+    v = np.asarray(_one_column(v))
+    if v.ndim == 2 and v.shape[1] == 1:
+        v = v[:, 0]
+    if v.ndim != 1:
+        raise ValueError(f"{name} must be 1-dimensional, got shape {v.shape}")
+    if len(v) != rows:
+        raise ValueError(f"X has {rows} rows but {name} has {len(v)} values")
+    return v
+
+
+def chunked_as(v: np.ndarray, X):
+    """An in-memory column as a dask array chunked as X's rows (known sizes)."""
+    return da.from_array(v, chunks=(X.chunks[0],))
+
+
+def _series_codes(part, classes):
+    codes = np.searchsorted(classes, part.to_numpy()).astype(np.float64)
+    return type(part)(codes, index=part.index, name=part.name)
+
+
+def dask_class_codes(y, row_chunks=None):
+    """(classes, codes) of a dask y: its sorted distinct labels (only they are computed)
+    and each row's class index as a lazy float64 dask array, partitioned as y
+    (row_chunks: see as_dask_array). A dask
+    Series (or one-column DataFrame) is read as a Series, so string columns are never
+    converted to a dask array of objects."""
+    y = _one_column(y)
+    if hasattr(y, "map_partitions") and y.ndim == 1:
+        classes = np.sort(np.asarray(y.unique().compute().to_numpy()))
+        codes = y.map_partitions(_series_codes, classes, meta=(y.name, "f8"))
+        return classes, as_dask_array(codes, row_chunks)
+    y = as_labels(y)
+    classes = sorted_classes(y)
+    return classes, encoded(y, classes)
 
 
 def sorted_classes(y) -> np.ndarray:

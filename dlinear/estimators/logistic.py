@@ -3,7 +3,7 @@ and -s 6's elastic net) under scikit-learn's parameters (mapping.logistic_proble
 from __future__ import annotations
 
 from dataclasses import replace
-from numbers import Real
+from numbers import Integral, Real
 
 import numpy as np
 from sklearn.utils._param_validation import Hidden, Interval, StrOptions
@@ -13,10 +13,25 @@ from ..params import Params
 from ..predict import probabilities
 from ..solver_table import SOLVERS
 from .dask_helpers import is_dask, map_probabilities
-from .base import _LiblinearClassifier
-from .mapping import (SKLEARN_LOGISTIC_SOLVERS, LogisticProblem, logistic_problem,
+from .base import _LiblinearClassifier, shown
+from .mapping import (UNPENALIZED_C, LIBLINEAR_SOLVER, SKLEARN_LOGISTIC_SOLVERS, LogisticProblem, logistic_problem,
                       resolved_penalty)
 from .validation import CLASS_WEIGHT, LINEAR, SOLVER_NUMBERS
+
+
+# scikit-learn's words when its solver of that name stops at max_iter (what its users
+# filter on); dlinear's own message follows as {detail}
+SKLEARN_CONVERGENCE_MESSAGES = {
+    "lbfgs": "lbfgs failed to converge after {n_iter} iterations ({detail}). Increase the "
+             "number of iterations (max_iter) or scale the data.",
+    "newton-cg": "newton-cg failed to converge ({detail}). Increase the number of "
+                 "iterations.",
+    "newton-cholesky": "Newton solver did not converge after {n_iter} iterations ({detail}).",
+    "sag": "The max_iter was reached which means the coef_ did not converge ({detail}).",
+    "saga": "The max_iter was reached which means the coef_ did not converge ({detail}).",
+    LIBLINEAR_SOLVER: "Liblinear failed to converge, increase the number of iterations. "
+                      "({detail})",
+}
 
 
 class LogisticRegression(_LiblinearClassifier):
@@ -88,8 +103,9 @@ class LogisticRegression(_LiblinearClassifier):
         naming the nearest choice.
     """
 
-    # C=np.inf is scikit-learn's spelling of no penalty (refused with a hint: dlinear's
-    # solvers need a finite C); penalty is deprecated in scikit-learn 1.8 for l1_ratio
+    # C=np.inf is scikit-learn's spelling of no penalty (trained at mapping.UNPENALIZED_C:
+    # dlinear's solvers need a finite C); penalty is deprecated in scikit-learn 1.8 for
+    # l1_ratio
     _parameter_constraints: dict = {
         **LINEAR,
         "C": [Interval(Real, 0.0, None, closed="right")],
@@ -100,6 +116,9 @@ class LogisticRegression(_LiblinearClassifier):
         "solver": [StrOptions(set(SKLEARN_LOGISTIC_SOLVERS)), SOLVER_NUMBERS, None],
         "warm_start": ["boolean"],
         "multi_class": [StrOptions({"auto", "ovr", "multinomial"})],
+        # 0: the starting point (zeros, or the previous fit's with warm_start), as
+        # scikit-learn's Newton solvers
+        "max_iter": [Interval(Integral, 0, None, closed="left")],
     }
 
     def __init__(self, penalty="deprecated", *, C=1.0, l1_ratio=0.0, dual=False, tol=None,
@@ -143,6 +162,8 @@ class LogisticRegression(_LiblinearClassifier):
     def _fit_params(self, n_samples, n_features, classes, label_order) -> Params:
         problem = self._problem(n_samples, n_features, len(classes))
         params = self._params(problem.solver_type)
+        if problem.unpenalized:
+            params.C = UNPENALIZED_C
         params.multinomial = problem.multinomial
         params.l1_ratio = problem.l1_ratio
         if problem.unpenalized_intercept and self.fit_intercept:
@@ -153,13 +174,16 @@ class LogisticRegression(_LiblinearClassifier):
         return params
 
     def _fitted(self, model, params) -> Model:
-        """A multinomial model's unpenalized intercepts are unique only up to a common
-        constant (the softmax ignores it): they are shifted to sum to 0, scikit-learn's
-        symmetric convention. The probabilities do not change."""
-        if not (model.multinomial and params.bias >= 0 and not params.regularize_bias):
+        """A multinomial model's weights are unique only up to a constant per feature
+        added to every class (the softmax ignores it): each feature's weights are shifted
+        to sum to 0 over the classes (scikit-learn's symmetric convention). The
+        probabilities do not change; for the penalized weights that is the exact optimum,
+        which the solver reaches only within its tolerance (the shift lowers 0.5 ||w||^2),
+        for an unpenalized intercept a choice."""
+        if not model.multinomial:
             return model
         W = np.array(model.w, dtype=np.float64).reshape(model.w_size, model.nr_w)
-        W[-1] -= W[-1].mean()
+        W -= W.mean(axis=1, keepdims=True)
         return replace(model, w=W)
 
     def _previous_w(self, params, classes, n_features, order):
@@ -168,8 +192,8 @@ class LogisticRegression(_LiblinearClassifier):
         coef = self._dense_coef()
         if coef.shape[1] != n_features or not np.array_equal(self.classes_, classes):
             raise ValueError(f"warm_start=True starts from the previous fit's coef_ "
-                             f"{coef.shape} and classes {list(self.classes_)}; this fit has "
-                             f"{n_features} features and classes {list(classes)}: fit with "
+                             f"{coef.shape} and classes {shown(self.classes_)}; this fit has "
+                             f"{n_features} features and classes {shown(classes)}: fit with "
                              "warm_start=False")
         W = coef.T
         if params.bias >= 0:
@@ -192,6 +216,33 @@ class LogisticRegression(_LiblinearClassifier):
         by_class[np.asarray(model.label, dtype=np.int64)] = counts
         return by_class
 
+    def _set_output_dtype(self, input_dtype):
+        """float32 X gives float32 coef_ and intercept_ (as scikit-learn's solvers other
+        than liblinear); dlinear trains in float64 either way."""
+        if input_dtype == np.float32 and self.solver != LIBLINEAR_SOLVER:
+            self.coef_ = self.coef_.astype(np.float32)
+            self.intercept_ = np.asarray(self.intercept_).astype(np.float32)
+
+    def _convergence_message(self, message, params) -> str:
+        """An iteration cap in scikit-learn's words for the solver named, then dlinear's
+        (which solves every name by a LIBLINEAR solver)."""
+        if not isinstance(self.solver, str):
+            return message
+        detail = (f"dlinear trains solver={self.solver!r} with -s {params.solver_type} "
+                  f"({SOLVERS[params.solver_type].name}): {message}")
+        return SKLEARN_CONVERGENCE_MESSAGES[self.solver].format(detail=detail,
+                                                                 n_iter=self.max_iter)
+
+    def _multinomial(self) -> bool:
+        """Whether the probabilities are the softmax of all classes' scores (else one
+        sigmoid per class, normalized). Without a model_ (coef_ set by hand, as scikit-
+        learn's LogisticRegressionCV scores its folds), what a fit would train."""
+        model = getattr(self, "model_", None)
+        if model is not None:
+            return model.multinomial
+        return self._problem(0, self.n_features_in_ if hasattr(self, "n_features_in_")
+                             else self._dense_coef().shape[1], len(self.classes_)).multinomial
+
     def predict_proba(self, X):
         """Class probabilities; a lazy dask array for dask input.
 
@@ -206,8 +257,8 @@ class LogisticRegression(_LiblinearClassifier):
         """
         scores = self._scores(X)
         if is_dask(scores):
-            return map_probabilities(scores, self.model_.multinomial)
-        return probabilities(scores, self.model_.multinomial)
+            return map_probabilities(scores, self._multinomial())
+        return probabilities(scores, self._multinomial())
 
     def predict_log_proba(self, X):
         proba = self.predict_proba(X)

@@ -7,7 +7,7 @@ to a LogisticProblem (resolved_penalty, logistic_problem, _elasticnet_problem).
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -87,6 +87,13 @@ class LogisticProblem:
     multinomial: bool = False
     unpenalized_intercept: bool = False
     l1_ratio: float | None = None         # -s 6's elastic net (Params.l1_ratio)
+    unpenalized: bool = False             # penalty=None / C=np.inf: C is UNPENALIZED_C
+
+
+# C for penalty=None / C=np.inf: LIBLINEAR's objectives need a finite C; at this one the
+# penalty 0.5 ||w||^2 weighs 1e-12 of the loss (per row), below the solvers' tolerance,
+# and the Hessian (identity + C X'DX) stays positive definite on separable data
+UNPENALIZED_C = 1e12
 
 
 def resolved_penalty(penalty, l1_ratio, C):
@@ -105,6 +112,9 @@ def resolved_penalty(penalty, l1_ratio, C):
             resolved = None
     else:
         resolved = penalty
+        if penalty is None and C != 1.0:
+            warnings.warn("Setting penalty=None will ignore the C and l1_ratio parameters",
+                          UserWarning, stacklevel=6)
         warnings.warn("'penalty' was deprecated in version 1.8 and will be removed in 1.10. "
                       "To avoid this warning, leave 'penalty' set to its default value and "
                       "use 'l1_ratio' or 'C' instead. Use l1_ratio=0 instead of "
@@ -153,10 +163,12 @@ def logistic_problem(solver, penalty, dual, multi_class, n_classes, n_samples, n
         if solver == LIBLINEAR_SOLVER and penalty is None:
             raise ValueError("C=np.inf as well as penalty=None is not supported for the "
                              "liblinear solver")
-    if penalty is None:
-        raise ValueError("unpenalized logistic regression (C=np.inf or penalty=None) is not "
-                         "supported by dlinear's solvers, which need a finite C: use a large "
-                         "one, e.g. C=1e6")
+    if penalty is None:         # Newton's -s 0 at UNPENALIZED_C (a finite C: LIBLINEAR's)
+        problem = logistic_problem(solver, "l2", dual, multi_class, n_classes, n_samples,
+                                   n_features)
+        return replace(problem, unpenalized=True)
+    if penalty == "elasticnet" and solver == "saga" and l1_ratio == 0:
+        penalty = "l2"          # no L1 part: the L2 problem, by the L2 solver (Newton)
     if penalty == "elasticnet":
         return _elasticnet_problem(solver, l1_ratio, multi_class, n_classes)
     if solver in MULTINOMIAL_SOLVERS:

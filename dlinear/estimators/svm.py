@@ -18,8 +18,11 @@ class LinearSVC(_LiblinearClassifier):
     """Linear support vector classification (LIBLINEAR -s 1, 2, 3, 4, 5).
 
     scikit-learn's ``LinearSVC`` over LIBLINEAR's solvers: ``loss``, ``penalty`` and
-    ``dual`` choose the solver as in scikit-learn (the default is -s 1), and the
-    defaults are LIBLINEAR's.
+    ``dual`` choose the solver as in scikit-learn, and the other defaults are
+    LIBLINEAR's. ``dual="auto"`` (the default, as scikit-learn's) takes the primal solver
+    when n_samples > n_features and the loss and penalty allow it (-s 2 for the default
+    squared hinge), else the dual; LIBLINEAR's command-line default is the dual -s 1,
+    which can take far longer on tall, narrow data.
 
     Parameters
     ----------
@@ -28,7 +31,7 @@ class LinearSVC(_LiblinearClassifier):
     loss : {"squared_hinge", "hinge"}, default "squared_hinge"
         L2-loss or L1-loss.
     penalty : {"l2", "l1"}, default "l2"
-    dual : bool or "auto", default True
+    dual : bool or "auto", default "auto"
         Solve the dual; "auto" picks by shape as scikit-learn does.
     tol : float or None, default None
         ``-e``; None is the solver's default.
@@ -39,7 +42,8 @@ class LinearSVC(_LiblinearClassifier):
     class_weight : dict, "balanced" or None, default None
         Multiplies C per class (``-wi``).
     max_iter : int, default 300
-        The dual solvers' iteration cap (``--max-iter``).
+        The solvers' iteration cap: dual CD passes (``--max-iter``), Newton iterations
+        up to LIBLINEAR's 1000.
     random_state : int, numpy.random.RandomState or None, default None
         ``--seed`` (None: 1).
     multi_class : {"ovr", "crammer_singer"}, default "ovr"
@@ -86,7 +90,7 @@ class LinearSVC(_LiblinearClassifier):
         "multi_class": [StrOptions({"ovr", "crammer_singer"})],
     }
 
-    def __init__(self, C=1.0, loss="squared_hinge", penalty="l2", dual=True, tol=None,
+    def __init__(self, C=1.0, loss="squared_hinge", penalty="l2", dual="auto", tol=None,
                  fit_intercept=True, intercept_scaling=1.0, class_weight=None, max_iter=300,
                  random_state=None, multi_class="ovr", solver=None, partition=None,
                  n_jobs=None, verbose=0, client=None):
@@ -132,10 +136,11 @@ class LinearSVR(RegressorMixin, _LiblinearEstimator):
     fit_intercept : bool, default True
         Add a bias feature of value ``intercept_scaling`` (``-B``).
     intercept_scaling : float, default 1.0
-    dual : bool or "auto", default False
-        False is -s 11 (Newton), True -s 12 or 13.
+    dual : bool or "auto", default "auto"
+        False is -s 11 (Newton), True -s 12 or 13; "auto" is -s 11 when
+        n_samples > n_features and the loss allows it, else the dual.
     max_iter : int, default 300
-        The dual solvers' iteration cap.
+        The solvers' iteration cap: dual CD passes, Newton iterations up to 1000.
     random_state : int, numpy.random.RandomState or None, default None
         ``--seed``.
     solver : int or None, default None
@@ -170,7 +175,7 @@ class LinearSVR(RegressorMixin, _LiblinearEstimator):
     }
 
     def __init__(self, epsilon=0.1, tol=None, C=1.0, loss="squared_epsilon_insensitive",
-                 fit_intercept=True, intercept_scaling=1.0, dual=False, max_iter=300,
+                 fit_intercept=True, intercept_scaling=1.0, dual="auto", max_iter=300,
                  random_state=None, solver=None, partition=None, n_jobs=None, verbose=0,
                  client=None):
         self.epsilon = epsilon

@@ -371,6 +371,8 @@ def fit_steps(params, w0, n_variables, eps, max_newton_iter=NEWTON_MAX_ITER):
     requests; returns the FitResult. Served by one objective (`serve`), or driven through
     a RegularizedObjective in lockstep with other classes' (dlinear.solvers.kcolumn)."""
     w = starting_w(w0, n_variables)
+    if params.max_newton_iter is not None:
+        max_newton_iter = min(max_newton_iter, int(params.max_newton_iter))
     driver = params.newton
     if driver == "tron":
         eps_cg = TRON_EPS_CG_WARM if w0 is not None else TRON_EPS_CG

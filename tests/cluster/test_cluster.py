@@ -171,12 +171,13 @@ def test_cross_validation_folds_on_cluster(client, multiclass_file):
 
 @pytest.mark.cluster
 def test_cap_reached_on_a_worker_warns_the_client(client, multiclass_file):
-    """A whole-problem solver (here -s 12) runs on a worker, whose warnings the caller
-    never sees: its log is turned into the warning on the client."""
+    """A whole-problem solver (here -s 13, which has no primal solver to switch to) runs
+    on a worker, whose warnings the caller never sees: its log is turned into the warning
+    on the client."""
     data = Dataset.from_libsvm(multiclass_file, client)
     lines = []
     with pytest.warns(ConvergenceWarning, match="reaching max number of iterations"):
-        train(data, Params(solver_type=12, eps=1e-12, max_iter=2), log=lines.append)
+        train(data, Params(solver_type=13, eps=1e-12, max_iter=2), log=lines.append)
     assert any(line.startswith("WARNING: reaching max") for line in lines)
 
 

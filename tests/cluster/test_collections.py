@@ -122,6 +122,25 @@ def test_dask_dataframe_stays_on_the_workers(client, data, monkeypatch):
         Dataset.from_arrays(dd.from_pandas(frame, npartitions=2), ddf["label"], client)
 
 
+@pytest.mark.cluster
+@pytest.mark.parametrize("kind", ["numpy", "list", "pandas"])
+def test_dask_dataframe_with_in_memory_labels_and_weights(client, data, kind):
+    """y and sample_weight in memory are split as the DataFrame's partitions (their
+    lengths computed once), as train's docstring allows."""
+    pd = pytest.importorskip("pandas")
+    dd = pytest.importorskip("dask.dataframe")
+    problem, X = data
+    ddf = dd.from_pandas(pd.DataFrame(X.toarray()), npartitions=4)
+    weights = np.linspace(0.5, 1.5, problem.n_samples)
+    as_kind = {"numpy": np.asarray, "list": list, "pandas": pd.Series}[kind]
+    model = dlinear.train(ddf, Params(solver_type=1), y=as_kind(problem.y),
+                          sample_weight=as_kind(weights))
+    reference = dlinear.train(X, Params(solver_type=1), y=problem.y, sample_weight=weights)
+    np.testing.assert_allclose(model.w, reference.w, rtol=0, atol=1e-12)
+    with pytest.raises(DlinearError, match="rows but y has"):
+        dlinear.train(ddf, Params(solver_type=1), y=problem.y[:-1])
+
+
 @pytest.mark.slow
 @pytest.mark.cluster
 def test_predict_is_lazy_on_collections(client, data):

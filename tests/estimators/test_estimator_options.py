@@ -123,9 +123,9 @@ def test_grid_search_with_jobs_fits_on_one_thread_each(rows, thread_counts):
 
 def test_verbose_prints_liblinears_lines_to_stderr(rows, capsys):
     X, y = rows
-    LinearSVC().fit(X, y)
+    LinearSVC(dual=True).fit(X, y)
     assert capsys.readouterr() == ("", "")
-    LinearSVC(verbose=1).fit(X, y)
+    LinearSVC(dual=True, verbose=1).fit(X, y)
     out, err = capsys.readouterr()
     assert out == ""
     assert "optimization finished" in err and "nSV" in err
@@ -159,8 +159,8 @@ def test_dask_dataframe_into_the_estimators(client, rows):
     frame = pd.DataFrame(X.toarray(), columns=[f"f{j}" for j in range(X.shape[1])])
     ddf = dd.from_pandas(frame, npartitions=4)
     labels = dd.from_pandas(pd.Series(y), npartitions=4)
-    local = LinearSVC().fit(X, y)
-    remote = LinearSVC().fit(ddf, labels)      # dual CD: the same model as here, exactly
+    local = LinearSVC(dual=True).fit(X, y)
+    remote = LinearSVC(dual=True).fit(ddf, labels)  # dual CD: the same model as here, exactly
     np.testing.assert_array_equal(remote.coef_, local.coef_)
     np.testing.assert_array_equal(remote.predict(ddf).compute(), local.predict(X))
     # dense blocks against a sparse product: the last bit may differ

@@ -16,8 +16,9 @@ from tests.support.liblinear_oracle import liblinear_model_to_dlinear, seed_libl
 # ------------------------------------------------------------------ scikit-learn's checks
 
 CHECKED = [
-    LinearSVC(),                                     # -s 1
-    LinearSVC(tol=1e-12, max_iter=100000),           # -s 1 run to the optimum
+    LinearSVC(),                                     # -s 2 (dual="auto", tall data)
+    LinearSVC(dual=True),                            # -s 1
+    LinearSVC(dual=True, tol=1e-12, max_iter=100000),  # -s 1 run to the optimum
     LinearSVC(penalty="l1", dual=False),             # -s 5
     LinearSVC(multi_class="crammer_singer"),         # -s 4
     LogisticRegression(),                            # -s 0
@@ -128,7 +129,7 @@ def sets():
 
 
 PARITY = [
-    (LinearSVC(C=0.5), "multi", 1), (LinearSVC(C=0.5, dual=False), "multi", 2),
+    (LinearSVC(C=0.5, dual=True), "multi", 1), (LinearSVC(C=0.5, dual=False), "multi", 2),
     (LinearSVC(C=0.5, loss="hinge"), "binary", 3),
     (LinearSVC(C=0.5, multi_class="crammer_singer"), "multi", 4),
     (LinearSVC(C=0.5, penalty="l1", dual=False), "binary", 5),

@@ -296,9 +296,10 @@ def test_iteration_caps_are_logged_and_warned_once_by_train(binary, multiclass):
         warnings.simplefilter("error", ConvergenceWarning)
         assemble_model(Params(solver_type=5), train_set.n_features, np.array([1, -1]),
                        [converged])
-    # through train: every one-vs-rest class hits the cap, one warning
+    # through train: every one-vs-rest class hits the cap, one warning (-s 3: no switch
+    # to a primal solver, whose model would be at its optimum)
     multi = multiclass[0]
     assert len(np.unique(multi.y)) >= 3
     with pytest.warns(ConvergenceWarning, match="reaching max number of iterations") as seen:
-        train(multi, Params(solver_type=1, eps=1e-12, max_iter=2))
+        train(multi, Params(solver_type=3, eps=1e-12, max_iter=2))
     assert len(seen) == 1

@@ -109,6 +109,22 @@ def test_each_cap_has_its_own_warning():
     assert _warned(["Objective value = 1.0", "nSV = 3"]) == []
 
 
+def test_dual_cap_then_switch_warns_only_when_the_primal_solver_does():
+    """The dual cap followed by LIBLINEAR's switch is no warning when the primal solver
+    converged (the model is at its optimum); a primal cap after the switch says so."""
+    switched = ["iter 300", "WARNING: reaching max number of iterations",
+                "Switching to use -s 2", "init f 1.0e+00 |g| 1.0e+00",
+                "iter  1 f 9.0e-01 |g| 1.0e-03 CG   2 step_size 1.00e+00"]
+    assert _warned(switched) == []
+    assert _warned(switched + ["WARNING: reaching max number of Newton iterations"]) == [
+        "WARNING: reaching max number of Newton iterations (the dual solver reached its "
+        "iteration cap and switched to the primal solver -s 2)"]
+    # without a switch (LIBLINEAR's hint instead), the dual cap is the model's
+    assert _warned(["WARNING: reaching max number of iterations",
+                    "Using -s 2 may be faster (also see FAQ)"]) == [
+        "WARNING: reaching max number of iterations"]
+
+
 def test_l1r_lr_inner_and_outer_caps_are_told_apart(binary):
     """-s 6: an inner (coordinate-descent) cap alone warns as an inner cap; the Newton
     iteration cap as LIBLINEAR's outer one."""
