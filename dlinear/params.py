@@ -65,6 +65,10 @@ class Params:
     # -s 6 only: the elastic net rho ||w||_1 + (1 - rho)/2 ||w||^2 + C sum loss (dlinear;
     # `--l1-ratio`); None is the solver's own penalty (-s 6: rho = 1, LIBLINEAR's L1)
     l1_ratio: Optional[float] = None
+    # The #weights of the Newton steps' CG cap max(#weights, 5) when it is not the fit's
+    # own: a fit on the columns that occur (dlinear.columns) keeps the cap of all the
+    # columns, so it stops where the fit on all of them stops. None: the fit's #weights.
+    cg_cap_weights: Optional[int] = None
 
     @property
     def spec(self):
