@@ -1,0 +1,158 @@
+"""Newton map-reduced over wide data on the workers' own columns (dlinear.columns,
+ColumnCodec): the models of the fit on all columns bit for bit, rounds that carry each
+worker's columns only, and workers that hold nothing of the data set's width."""
+from dataclasses import replace
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from dlinear import Params, Problem
+from dlinear.cluster import Dataset
+from dlinear.cluster.engine import train_on_cluster
+from dlinear.cluster.objective import distributed_objective
+from dlinear.model import save_model
+from tests.support.clusters import local_cluster
+from tests.support.problems import same_bits
+
+distributed = pytest.importorskip("distributed")
+
+
+@pytest.fixture(scope="module")
+def client():
+    with local_cluster(2) as (_, c):
+        yield c
+
+
+def wide_problem(l=600, n=6000, used=900, nnz_per_row=10, seed=0, n_classes=2,
+                 regression=False):
+    """Rows over `used` random columns of n (the others never occur); the first half of
+    the rows and the second use different (overlapping) halves of those columns, as the
+    parts of a click log do."""
+    rng = np.random.default_rng(seed)
+    columns = np.sort(rng.choice(n, used, replace=False))
+    halves = [columns[: 2 * used // 3], columns[used // 3:]]
+    rows = [np.sort(rng.choice(halves[i * 2 // l], nnz_per_row, replace=False))
+            for i in range(l)]
+    indices = np.concatenate(rows).astype(np.int32)
+    X = sp.csr_matrix((rng.normal(size=len(indices)), indices,
+                       np.arange(l + 1) * nnz_per_row), shape=(l, n))
+    if regression:
+        y = X @ rng.normal(size=n) + 0.1 * rng.normal(size=l)
+    else:
+        y = (X @ rng.normal(size=(n, n_classes))).argmax(axis=1).astype(float) + 1
+    return Problem.from_arrays(X, y)
+
+
+def _same_model_files(a, b, tmp_path):
+    assert same_bits(a.w, b.w)
+    save_model(tmp_path / "a", a)
+    save_model(tmp_path / "b", b)
+    assert (tmp_path / "a").read_bytes() == (tmp_path / "b").read_bytes()
+
+
+CASES = [  # (solver, extra params, classes)
+    (0, {}, 2), (2, {"newton": "tron", "regularize_bias": False}, 2), (11, {}, None),
+    (0, {"kcolumn": True}, 3), (2, {"kcolumn": False}, 3), (0, {"multinomial": True}, 3),
+]
+
+
+@pytest.mark.cluster
+@pytest.mark.parametrize("solver,extra,classes", CASES)
+def test_same_model_as_on_all_columns(client, solver, extra, classes, tmp_path):
+    problem = wide_problem(n_classes=classes or 2, regression=classes is None, seed=solver)
+    data = Dataset.from_arrays(problem, None, client, n_parts=4)
+    params = Params(solver_type=solver, C=2.0, bias=1.0, partition=True, **extra)
+    compacted = train_on_cluster(data, params)
+    full = train_on_cluster(data, params, compact=False)
+    assert compacted.fit_stats["occurring_columns"] == len(np.unique(problem.indices))
+    assert "occurring_columns" not in full.fit_stats
+    _same_model_files(compacted, full, tmp_path)
+    # each round carried to each worker at most the occurring columns (k vectors of a
+    # k-column round), not all n
+    stats, k = compacted.fit_stats, (classes if classes and classes > 2 else 1)
+    m = stats["occurring_columns"] + 1
+    assert stats["bytes_to_workers"] <= stats["rounds"] * 8 * 2 * k * m
+    assert stats["bytes_to_workers"] < full.fit_stats["bytes_to_workers"] / 3
+
+
+@pytest.mark.cluster
+def test_a_warm_start_on_other_columns_fits_on_all_columns(client, tmp_path):
+    problem = wide_problem(seed=9)
+    data = Dataset.from_arrays(problem, None, client, n_parts=2)
+    used = data.occurring_columns()
+    w0 = np.zeros(problem.n_features + 1)
+    w0[used[:20]] = 0.1
+    params = Params(solver_type=0, bias=1.0, partition=True, init_sol=w0)
+    compacted = train_on_cluster(data, params)
+    assert compacted.fit_stats["occurring_columns"] == len(used)
+    _same_model_files(compacted, train_on_cluster(data, params, compact=False), tmp_path)
+    w0[np.setdiff1d(np.arange(problem.n_features), used)[:3]] = 0.2
+    moved = train_on_cluster(data, replace(params, init_sol=w0))
+    assert "occurring_columns" not in moved.fit_stats
+
+
+def _rounds(objective):
+    """The calls a Newton iteration makes, one round each."""
+    w = np.full(objective.n_variables, 0.01)
+    yield lambda: objective.fun(w)
+    yield lambda: objective.grad(w)
+    yield lambda: objective.hv(w)
+    yield lambda: objective.linesearch_and_update(w.copy(), -0.5 * w, objective.fun(w),
+                                                  objective.grad(w), 1.0)
+
+
+@pytest.mark.cluster
+def test_a_round_carries_each_workers_columns_only(client):
+    """Bytes per round per worker <= 2 x 8 x (its columns + the bias), counted by the
+    actors themselves (what they received and sent)."""
+    problem = wide_problem(seed=4)
+    data = Dataset.from_arrays(problem, None, client, n_parts=4)
+    params = Params(solver_type=0, bias=1.0).resolved()
+    objective, _ = distributed_objective(data, np.array([1, 2]), 0, np.array([1.0, 1.0]),
+                                         params, columns=data.occurring_columns())
+    tree = objective.loss_term.tree
+    assert objective.n_variables == len(data.occurring_columns()) + 1
+    own = [len(a.used_columns().result()) + 1 for a in tree.actors]
+    assert len(own) == 2 and max(own) < objective.n_variables      # each its own share
+    try:
+        for call in _rounds(objective):
+            before = tree.stats_each()
+            rounds_before = tree.n_calls
+            call()
+            after = tree.stats_each()
+            rounds = tree.n_calls - rounds_before
+            for (r0, s0, _), (r1, s1, _), m in zip(before, after, own):
+                assert (r1 - r0) + (s1 - s0) <= rounds * 2 * 8 * m
+    finally:
+        objective.loss_term.close()
+
+
+@pytest.mark.cluster
+def test_workers_hold_nothing_of_the_width_of_2_to_the_24_columns(client, tmp_path):
+    """n = 2^24 (the last column occurs): the actors' arrays are of their rows and their
+    columns; the model has all 2^24 (+ bias) weights."""
+    n = 1 << 24
+    problem = wide_problem(l=400, n=n, used=500, seed=6)
+    problem = replace(problem, n_features=n)
+    X = problem.to_scipy().tolil()
+    X[0, n - 1] = 1.0                              # the largest column index occurs
+    problem = Problem.from_arrays(X.tocsr(), problem.y)
+    data = Dataset.from_arrays(problem, None, client, n_parts=2)
+    assert data.n_features == n and data.occurring_columns()[-1] == n - 1
+    params = Params(solver_type=0, bias=1.0).resolved()
+    objective, _ = distributed_objective(data, np.array([1, 2]), 0, np.array([1.0, 1.0]),
+                                         params, columns=data.occurring_columns())
+    try:
+        w = np.zeros(objective.n_variables)
+        objective.fun(w)
+        objective.grad(w)
+        objective.hv(np.ones(objective.n_variables))
+        for actor in objective.loss_term.tree.actors:
+            sizes = actor.holdings().result()
+            assert sizes and max(sizes.values()) < 10_000, sizes
+    finally:
+        objective.loss_term.close()
+    model = train_on_cluster(data, replace(params, partition=True))
+    assert model.w.shape == (n + 1, 1)
+    assert model.fit_stats["occurring_columns"] == len(np.unique(problem.indices))
