@@ -156,3 +156,50 @@ def test_workers_hold_nothing_of_the_width_of_2_to_the_24_columns(client, tmp_pa
     model = train_on_cluster(data, replace(params, partition=True))
     assert model.w.shape == (n + 1, 1)
     assert model.fit_stats["occurring_columns"] == len(np.unique(problem.indices))
+
+
+@pytest.mark.slow
+@pytest.mark.cluster
+@pytest.mark.parametrize("kcolumn", [False, True])
+def test_a_worker_killed_mid_newton_on_own_columns(tmp_path, monkeypatch, kcolumn):
+    """The actors rebuilt on the surviving workers hold other columns than the lost
+    ones: the client learns their columns again, replays the state, and the fit reaches
+    the optimum of the fit on all columns."""
+    import os
+    import signal
+    from dlinear.cluster import tree
+    from dlinear.data import read_libsvm, write_libsvm
+    from dlinear.solvers.primal_objective_values import primal_objective
+    from tests.support.clusters import start_cluster, stop_cluster, wait_for_workers
+    path = tmp_path / "wide.train"
+    write_libsvm(path, wide_problem(l=3000, n=30000, used=3000, n_classes=3 if kcolumn
+                                    else 2, seed=12))
+    params = Params(solver_type=0, eps=1e-4, partition=True, kcolumn=kcolumn)
+    problem = read_libsvm(path)
+    address, procs = start_cluster(tmp_path, n_workers=3)
+    try:
+        with distributed.Client(address, timeout=30) as c:
+            by_name = wait_for_workers(c, 3)
+            dataset = Dataset.from_libsvm(path, c, block_bytes=32 << 10)
+            expected = train_on_cluster(dataset, params, compact=False)
+            real_round = tree.ActorTree.round
+            killed = []
+
+            def round_after_a_kill(self, method, *args, **kwargs):
+                if self.codec is not None and self.n_calls == 8 and not killed:
+                    worker = self.workers[0]
+                    name = next(n for n, a in by_name.items() if a == worker)
+                    os.killpg(procs[name].pid, signal.SIGKILL)
+                    procs[name].wait()
+                    killed.append(worker)
+                return real_round(self, method, *args, **kwargs)
+
+            monkeypatch.setattr(tree.ActorTree, "round", round_after_a_kill)
+            model = train_on_cluster(dataset, params)
+            assert killed and killed[0] not in c.nthreads()
+            assert model.fit_stats["occurring_columns"] == len(np.unique(problem.indices))
+        f, f_expected = (primal_objective(problem, params, model),
+                         primal_objective(problem, params, expected))
+        assert abs(f - f_expected) <= 1e-8 * f_expected
+    finally:
+        stop_cluster(procs)
