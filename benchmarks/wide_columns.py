@@ -4,6 +4,12 @@
         reads FILE once, then times (wall and CPU) the renumbering and the in-process
         train call on one thread with compaction and without (each run in its own hold of
         the lock), checks the two models are the same bit for bit, and prints the ratio
+    python -m benchmarks.wide_columns cluster FILE [-s 0] [--workers 2] [--lock PATH]
+                                              [--compacted-only]
+        FILE read on a local cluster of single-threaded workers, then Newton map-reduced
+        over its parts on the workers' own columns and on all columns (each in its own
+        hold of the lock): wall time of the train call, rounds, the bytes of a round
+        through the client, and whether the models are the same bit for bit
     python -m benchmarks.wide_columns columns FILE [--parts 2 16]
         the columns that occur in FILE and in each of K equal row slices (K parts), and
         the bytes one Newton round carries to and from a worker holding such a slice:
@@ -69,6 +75,41 @@ def inprocess(args, report):
             "used_columns", "n_iter"]
 
 
+def cluster(args, report):
+    from dlinear.cluster import Dataset
+    from dlinear.cluster.engine import train_on_cluster
+    local, client = harness.local_cluster(args.workers)
+    try:
+        data = Dataset.from_libsvm(args.file, client)
+        report.note(f"{args.file}: {data.n_samples} rows, {data.nnz} nonzeros, "
+                    f"n = {data.n_features}, {len(data.parts)} parts on {args.workers} "
+                    "workers")
+        params = Params(solver_type=args.solver, partition=True)
+        pids = list(client.run(lambda: __import__("os").getpid()).values())
+        models = {}
+        for compact in ((True,) if args.compacted_only else (True, False)):
+            with harness.benchmark_lock(args.lock, pids):
+                fit = harness.timed(lambda: train_on_cluster(data, params, compact=compact))
+            stats = fit.value.fit_stats
+            models[compact] = fit.value
+            per_round = (stats["bytes_to_workers"] + stats["bytes_from_workers"]) \
+                / max(stats["rounds"], 1)
+            report.add(compacted=compact, workers=args.workers, train_wall_s=fit.wall,
+                       rounds=stats["rounds"],
+                       occurring_columns=stats.get("occurring_columns", data.n_features),
+                       client_mb_per_round=per_round / 1e6)
+            del fit
+    finally:
+        client.close()
+        local.close()
+    if len(models) == 2:
+        same = np.array_equal(models[True].w.view(np.int64),
+                              models[False].w.view(np.int64))
+        report.note(f"models bit for bit the same: {same}")
+    return ["compacted", "workers", "train_wall_s", "rounds", "occurring_columns",
+            "client_mb_per_round"]
+
+
 def columns(args, report):
     problem = read_libsvm(args.file)
     n = problem.n_features
@@ -93,6 +134,12 @@ def main(argv=None):
     p.add_argument("file")
     p.add_argument("-s", dest="solver", type=int, default=0)
     p.add_argument("--repeat", type=int, default=3)
+    p = sub.add_parser("cluster")
+    p.add_argument("file")
+    p.add_argument("-s", dest="solver", type=int, default=0)
+    p.add_argument("--workers", type=int, default=2)
+    p.add_argument("--compacted-only", action="store_true",
+                   help="skip the fit on all columns (it ships n-vectors: slow on 2^24)")
     p = sub.add_parser("columns")
     p.add_argument("file")
     p.add_argument("--parts", type=int, nargs="+", default=[2, 16])
@@ -100,7 +147,8 @@ def main(argv=None):
         harness.add_output_arguments(p)
     args = ap.parse_args(argv)
     report = harness.Report(f"wide_columns-{args.what}", args)
-    columns_shown = {"inprocess": inprocess, "columns": columns}[args.what](args, report)
+    columns_shown = {"inprocess": inprocess, "cluster": cluster,
+                     "columns": columns}[args.what](args, report)
     report.finish(columns_shown)
 
 

@@ -133,7 +133,7 @@ def train_on_cluster(data, params: Params, client=None, log=None, *,
     elif mode is Mode.NEWTON_GROUPS_ON_COPIES:
         model = _train_newton_groups_on_copies(dataset, params, emit)
     elif mode is Mode.PARTITIONED_DUAL_CD:
-        model = _train_partitioned(dataset, params, emit)
+        model = _train_partitioned(dataset, params, emit, compact)
     else:
         model = _train_map_reduced(dataset, params, mode, emit, compact)
     return model
@@ -246,27 +246,37 @@ def _train_newton_groups_on_copies(dataset: Dataset, params: Params, emit) -> Mo
     return model
 
 
-def _train_partitioned(dataset: Dataset, params: Params, emit) -> Model:
+def _train_partitioned(dataset: Dataset, params: Params, emit, compact: bool = True
+                       ) -> Model:
     """-s 1, 3, 7, 12, 13 by partitioned dual CD (dlinear.cluster.partitioned_cd): all
-    classes in each round; at the round cap, LIBLINEAR's warning and switch (-s 1 to the
-    distributed -s 2, -s 12 to -s 11)."""
+    classes in each round, on the workers' own columns with `compact`; at the round cap,
+    LIBLINEAR's warning and switch (-s 1 to the distributed -s 2, -s 12 to -s 11, on the
+    occurring columns too)."""
     label, weighted_C = _plan(dataset, params, emit)
+    columns, _ = _on_occurring_columns(dataset, params, Mode.PARTITIONED_DUAL_CD, label,
+                                       compact)
     results = train_partitioned(dataset, params, label, weighted_C,
                                 params.resolved().partition_rule,
-                                PARTITION_LOCAL_PASSES)
+                                PARTITION_LOCAL_PASSES, columns=columns)
     placement = []
 
     def primal_fitter(k):
         def fit(primal, w0):
             if not placement:
                 placement.append(Placement(dataset))
-            objective, counts = distributed_objective(dataset, label, k, weighted_C, primal,
-                                                      placement[0])
+            on, fit_params = _on_occurring_columns(dataset, replace(primal, init_sol=w0),
+                                                   Mode.NEWTON_MAP_REDUCED, label, compact)
+            objective, counts = distributed_objective(dataset, label, k, weighted_C,
+                                                      fit_params, placement[0], on)
             try:
-                return fit_newton_objective(objective, replace(primal, init_sol=None), w0,
-                                            counts)
+                result = fit_newton_objective(objective, replace(fit_params, init_sol=None),
+                                              fit_params.init_sol, counts)
             finally:
                 objective.loss_term.close()
+            if on is None:
+                return result
+            return replace(result, w=expand_rows(result.w, on, dataset.n_features,
+                                                 params.bias))
         return fit
 
     results = [after_dual_cap(r, params, primal_fitter(k)) for k, r in enumerate(results)]

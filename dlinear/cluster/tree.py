@@ -96,31 +96,40 @@ class ColumnCodec:
     (then the bias when `bias`), in rows of `row_width` values (a multinomial W
     flattened). `down` gives an actor the rows of its columns of every such vector in a
     call's arguments; `up` puts an actor's result vectors back at their rows of the
-    driver's, zeros elsewhere. A vector is a 1-D float64 array of the driver's (or, coming
-    up, of the actor's) length: the payloads' other arrays are counts (int64) and their
-    other results scalars."""
+    driver's, zeros elsewhere. A vector is a float64 array whose last axis has the
+    driver's (or, coming up, the actor's) length, 1-D or, for one value per column, 2-D
+    (a vector per class: the partitioned dual CD's W and its steps). The payloads' other
+    arrays are counts (int64) and, 2-D, statistics of `reserved` values per class: an
+    actor whose own length is one of those cannot be told from them (set_blocks says
+    so), and its tree keeps all columns."""
 
-    def __init__(self, used: np.ndarray, bias: bool, row_width: int = 1):
+    def __init__(self, used: np.ndarray, bias: bool, row_width: int = 1, reserved=()):
         self.used = np.asarray(used)
         self.bias = bool(bias)
         self.row_width = int(row_width)
         self.length = (len(self.used) + self.bias) * self.row_width
+        self.reserved = set(reserved)
         self.rows = []
 
     def set_blocks(self, block_columns: list):
-        """The rows of each actor's columns (block i's at rows[i])."""
+        """The rows of each actor's columns (block i's at rows[i]); ValueError if an
+        actor's own length is a reserved one."""
         self.rows = [np.append(np.searchsorted(self.used, c), len(self.used))
                      if self.bias else np.searchsorted(self.used, c)
                      for c in block_columns]
+        if any(len(r) * self.row_width in self.reserved for r in self.rows):
+            raise ValueError("a worker's own columns are as many as the statistics of "
+                             "its payload")
 
     def down(self, value, block: int):
         if isinstance(value, dict):
             return {k: self.down(v, block) for k, v in value.items()}
         if isinstance(value, tuple):
             return tuple(self.down(v, block) for v in value)
-        if _is_vector(value, self.length):
+        if self._is_vector(value, self.length):
+            rows = value.reshape(value.shape[:-1] + (-1, self.row_width))
             return np.ascontiguousarray(
-                value.reshape(-1, self.row_width)[self.rows[block]].reshape(-1))
+                rows[..., self.rows[block], :].reshape(value.shape[:-1] + (-1,)))
         return value
 
     def up(self, value, block: int):
@@ -128,17 +137,18 @@ class ColumnCodec:
             return {k: self.up(v, block) for k, v in value.items()}
         if isinstance(value, tuple):
             return tuple(self.up(v, block) for v in value)
-        if _is_vector(value, len(self.rows[block]) * self.row_width):
-            full = np.zeros(self.length)
-            full.reshape(-1, self.row_width)[self.rows[block]] = \
-                value.reshape(-1, self.row_width)
+        if self._is_vector(value, len(self.rows[block]) * self.row_width):
+            full = np.zeros(value.shape[:-1] + (self.length,))
+            full.reshape(value.shape[:-1] + (-1, self.row_width))[..., self.rows[block], :] \
+                = value.reshape(value.shape[:-1] + (-1, self.row_width))
             return full
         return value
 
+    def _is_vector(self, value, length: int) -> bool:
+        return (isinstance(value, np.ndarray) and value.dtype == np.float64
+                and (value.ndim == 1 or (value.ndim == 2 and self.row_width == 1))
+                and value.shape[-1] == length)
 
-def _is_vector(value, length: int) -> bool:
-    return (isinstance(value, np.ndarray) and value.ndim == 1
-            and value.dtype == np.float64 and len(value) == length)
 
 
 class Placement:
@@ -283,12 +293,15 @@ class ActorTree:
     than its own columns."""
 
     def __init__(self, placement: Placement, make, args, replay=None,
-                 codec: Optional[ColumnCodec] = None):
+                 codec: Optional[ColumnCodec] = None, combine=None):
         self.client = placement.dataset.client
         self.placement = placement
         self.make, self.args = make, tuple(args)
         self._replay = replay
         self.codec = codec
+        # how the client adds two subtrees' results on the workers' own columns: the
+        # payload's `combine` (make's class's), by default their sum
+        self._combine = combine or _add_results_of
         self.n_calls = 0                # rounds
         self.bytes_to_workers = 0       # arrays the client sent to the root
         self.bytes_from_workers = 0     # arrays the client received from the root
@@ -388,7 +401,7 @@ class ActorTree:
             total = self.codec.up(results[i], i)
             for j in (2 * i + 1, 2 * i + 2):
                 if j < len(results):
-                    total = add_results(total, totals[j])
+                    total = self._combine(method, total, totals[j])
             totals[i] = total
         return totals[0]
 

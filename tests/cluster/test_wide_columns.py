@@ -203,3 +203,51 @@ def test_a_worker_killed_mid_newton_on_own_columns(tmp_path, monkeypatch, kcolum
         assert abs(f - f_expected) <= 1e-8 * f_expected
     finally:
         stop_cluster(procs)
+
+
+@pytest.mark.cluster
+@pytest.mark.parametrize("solver,extra,classes", [
+    (1, {}, 3), (3, {"partition_rule": "linesearch"}, 2), (7, {}, 2), (12, {}, None),
+    (1, {"max_iter": 3}, 2),            # the cap: the switch to the distributed -s 2
+])
+def test_partitioned_dual_cd_same_model_as_on_all_columns(client, solver, extra, classes,
+                                                          tmp_path):
+    """The partitioned dual CD's W and its steps on the workers' own columns: the model
+    of the fit on all columns, bit for bit (and its fallback to Newton at the cap)."""
+    problem = wide_problem(n_classes=classes or 2, regression=classes is None,
+                           seed=20 + solver)
+    data = Dataset.from_arrays(problem, None, client, n_parts=4)
+    params = Params(solver_type=solver, C=2.0, bias=1.0, partition=True, **extra).resolved()
+    log_c, log_f = [], []
+    compacted = train_on_cluster(data, params, log=log_c.append)
+    full = train_on_cluster(data, params, compact=False, log=log_f.append)
+    assert compacted.fit_stats["mode"] == "partitioned"
+    _same_model_files(compacted, full, tmp_path)
+    assert log_c == log_f
+    if "max_iter" in extra:
+        assert any(line.startswith("Switching to use -s 2") for line in log_c)
+
+
+@pytest.mark.cluster
+def test_partitioned_rounds_carry_each_workers_columns_only(client):
+    from dlinear.cluster.partitioned_cd import PartitionedBlocks
+    from dlinear.cluster.tree import Placement
+    from dlinear.solvers.partitioned_dual_cd import fit_partitioned_dual_cd
+    problem = wide_problem(n_classes=3, seed=8)
+    data = Dataset.from_arrays(problem, None, client, n_parts=4)
+    params = Params(solver_type=1, bias=1.0).resolved()
+    label = np.array([1, 2, 3])
+    blocks = PartitionedBlocks(Placement(data), label, np.ones(3), params,
+                               data.occurring_columns())
+    try:
+        assert blocks.columns is not None
+        assert blocks.w_size == len(data.occurring_columns()) + 1
+        own = [len(a.used_columns().result()) + 1 for a in blocks.tree.actors]
+        fit_partitioned_dual_cd(blocks, 3, blocks.w_size, replace(params, max_iter=4),
+                                "cocoa", 1)
+        rounds = blocks.tree.n_calls
+        for (received, sent, _), m in zip(blocks.tree.stats_each(), own):
+            # W of the 3 classes down, their steps up; a few numbers per class (O(k))
+            assert received + sent <= rounds * (2 * 8 * 3 * m + 8 * 3 * 20)
+    finally:
+        blocks.close()
