@@ -55,6 +55,18 @@ def _renumbered(indices, words):
     return used, _k.renumber(indices, words, before)
 
 
+# Fit on the occurring columns when at most this share of the columns occurs. Beyond it
+# the renumbered copy of the indices (4 bytes a nonzero) buys little in process, and on
+# a cluster the client's traffic (each worker's own columns, summed over the workers)
+# would pass the one n-vector of a tree on all columns.
+MAX_OCCURRING_SHARE = 0.5
+
+
+def worth_compacting(n_used: int, n_features: int) -> bool:
+    """Whether a fit on n_used of n_features columns runs on those (MAX_OCCURRING_SHARE)."""
+    return n_used <= MAX_OCCURRING_SHARE * n_features
+
+
 def fits_on_occurring_columns(params) -> bool:
     """Whether a fit of `params` gives the same model on the occurring columns only: not
     for the solvers that walk the features in a random order (-s 5, -s 6,
@@ -107,20 +119,23 @@ class CompactProblem:
         return expand_rows(W, self.used, self.n_features, bias)
 
 
-def compact_problem(problem: Problem) -> Optional[CompactProblem]:
-    """`problem` on the columns it uses, or None when it uses them all."""
+def compact_problem(problem: Problem, only_if_worth: bool = False
+                    ) -> Optional[CompactProblem]:
+    """`problem` on the columns it uses, or None when it uses them all (or, with
+    only_if_worth, more than MAX_OCCURRING_SHARE of them)."""
     start, stop = int(problem.indptr[0]), int(problem.indptr[-1])
     indices = _int32(problem.indices[start:stop])
     n = int(problem.n_features)
     if _flags_fit(indices, n):
         words = _k.mark_columns(indices, n)
         used, before = _k.used_columns(words)
-        if len(used) == n:          # checked before renumbering: nothing to gain
+        # checked before renumbering: nothing (or too little) to gain
+        if len(used) == n or (only_if_worth and not worth_compacting(len(used), n)):
             return None
         local = _k.renumber(indices, words, before)
     else:
         used, local = compact_columns(indices, n)
-        if len(used) == n:
+        if len(used) == n or (only_if_worth and not worth_compacting(len(used), n)):
             return None
     indptr = problem.indptr - start if start else problem.indptr
     return CompactProblem(replace(problem, indptr=indptr, indices=local,

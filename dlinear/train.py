@@ -150,12 +150,13 @@ def train_in_process(problem: Problem, params: Params,
 
 def _on_occurring_columns(problem: Problem, params: Params, mode: Mode, label):
     """(CompactProblem, the params of the fit on it) when a fit on the columns that occur
-    gives the same model and there are columns that do not; else None. The fit keeps the
+    gives the same model and few enough of them occur (columns.worth_compacting); else
+    None. The fit keeps the
     Newton steps' CG cap of all the columns, and a warm start is taken to the columns
     that occur (None where it is nonzero on another)."""
     if not fits_on_occurring_columns(params):
         return None
-    columns = compact_problem(problem)
+    columns = compact_problem(problem, only_if_worth=True)
     if columns is None:
         return None
     changes = {}

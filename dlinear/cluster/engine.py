@@ -15,7 +15,8 @@ from dataclasses import replace
 
 import numpy as np
 
-from ..columns import compact_rows, expand_rows, fits_on_occurring_columns
+from ..columns import (compact_rows, expand_rows, fits_on_occurring_columns,
+                       worth_compacting)
 from ..data import Problem
 from ..errors import DlinearError
 from ..model import Model
@@ -316,14 +317,14 @@ def _train_map_reduced(dataset: Dataset, params: Params, mode: Mode, emit,
 
 def _on_occurring_columns(dataset: Dataset, params: Params, mode: Mode, label,
                           compact: bool):
-    """(the dataset's occurring columns, the params of the fit on them) when the Newton
-    fit runs on those (dlinear.columns: the same model, bit for bit, as on all columns);
-    else (None, params). The fit keeps the CG cap of all the columns, and a warm start
+    """(the dataset's occurring columns, the params of the fit on them) when the fit runs
+    on those (dlinear.columns: the same model, bit for bit, as on all columns; where few
+    enough occur, columns.worth_compacting); else (None, params). The fit keeps the CG cap of all the columns, and a warm start
     is taken to the columns that occur (on all columns where it is nonzero on another)."""
     if not (compact and fits_on_occurring_columns(params)):
         return None, params
     used = dataset.occurring_columns()
-    if len(used) == dataset.n_features:
+    if not worth_compacting(len(used), dataset.n_features):
         return None, params
     changes = {}
     if params.init_sol is not None:

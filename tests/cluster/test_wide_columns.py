@@ -77,6 +77,17 @@ def test_same_model_as_on_all_columns(client, solver, extra, classes, tmp_path):
 
 
 @pytest.mark.cluster
+def test_data_most_of_whose_columns_occur_keeps_the_tree_on_all_columns(client):
+    """Where each worker's own columns would add up to more than n, the client's traffic
+    of a tree on all columns is the smaller (columns.worth_compacting)."""
+    problem = wide_problem(n=1200, used=900, seed=2)
+    data = Dataset.from_arrays(problem, None, client, n_parts=2)
+    model = train_on_cluster(data, Params(solver_type=0, partition=True).resolved())
+    assert model.fit_stats["mode"] == "map-reduce"
+    assert "occurring_columns" not in model.fit_stats
+
+
+@pytest.mark.cluster
 def test_a_warm_start_on_other_columns_fits_on_all_columns(client, tmp_path):
     problem = wide_problem(seed=9)
     data = Dataset.from_arrays(problem, None, client, n_parts=2)

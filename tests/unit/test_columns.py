@@ -62,6 +62,16 @@ def test_compact_problem_keeps_rows_and_renumbers():
     assert X[:, np.setdiff1d(np.arange(500), c.used)].nnz == 0
 
 
+def test_only_data_with_few_occurring_columns_is_compacted():
+    params = Params(solver_type=0).resolved()
+    few = wide_problem(n=4000, used=700)
+    many = wide_problem(n=1000, used=700)
+    assert compact_problem(many) is not None
+    assert compact_problem(many, only_if_worth=True) is None
+    assert _on_occurring_columns(many, params, Mode.ONE_PROBLEM, None) is None
+    assert _on_occurring_columns(few, params, Mode.ONE_PROBLEM, None) is not None
+
+
 def test_feature_wise_solvers_are_not_compacted():
     walks = {s.id for s in SOLVERS.values() if not fits_on_occurring_columns(Params(s.id))}
     assert walks == {s.id for s in SOLVERS.values() if s.method in ("primal_cd",
@@ -108,8 +118,10 @@ def test_same_model_as_on_all_columns(solver, extra, classes, bias, tmp_path):
         pytest.skip("-R needs a bias")
     problem = wide_problem(n_classes=classes or 2, regression=classes is None,
                            seed=solver)
-    assert compact_problem(problem) is not None         # there are columns to drop
     params = Params(solver_type=solver, C=4.0, bias=bias, **extra)
+    if fits_on_occurring_columns(params):   # the fit does run on the occurring columns
+        assert _on_occurring_columns(problem, params.resolved(), Mode.ONE_PROBLEM,
+                                     np.arange(3)) is not None
     _assert_same_model(*_both(problem, params), tmp_path)
 
 
