@@ -97,7 +97,8 @@ def cluster(args, report):
             report.add(compacted=compact, workers=args.workers, train_wall_s=fit.wall,
                        rounds=stats["rounds"],
                        occurring_columns=stats.get("occurring_columns", data.n_features),
-                       client_mb_per_round=per_round / 1e6)
+                       client_mb_per_round=per_round / 1e6,
+                       workers_busy_s=stats["busy_seconds"])
             del fit
     finally:
         client.close()
@@ -107,7 +108,7 @@ def cluster(args, report):
                               models[False].w.view(np.int64))
         report.note(f"models bit for bit the same: {same}")
     return ["compacted", "workers", "train_wall_s", "rounds", "occurring_columns",
-            "client_mb_per_round"]
+            "client_mb_per_round", "workers_busy_s"]
 
 
 def columns(args, report):

@@ -349,23 +349,27 @@ def _fit_per_problem_map_reduced(placement, label, weighted_C, params, columns=N
         objective, counts = distributed_objective(dataset, label, k, weighted_C, params,
                                                   placement, columns)
         try:
-            return fit_newton_objective(objective, params, initial_w(params, k), counts)
-        finally:
+            result = fit_newton_objective(objective, params, initial_w(params, k), counts)
             traffic.append(_traffic(objective.loss_term))
+            return result
+        finally:
             objective.loss_term.close()
 
     with ThreadPoolExecutor(max_workers=min(len(ks), 8)) as pool:
         results = list(pool.map(fit, ks))
     stats = dict(mode="map-reduce", workers=len(placement.by_worker))
-    for key in ("rounds", "bytes_to_workers", "bytes_from_workers"):
+    for key in ("rounds", "bytes_to_workers", "bytes_from_workers", "busy_seconds"):
         stats[key] = sum(t[key] for t in traffic)
     return results, stats
 
 
 def _traffic(term) -> dict:
+    """The rounds of a tree, their bytes through the client, and the seconds its actors
+    computed (summed over them)."""
     return dict(mode="map-reduce", rounds=term.n_calls,
                 bytes_to_workers=term.bytes_to_workers,
-                bytes_from_workers=term.bytes_from_workers, workers=len(term.workers))
+                bytes_from_workers=term.bytes_from_workers, workers=len(term.workers),
+                busy_seconds=term.stats()[2])
 
 
 def _fit_kcolumn_map_reduced(placement, label, weighted_C, params, columns=None):
