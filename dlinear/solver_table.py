@@ -100,6 +100,11 @@ class SolverSpec:
         return self.method == "newton"
 
     @property
+    def feature_wise(self) -> bool:
+        """Walks the features one by one in a random order (primal CD, newGLMNET's CD)."""
+        return self.method in ("primal_cd", "newglmnet")
+
+    @property
     def squared_loss(self) -> bool:
         """The squared variant of a hinge or epsilon-insensitive loss (LIBLINEAR's
         L2LOSS), which the SVC and SVR kernels take as a flag."""

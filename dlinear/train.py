@@ -16,13 +16,15 @@ from typing import Callable, Optional
 
 import numpy as np
 
+from .columns import compact_problem, fits_on_occurring_columns
 from .data import Problem
 from .errors import DataError, DlinearError
 from .model import Model
 from .modes import Data, Mode, choose
 from .params import Params, check_parameter
 from .plan import (assemble_model, first_appearance, group_rows, initial_w, multinomial_C,
-                   n_binary_problems, plan_classes, problem_seed, subproblem, targets)
+                   n_binary_problems, n_problems, plan_classes, problem_seed, subproblem,
+                   targets)
 from .predict import predict
 from .progress import progress_bar
 from .solver_table import SOLVERS, solvers_text
@@ -120,10 +122,13 @@ def fit_class_group(problem: Problem, label, ks, weighted_C, params: Params) -> 
 
 def train_in_process(problem: Problem, params: Params,
                      log: Optional[Callable[[str], None]] = None,
-                     n_threads: Optional[int] = None) -> Model:
+                     n_threads: Optional[int] = None, *, compact: bool = True) -> Model:
     """Trains a LIBLINEAR model on a Problem in this process, one-vs-rest classes (or the
-    passes of a multinomial fit, split by rows and features, or the Newton passes of the
-    only problem, split by rows) on `n_threads` threads (default: one per core). `log` receives LIBLINEAR-style progress lines."""
+    passes of a multinomial fit, split by rows and features, or the Newton or dual CD
+    passes of the only problem) on `n_threads` threads (default: one per core). `log`
+    receives LIBLINEAR-style progress lines. With `compact` (default), the fit runs on the
+    columns that occur (dlinear.columns) where that gives the same model, bit for bit; the
+    model has all the columns."""
     check_parameter(params)
     params = params.resolved()
     if problem.n_samples == 0:
@@ -135,26 +140,57 @@ def train_in_process(problem: Problem, params: Params,
     shape = Data(problem.n_samples, problem.nnz,
                  n_problems=None if label is None else n_binary_problems(len(label)))
     mode = choose(params, shape, n_threads=n_threads).mode
+    compacted = _on_occurring_columns(problem, params, mode, label) if compact else None
+    if compacted is None:
+        results = _fit_in_mode(mode, problem, params, label, weighted_C, n_threads)
+        return assemble_model(params, problem.n_features, label, results, emit)
+    columns, fit_params = compacted
+    results = _fit_in_mode(mode, columns.problem, fit_params, label, weighted_C, n_threads)
+    model = assemble_model(fit_params, columns.problem.n_features, label, results, emit)
+    return replace(model, nr_feature=columns.n_features,
+                   w=columns.expand_rows(model.w, params.bias))
+
+
+def _on_occurring_columns(problem: Problem, params: Params, mode: Mode, label):
+    """(CompactProblem, the params of the fit on it) when a fit on the columns that occur
+    gives the same model and few enough of them occur (columns.worth_compacting); else
+    None. The fit keeps the Newton steps' CG cap of all the columns, and a warm start is
+    taken to the columns that occur (None where it is nonzero on another)."""
+    if not fits_on_occurring_columns(params):
+        return None
+    columns = compact_problem(problem, only_if_worth=True)
+    if columns is None:
+        return None
+    changes = {}
+    if params.init_sol is not None:
+        changes["init_sol"] = columns.compact_rows(params.init_sol, params.bias)
+        if changes["init_sol"] is None:
+            return None
+    w_size = problem.n_features + (1 if params.bias >= 0 else 0)
+    changes["cg_cap_weights"] = w_size * (len(label) if mode is Mode.MULTINOMIAL else 1)
+    return columns, replace(params, **changes)
+
+
+def _fit_in_mode(mode: Mode, problem: Problem, params: Params, label, weighted_C,
+                 n_threads: int) -> list:
+    """The FitResults of every binary problem (or of the one problem) in `mode`."""
     if mode is Mode.ONE_PROBLEM:
-        results = [fit_class(problem, None, 0, None, params, n_threads=n_threads)]
-    elif mode is Mode.MULTINOMIAL:
+        return [fit_class(problem, None, 0, None, params, n_threads=n_threads)]
+    if mode is Mode.MULTINOMIAL:
         class_of_row = group_rows(label, problem.y)
         C = multinomial_C(class_of_row, problem.sample_weight, weighted_C)
-        results = [fit_multinomial(problem, class_of_row, C, len(label), params,
-                                   params.init_sol, n_threads=n_threads)]
-    elif mode is Mode.ALL_CLASSES:
-        results = [fit_all_classes(problem, group_rows(label, problem.y), weighted_C, params,
-                                   problem_seed(params.seed, 0))]
-    elif mode is Mode.KCOLUMN:
-        results = fit_kcolumn(problem, label, weighted_C, params, n_threads)
-    elif shape.problems() == 1:     # two classes: one binary problem, on all the threads
-        results = [fit_class(problem, label, 0, weighted_C, params, n_threads=n_threads)]
-    else:
-        columns = SharedColumns()     # transposed at most once for all classes
-        results = _run_all(lambda k: fit_class(problem, label, k, weighted_C, params,
-                                               columns),
-                           list(range(shape.problems())), n_threads, "classes")
-    return assemble_model(params, problem.n_features, label, results, emit)
+        return [fit_multinomial(problem, class_of_row, C, len(label), params,
+                                params.init_sol, n_threads=n_threads)]
+    if mode is Mode.ALL_CLASSES:
+        return [fit_all_classes(problem, group_rows(label, problem.y), weighted_C, params,
+                                problem_seed(params.seed, 0))]
+    if mode is Mode.KCOLUMN:
+        return fit_kcolumn(problem, label, weighted_C, params, n_threads)
+    if n_problems(label) == 1:      # two classes: one binary problem, on all the threads
+        return [fit_class(problem, label, 0, weighted_C, params, n_threads=n_threads)]
+    columns = SharedColumns()     # transposed at most once for all classes
+    return _run_all(lambda k: fit_class(problem, label, k, weighted_C, params, columns),
+                    list(range(n_problems(label))), n_threads, "classes")
 
 
 def cv_folds(l: int, nr_fold: int, seed: int, emit):

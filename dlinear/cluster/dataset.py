@@ -14,6 +14,7 @@ import os
 
 import numpy as np
 
+from ..columns import part_columns
 from ..data import Problem, file_stamp, is_url, line_aligned_ranges, read_libsvm
 from ..errors import DlinearError
 from .session import worker_addresses
@@ -118,6 +119,7 @@ class Dataset:
         self._first_labels = first_labels
         self.name = name
         self._local_copies = {}
+        self._occurring_columns = None
 
     # ----------------------------------------------------------------- constructors
     @classmethod
@@ -345,6 +347,18 @@ class Dataset:
         blocks = [da.from_delayed(dask.delayed(_part_y)(p), shape=(r,), dtype=np.float64)
                   for p, r in zip(self.parts, self.rows)]
         return da.concatenate(blocks)
+
+    def occurring_columns(self) -> np.ndarray:
+        """The sorted columns (int32) that the rows of any part use: found on the
+        workers, part by part (dlinear.columns.part_columns), once per Dataset."""
+        if self._occurring_columns is None:
+            found = self.client.gather(self.client.map(part_columns, self.parts,
+                                                       n_features=self.n_features,
+                                                       pure=False))
+            self._occurring_columns = (
+                np.unique(np.concatenate(found)).astype(np.int32, copy=False) if found
+                else np.zeros(0, dtype=np.int32))
+        return self._occurring_columns
 
     def to_problem(self) -> Problem:
         """Everything gathered into this process (small data, tests)."""

@@ -15,6 +15,8 @@ from dataclasses import replace
 
 import numpy as np
 
+from ..columns import (compact_rows, expand_rows, fits_on_occurring_columns,
+                       worth_compacting)
 from ..data import Problem
 from ..errors import DlinearError
 from ..model import Model
@@ -140,7 +142,8 @@ def training_mode(data, params: Params, solver_named: bool = True):
     return choice.params, choice.describe()
 
 
-def train_on_cluster(data, params: Params, client=None, log=None) -> Model:
+def train_on_cluster(data, params: Params, client=None, log=None, *,
+                     compact: bool = True) -> Model:
     """Train on a Dask cluster, in the mode chosen for the data and solver.
 
     :func:`dlinear.train` calls this for a Dataset or Dask collection; it takes the
@@ -157,6 +160,10 @@ def train_on_cluster(data, params: Params, client=None, log=None) -> Model:
         Needed for a Problem.
     log : callable, optional
         Receives the progress lines.
+    compact : bool, default True
+        Newton map-reduced over the parts, and the partitioned dual CD, run on the
+        columns that occur, each worker holding and exchanging its own only
+        (dlinear.columns; the same model, bit for bit).
 
     Returns
     -------
@@ -179,9 +186,9 @@ def train_on_cluster(data, params: Params, client=None, log=None) -> Model:
     elif mode is Mode.NEWTON_GROUPS_ON_COPIES:
         model = _train_newton_groups_on_copies(dataset, params, emit)
     elif mode is Mode.PARTITIONED_DUAL_CD:
-        model = _train_partitioned(dataset, params, emit)
+        model = _train_partitioned(dataset, params, emit, compact)
     else:
-        model = _train_map_reduced(dataset, params, mode, emit)
+        model = _train_map_reduced(dataset, params, mode, emit, compact)
     return model
 
 
@@ -292,28 +299,38 @@ def _train_newton_groups_on_copies(dataset: Dataset, params: Params, emit) -> Mo
     return model
 
 
-def _train_partitioned(dataset: Dataset, params: Params, emit) -> Model:
+def _train_partitioned(dataset: Dataset, params: Params, emit, compact: bool = True
+                       ) -> Model:
     """-s 1, 3, 7, 12, 13 by partitioned dual CD (dlinear.cluster.partitioned_cd): all
-    classes in each round; at the round cap, LIBLINEAR's warning and switch (-s 1 to the
-    distributed -s 2, -s 12 to -s 11)."""
+    classes in each round, on the workers' own columns with `compact`; at the round cap,
+    LIBLINEAR's warning and switch (-s 1 to the distributed -s 2, -s 12 to -s 11, on the
+    occurring columns too)."""
     check_shares_fit(dataset)
     label, weighted_C = _plan(dataset, params, emit)
+    columns, _ = _on_occurring_columns(dataset, params, Mode.PARTITIONED_DUAL_CD, label,
+                                       compact)
     results = train_partitioned(dataset, params, label, weighted_C,
                                 params.resolved().partition_rule,
-                                PARTITION_LOCAL_PASSES)
+                                PARTITION_LOCAL_PASSES, columns=columns)
     placement = []
 
     def primal_fitter(k):
         def fit(primal, w0):
             if not placement:
                 placement.append(Placement(dataset))
-            objective, counts = distributed_objective(dataset, label, k, weighted_C, primal,
-                                                      placement[0])
+            on, fit_params = _on_occurring_columns(dataset, replace(primal, init_sol=w0),
+                                                   Mode.NEWTON_MAP_REDUCED, label, compact)
+            objective, counts = distributed_objective(dataset, label, k, weighted_C,
+                                                      fit_params, placement[0], on)
             try:
-                return fit_newton_objective(objective, replace(primal, init_sol=None), w0,
-                                            counts)
+                result = fit_newton_objective(objective, replace(fit_params, init_sol=None),
+                                              fit_params.init_sol, counts)
             finally:
                 objective.loss_term.close()
+            if on is None:
+                return result
+            return replace(result, w=expand_rows(result.w, on, dataset.n_features,
+                                                 params.bias))
         return fit
 
     results = [after_dual_cap(r, params, primal_fitter(k)) for k, r in enumerate(results)]
@@ -325,54 +342,94 @@ def _train_partitioned(dataset: Dataset, params: Params, emit) -> Model:
 PARTITION_LOCAL_PASSES = 1
 
 
-def _train_map_reduced(dataset: Dataset, params: Params, mode: Mode, emit) -> Model:
+def _train_map_reduced(dataset: Dataset, params: Params, mode: Mode, emit,
+                       compact: bool = True) -> Model:
     """The Newton solvers over the workers' parts: each call of a driver a map-reduce
     over the workers' blocks (dlinear.cluster.objective). Multinomial: one softmax
     driver; k-column: one actor round serves every class's request; else one driver per
     binary problem, on client threads."""
     label, weighted_C = _plan(dataset, params, emit)
     placement = Placement(dataset)
+    columns, fit_params = _on_occurring_columns(dataset, params, mode, label, compact)
     if mode is Mode.MULTINOMIAL_MAP_REDUCED:
-        results, stats = _fit_multinomial(placement, label, weighted_C, params)
+        results, stats = _fit_multinomial(placement, label, weighted_C, fit_params, columns)
     elif mode is Mode.KCOLUMN_MAP_REDUCED:
-        results, stats = _fit_kcolumn_map_reduced(placement, label, weighted_C, params)
+        results, stats = _fit_kcolumn_map_reduced(placement, label, weighted_C, fit_params,
+                                                  columns)
     else:
-        results = _fit_per_problem_map_reduced(placement, label, weighted_C, params)
-        stats = dict(mode="map-reduce", workers=len(placement.by_worker))
+        results, stats = _fit_per_problem_map_reduced(placement, label, weighted_C,
+                                                      fit_params, columns)
+    if columns is not None:
+        results = [replace(r, w=expand_rows(r.w, columns, dataset.n_features, params.bias))
+                   for r in results]
+        stats["occurring_columns"] = len(columns)
     model = assemble_model(params, dataset.n_features, label, results, emit)
     model.fit_stats = stats
     return model
 
 
-def _fit_per_problem_map_reduced(placement, label, weighted_C, params) -> list:
+def _on_occurring_columns(dataset: Dataset, params: Params, mode: Mode, label,
+                          compact: bool):
+    """(the dataset's occurring columns, the params of the fit on them) when the fit runs
+    on those (dlinear.columns: the same model, bit for bit, as on all columns; where few
+    enough occur, columns.worth_compacting); else (None, params). The fit keeps the CG cap of all the columns, and a warm start
+    is taken to the columns that occur (on all columns where it is nonzero on another)."""
+    if not (compact and fits_on_occurring_columns(params)):
+        return None, params
+    used = dataset.occurring_columns()
+    if not worth_compacting(len(used), dataset.n_features):
+        return None, params
+    changes = {}
+    if params.init_sol is not None:
+        changes["init_sol"] = compact_rows(params.init_sol, used, dataset.n_features,
+                                           params.bias)
+        if changes["init_sol"] is None:
+            return None, params
+    w_size = dataset.n_features + (1 if params.bias >= 0 else 0)
+    changes["cg_cap_weights"] = w_size * (len(label) if mode is Mode.MULTINOMIAL_MAP_REDUCED
+                                          else 1)
+    return used, replace(params, **changes)
+
+
+def _fit_per_problem_map_reduced(placement, label, weighted_C, params, columns=None):
     """One Newton driver per binary problem (or the regression problem), on client
-    threads."""
+    threads: (results, fit statistics)."""
     dataset = placement.dataset
     ks = list(range(1 if label is None else n_binary_problems(len(label))))
+    traffic = []
 
     def fit(k):
         objective, counts = distributed_objective(dataset, label, k, weighted_C, params,
-                                                  placement)
+                                                  placement, columns)
         try:
-            return fit_newton_objective(objective, params, initial_w(params, k), counts)
+            result = fit_newton_objective(objective, params, initial_w(params, k), counts)
+            traffic.append(_traffic(objective.loss_term))
+            return result
         finally:
             objective.loss_term.close()
 
     with ThreadPoolExecutor(max_workers=min(len(ks), 8)) as pool:
-        return list(pool.map(fit, ks))
+        results = list(pool.map(fit, ks))
+    stats = dict(mode="map-reduce", workers=len(placement.by_worker))
+    for key in ("rounds", "bytes_to_workers", "bytes_from_workers", "busy_seconds"):
+        stats[key] = sum(t[key] for t in traffic)
+    return results, stats
 
 
 def _traffic(term) -> dict:
+    """The rounds of a tree, their bytes through the client, and the seconds its actors
+    computed (summed over them)."""
     return dict(mode="map-reduce", rounds=term.n_calls,
                 bytes_to_workers=term.bytes_to_workers,
-                bytes_from_workers=term.bytes_from_workers, workers=len(term.workers))
+                bytes_from_workers=term.bytes_from_workers, workers=len(term.workers),
+                busy_seconds=term.stats()[2])
 
 
-def _fit_kcolumn_map_reduced(placement, label, weighted_C, params):
+def _fit_kcolumn_map_reduced(placement, label, weighted_C, params, columns=None):
     """k-column Newton over the workers: one actor round serves every class's request.
     (results, fit statistics)."""
     params = params.resolved()
-    term = TreeColumnsTerm(placement, label, weighted_C, params)
+    term = TreeColumnsTerm(placement, label, weighted_C, params, columns)
     try:
         counts = term.counts()
         w0s = [initial_w(params, k) for k in range(term.n_classes)]
@@ -383,12 +440,13 @@ def _fit_kcolumn_map_reduced(placement, label, weighted_C, params):
         term.close()
 
 
-def _fit_multinomial(placement, label, weighted_C, params):
+def _fit_multinomial(placement, label, weighted_C, params, columns=None):
     """Multinomial logistic regression map-reduced over the workers' rows: ([result],
     fit statistics)."""
     params = params.resolved()
     objective, counts = distributed_multinomial_objective(placement.dataset, label,
-                                                          weighted_C, params, placement)
+                                                          weighted_C, params, placement,
+                                                          columns)
     try:
         result = fit_multinomial_objective(objective, counts, params, params.init_sol)
         return [result], _traffic(objective.loss_term)

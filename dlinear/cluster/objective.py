@@ -25,7 +25,7 @@ from ..solvers.kcolumn import KColumnLossTerm
 from ..solvers.multinomial import MultinomialTerm, multinomial_objective
 from ..solvers.primal_objectives import LOSS_CODE, LossTerm, RegularizedObjective
 from .dataset import concat_weights
-from .tree import ActorTree, OnTree, Placement
+from .tree import ActorTree, ColumnCodec, OnTree, Placement
 
 
 class CountedLossTerm(LossTerm):
@@ -69,15 +69,16 @@ class TreeLossTerm(OnTree):
     hold `make(share, *args)` (see the module text); `n_classes`: the columns of the
     matrix its n-vectors flatten (MultinomialTerm's), 1 for one problem."""
 
-    def __init__(self, placement: Placement, make, args, n_variables: int, n_classes=1):
-        self.n_variables = n_variables
+    def __init__(self, placement: Placement, make, args, n_variables: int, n_classes=1,
+                 codec=None):
+        self.n_variables = n_variables if codec is None else codec.length
         self.n_classes = n_classes
         # what the workers' state derives from, to replay it on new actors
         self._w = np.zeros(self.n_variables)
         self._s = None
         self._curvature = False
         self._pending_move = None
-        self.tree = ActorTree(placement, make, args, replay=self._replay)
+        self.tree = ActorTree(placement, make, args, replay=self._replay, codec=codec)
 
     def _round(self, method, *args):
         move, self._pending_move = self._pending_move, None
@@ -128,23 +129,34 @@ def _n_variables(dataset, params) -> int:
     return dataset.n_features + (1 if params.bias >= 0 else 0)
 
 
-def distributed_objective(dataset, label, k, weighted_C, params, placement=None):
+def _codec(columns, params, row_width=1):
+    """The ColumnCodec of a fit on the dataset columns `columns` (None: on all)."""
+    return None if columns is None else ColumnCodec(columns, params.bias >= 0, row_width)
+
+
+def distributed_objective(dataset, label, k, weighted_C, params, placement=None,
+                          columns=None):
     """(objective, (#positive rows, #rows)) of binary problem k (or the regression
     problem, label None) on the workers holding `dataset`'s parts; several problems may
-    share one `placement` (a Placement of the dataset)."""
+    share one `placement` (a Placement of the dataset). With `columns` (the dataset's
+    occurring columns), each worker holds and exchanges its own columns only and the
+    objective's vectors are those columns (then the bias)."""
     placement = placement if placement is not None else Placement(dataset)
     term = TreeLossTerm(placement, binary_rows, (label, k, weighted_C, params),
-                        _n_variables(dataset, params))
+                        _n_variables(dataset, params), codec=_codec(columns, params))
     positive, rows = term.counts()
     return (RegularizedObjective(term, term.n_variables, params.regularize_bias),
             (int(positive), int(rows)))
 
 
-def distributed_multinomial_objective(dataset, label, weighted_C, params, placement=None):
-    """(objective, rows per class) of multinomial logistic regression on the workers."""
+def distributed_multinomial_objective(dataset, label, weighted_C, params, placement=None,
+                                      columns=None):
+    """(objective, rows per class) of multinomial logistic regression on the workers;
+    `columns` as distributed_objective's."""
     placement = placement if placement is not None else Placement(dataset)
     term = TreeLossTerm(placement, multinomial_rows, (label, weighted_C, params),
-                        _n_variables(dataset, params) * len(label), len(label))
+                        _n_variables(dataset, params) * len(label), len(label),
+                        codec=_codec(columns, params, len(label)))
     counts = term.counts()
     return multinomial_objective(term, params.regularize_bias), counts
 
@@ -153,16 +165,18 @@ class TreeColumnsTerm(OnTree):
     """KColumnLossTerm.execute summed over an ActorTree of class_columns: one round per
     round of the lockstep, whatever the number of classes (k-column Newton on a
     cluster). Recovery replays each class's point, line-search direction and curvature,
-    as TreeLossTerm does for one problem."""
+    as TreeLossTerm does for one problem. `columns` as distributed_objective's."""
 
-    def __init__(self, placement: Placement, label, weighted_C, params):
+    def __init__(self, placement: Placement, label, weighted_C, params, columns=None):
         self.n_classes = n_binary_problems(len(label))
-        self.n_variables = _n_variables(placement.dataset, params)
+        codec = _codec(columns, params)
+        self.n_variables = (_n_variables(placement.dataset, params) if codec is None
+                            else codec.length)
         self._W = {c: np.zeros(self.n_variables) for c in range(self.n_classes)}
         self._S = {}            # per class: the line-search direction (X s held)
         self._curved = set()    # classes whose curvature (COEF) is current
         self.tree = ActorTree(placement, class_columns, (label, weighted_C, params),
-                              replay=self._replay)
+                              replay=self._replay, codec=codec)
 
     def _replay(self):
         self.tree.call("execute", {}, {c: ("at", (w,)) for c, w in self._W.items()})

@@ -17,12 +17,17 @@ one reduction before the round is repeated.
 """
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
+
+from ..columns import expand_rows
+from ..kernels.block_dual_cd import N_STATS
 
 from ..plan import block_seeds, n_problems, targets
 from ..solvers.partitioned_dual_cd import BlockState, combine_rounds
 from .dataset import concat_weights
-from .tree import ActorTree, OnTree, Placement, add_results
+from .tree import ActorTree, ColumnCodec, OnTree, Placement, add_results
 
 
 class DualBlock:
@@ -67,14 +72,34 @@ class DualBlock:
 
 
 class PartitionedBlocks(OnTree):
-    """The driver's `blocks` on a Dask cluster: round() over an ActorTree of DualBlocks."""
+    """The driver's `blocks` on a Dask cluster: round() over an ActorTree of DualBlocks.
+    With `columns` (the dataset's occurring columns), each worker holds and exchanges its
+    own columns only, and W and its steps are on `columns` (then the bias); `columns` is
+    None after all where a worker's own columns could not be told from its statistics
+    (ColumnCodec)."""
 
-    def __init__(self, placement: Placement, label, weighted_C, params):
+    def __init__(self, placement: Placement, label, weighted_C, params, columns=None):
         self.n_problems = n_problems(label)
         self.restarted_w = None
         self._round_args = None
-        self.tree = ActorTree(placement, DualBlock, (label, weighted_C, params),
-                              replay=self._replay)
+        self.columns = columns
+        args = (label, weighted_C, params)
+        if columns is not None:
+            codec = ColumnCodec(columns, params.bias >= 0, reserved=(N_STATS,))
+            try:
+                self.tree = ActorTree(placement, DualBlock, args, replay=self._replay,
+                                      codec=codec, combine=DualBlock.combine)
+                return
+            except ValueError:         # the actors made go with the failed tree
+                self.columns = None
+        self.tree = ActorTree(placement, DualBlock, args, replay=self._replay)
+
+    @property
+    def w_size(self) -> int:
+        """The length of W's rows: the dataset's columns (or occurring ones), the bias."""
+        dataset = self.tree.placement.dataset
+        n = dataset.n_features if self.columns is None else len(self.columns)
+        return n + (1 if self.tree.args[2].bias >= 0 else 0)
 
     @property
     def n_blocks(self) -> int:
@@ -114,14 +139,20 @@ class PartitionedBlocks(OnTree):
             self._round_args = None
 
 
-def train_partitioned(dataset, params, label, weighted_C, rule, n_passes, on_round=None):
+def train_partitioned(dataset, params, label, weighted_C, rule, n_passes, on_round=None,
+                      columns=None):
     """FitResults of every binary problem of `label` (or of the regression problem, label
-    None) by the partitioned dual CD on the workers holding `dataset`'s parts."""
+    None) by the partitioned dual CD on the workers holding `dataset`'s parts; with
+    `columns` (the dataset's occurring columns) on the workers' own columns, the
+    results' w on all columns again (the same, bit for bit)."""
     from ..solvers.partitioned_dual_cd import fit_partitioned_dual_cd
-    blocks = PartitionedBlocks(Placement(dataset), label, weighted_C, params)
+    blocks = PartitionedBlocks(Placement(dataset), label, weighted_C, params, columns)
     try:
-        w_size = dataset.n_features + (1 if params.bias >= 0 else 0)
-        return fit_partitioned_dual_cd(blocks, blocks.n_problems, w_size, params, rule,
-                                       n_passes, on_round)
+        results = fit_partitioned_dual_cd(blocks, blocks.n_problems, blocks.w_size, params,
+                                          rule, n_passes, on_round)
     finally:
         blocks.close()
+    if blocks.columns is None:
+        return results
+    return [replace(r, w=expand_rows(r.w, blocks.columns, dataset.n_features, params.bias))
+            for r in results]

@@ -37,9 +37,11 @@ import asyncio
 import threading
 import time
 from dataclasses import dataclass
+from typing import Optional
 
 import numpy as np
 
+from ..columns import on_local_columns
 from .heap import hold_heap_while_alive
 from .session import worker_addresses
 
@@ -79,11 +81,75 @@ def nbytes(value) -> int:
 class Share:
     """What one actor holds of the dataset: its place in the tree (`block`, 0 the root),
     its worker's non-empty parts and their keys, and the dataset's number of features (a
-    part's own may be smaller)."""
+    part's own may be smaller). On the worker's own columns (`columns`, the sorted
+    dataset columns its parts use), the parts' indices are renumbered into positions of
+    `columns` and n_features is len(columns): the payload's vectors are that long."""
     block: int
     parts: list
     keys: list
     n_features: int
+    columns: Optional[np.ndarray] = None
+
+
+class ColumnCodec:
+    """The client's side of a tree whose actors hold their worker's columns only
+    (Share.columns): the driver's vectors live on the dataset's occurring columns `used`
+    (then the bias when `bias`), in rows of `row_width` values (a multinomial W
+    flattened). `down` gives an actor the rows of its columns of every such vector in a
+    call's arguments; `up` puts an actor's result vectors back at their rows of the
+    driver's, zeros elsewhere. A vector is a float64 array whose last axis has the
+    driver's (or, coming up, the actor's) length, 1-D or, for one value per column, 2-D
+    (a vector per class: the partitioned dual CD's W and its steps). The payloads' other
+    arrays are counts (int64) and, 2-D, statistics of `reserved` values per class: an
+    actor whose own length is one of those cannot be told from them (set_blocks says
+    so), and its tree keeps all columns."""
+
+    def __init__(self, used: np.ndarray, bias: bool, row_width: int = 1, reserved=()):
+        self.used = np.asarray(used)
+        self.bias = bool(bias)
+        self.row_width = int(row_width)
+        self.length = (len(self.used) + self.bias) * self.row_width
+        self.reserved = set(reserved)
+        self.rows = []
+
+    def set_blocks(self, block_columns: list):
+        """The rows of each actor's columns (block i's at rows[i]); ValueError if an
+        actor's own length is a reserved one."""
+        self.rows = [np.append(np.searchsorted(self.used, c), len(self.used))
+                     if self.bias else np.searchsorted(self.used, c)
+                     for c in block_columns]
+        if any(len(r) * self.row_width in self.reserved for r in self.rows):
+            raise ValueError("a worker's own columns are as many as the statistics of "
+                             "its payload")
+
+    def down(self, value, block: int):
+        if isinstance(value, dict):
+            return {k: self.down(v, block) for k, v in value.items()}
+        if isinstance(value, tuple):
+            return tuple(self.down(v, block) for v in value)
+        if self._is_vector(value, self.length):
+            rows = value.reshape(value.shape[:-1] + (-1, self.row_width))
+            return np.ascontiguousarray(
+                rows[..., self.rows[block], :].reshape(value.shape[:-1] + (-1,)))
+        return value
+
+    def up(self, value, block: int):
+        if isinstance(value, dict):
+            return {k: self.up(v, block) for k, v in value.items()}
+        if isinstance(value, tuple):
+            return tuple(self.up(v, block) for v in value)
+        if self._is_vector(value, len(self.rows[block]) * self.row_width):
+            full = np.zeros(value.shape[:-1] + (self.length,))
+            full.reshape(value.shape[:-1] + (-1, self.row_width))[..., self.rows[block], :] \
+                = value.reshape(value.shape[:-1] + (-1, self.row_width))
+            return full
+        return value
+
+    def _is_vector(self, value, length: int) -> bool:
+        return (isinstance(value, np.ndarray) and value.dtype == np.float64
+                and (value.ndim == 1 or (value.ndim == 2 and self.row_width == 1))
+                and value.shape[-1] == length)
+
 
 
 class Placement:
@@ -131,15 +197,21 @@ class TreeActor:
     """Lives on one worker as a Dask actor: a payload built there over the worker's
     parts, its children in the tree, and its traffic counters."""
 
-    def __init__(self, make, args, block, n_features, keys, predecessor, *parts):
+    def __init__(self, make, args, block, n_features, keys, predecessor, own_columns,
+                 *parts):
         from distributed import get_worker
 
         # its rounds allocate n-vectors: keep them out of mmap while the actor lives
         hold_heap_while_alive(self)
         worker = get_worker()
         kept = [(key, p) for key, p in zip(keys, parts) if p.n_samples > 0]
-        self.payload = make(Share(block, [p for _, p in kept], [key for key, _ in kept],
-                                  n_features), *args)
+        parts = [p for _, p in kept]
+        self.columns = None
+        if own_columns:         # renumbered once: every round then carries these only
+            self.columns, parts = on_local_columns(parts, n_features)
+            n_features = len(self.columns)
+        self.payload = make(Share(block, parts, [key for key, _ in kept], n_features,
+                                  self.columns), *args)
         if predecessor is not None and hasattr(self.payload, "take_over"):
             # the tree keeps the replaced actor alive until its successors are linked
             previous = worker.state.actors.get(predecessor)
@@ -155,6 +227,16 @@ class TreeActor:
     def set_children(self, children) -> int:
         self.children = list(children)
         return len(self.children)
+
+    def used_columns(self):
+        """The dataset columns this actor's payload holds (Share.columns), or None."""
+        return self.columns
+
+    def holdings(self) -> dict:
+        """Sizes of the arrays the payload holds ({attribute: elements}), for tests that
+        check what a worker keeps."""
+        return {name: int(value.size) for name, value in vars(self.payload).items()
+                if isinstance(value, np.ndarray)}
 
     def _run(self, prelude, method, args):
         start = time.perf_counter()
@@ -184,19 +266,43 @@ class TreeActor:
             self.bytes_sent += nbytes(total)
         return total
 
+    async def call_own(self, prelude, method, *args):
+        """The payload's `method`(*args) of this actor alone (its children are called by
+        the client): a tree on the workers' own columns, where each actor's arguments are
+        its own. "stats": this actor's (bytes received, bytes sent, seconds computing)."""
+        if method != "stats":
+            self.bytes_received += nbytes(args)
+        loop = asyncio.get_running_loop()
+        result = await loop.run_in_executor(self._executor, self._run, prelude, method,
+                                            args)
+        if method != "stats":
+            self.bytes_sent += nbytes(result)
+        return result
+
 
 class ActorTree:
     """The client's side of one TreeActor per worker over `placement`'s parts, each
     holding `make(share, *args)` (see the module text). `replay()`, if given, is called
     after a recovery to give the new actors the state the lost ones had (through `call`);
     a round's `prelude` is not sent again after a recovery, the replay having made the
-    state it was to bring."""
+    state it was to bring.
 
-    def __init__(self, placement: Placement, make, args, replay=None):
+    With a `codec` (ColumnCodec), each actor holds its worker's columns only, and a round
+    is the client's call of each actor with its own columns of the vectors (`down`); the
+    client adds up their results (`up`) in the order the tree would, so the sums are
+    those of a tree on all columns, bit for bit, and no worker sends or receives more
+    than its own columns."""
+
+    def __init__(self, placement: Placement, make, args, replay=None,
+                 codec: Optional[ColumnCodec] = None, combine=None):
         self.client = placement.dataset.client
         self.placement = placement
         self.make, self.args = make, tuple(args)
         self._replay = replay
+        self.codec = codec
+        # how the client adds two subtrees' results on the workers' own columns: the
+        # payload's `combine` (make's class's), by default their sum
+        self._combine = combine or _add_results_of
         self.n_calls = 0                # rounds
         self.bytes_to_workers = 0       # arrays the client sent to the root
         self.bytes_from_workers = 0     # arrays the client received from the root
@@ -215,9 +321,13 @@ class ActorTree:
                                       self.placement.dataset.n_features,
                                       [p.key for p in parts],
                                       self._futures[w].key if w in self._futures else None,
+                                      self.codec is not None,
                                       *parts, actor=True, workers=[w], pure=False)
                    for block, (w, parts) in enumerate(by_worker.items())]
         actors = self.client.gather(futures)
+        if self.codec is not None:
+            self.codec.set_blocks([f.result() for f in
+                                   [actor.used_columns() for actor in actors]])
         set_up = [actor.set_children([actors[j] for j in (2 * i + 1, 2 * i + 2)
                                       if j < len(actors)])
                   for i, actor in enumerate(actors)]
@@ -243,7 +353,10 @@ class ActorTree:
                 if self._stale:
                     self._recover()
                     prelude = None
-                result = self.call(method, *args, prelude=prelude)
+                if self.codec is not None:
+                    result = self._call_each(method, args, prelude, count=True)
+                else:
+                    result = self.call(method, *args, prelude=prelude)
                 break
             except (OSError, RuntimeError, WorkerLost):   # how a lost worker shows
                 if attempt == MAX_RECOVERIES or not self._worker_left(LOST_WORKER_WAIT):
@@ -251,14 +364,19 @@ class ActorTree:
                 self._stale = True
         if method != "stats":
             self.n_calls += 1
-            self.bytes_to_workers += nbytes(args)
-            self.bytes_from_workers += nbytes(result)
+            if self.codec is None:
+                self.bytes_to_workers += nbytes(args)
+                self.bytes_from_workers += nbytes(result)
         return result
 
     def call(self, method, *args, prelude=None):
         """The root's result of one call down the tree: neither counted nor repeated
         (for replays); raises WorkerLost if an actor's worker left meanwhile."""
-        future = self.actors[0].call(prelude, method, *args)
+        if self.codec is not None:
+            return self._call_each(method, args, prelude)
+        return self._wait(self.actors[0].call(prelude, method, *args), method)
+
+    def _wait(self, future, method):
         while True:
             try:
                 return future.result(timeout=WATCH_INTERVAL)
@@ -266,11 +384,43 @@ class ActorTree:
                 if self._worker_left(0.0):
                     raise WorkerLost(method) from None
 
+    def _call_each(self, method, args, prelude, count=False):
+        """A call on the workers' own columns (see the class text): each actor gets its
+        rows of the vectors in `args`, and the results come back at their rows, added in
+        the tree's order (actor i's own, then its children 2i+1 and 2i+2's subtrees)."""
+        own_args = [self.codec.down(args, b) for b in range(len(self.actors))]
+        futures = [actor.call_own(prelude, method, *a)
+                   for actor, a in zip(self.actors, own_args)]
+        results = [self._wait(f, method) for f in futures]
+        if method == "stats":
+            return results
+        if count:
+            self.bytes_to_workers += sum(nbytes(a) for a in own_args)
+            self.bytes_from_workers += sum(nbytes(r) for r in results)
+        totals = [None] * len(results)
+        for i in reversed(range(len(results))):
+            total = self.codec.up(results[i], i)
+            for j in (2 * i + 1, 2 * i + 2):
+                if j < len(results):
+                    total = self._combine(method, total, totals[j])
+            totals[i] = total
+        return totals[0]
+
     def stats(self):
         """(bytes of arrays all actors received from their parents, bytes they sent to
         them, seconds they spent computing), summed over the actors."""
-        received, sent, busy = self.round("stats")
+        if self.codec is not None:
+            received, sent, busy = np.sum(self.round("stats"), axis=0)
+        else:
+            received, sent, busy = self.round("stats")
         return int(received), int(sent), float(busy)
+
+    def stats_each(self) -> list:
+        """Each actor's own (bytes received, bytes sent, seconds computing), in block order,
+        on a tree on the workers' own columns (where the client calls each actor)."""
+        if self.codec is None:
+            raise ValueError("per-actor statistics need a tree on the workers' columns")
+        return [(int(r), int(s), float(b)) for r, s, b in self.round("stats")]
 
     def _worker_left(self, wait: float) -> bool:
         """Whether the scheduler has removed one of the actors' workers, waiting up to

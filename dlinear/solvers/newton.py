@@ -128,12 +128,13 @@ def _start(w):
     return f, g, gnorm0
 
 
-def _pcg(g, M, eps_cg, log, work=None):
+def _pcg(g, M, eps_cg, log, work=None, max_cg_iter=None):
     """newton.cpp's pcg: preconditioned CG on H s = -g, stopped by the quadratic model.
     Returns (s, r, cg_iter) with r = -g - H s. `work`: five n-vectors to compute in
     (s, r, z, d and a scratch), reused from one Newton iteration to the next (s and r
     are returned in them), so that no n-vector is allocated in the loop (a fresh one of
-    tens of MB is page-faulted in on first touch)."""
+    tens of MB is page-faulted in on first touch). At most max_cg_iter steps (default
+    LIBLINEAR's max(n, 5))."""
     n = len(g)
     if work is None:
         work = [np.empty(n) for _ in range(5)]
@@ -146,7 +147,7 @@ def _pcg(g, M, eps_cg, log, work=None):
     cgtol = min(eps_cg, math.sqrt(math.sqrt(zTr)))
     Q = 0.0
     cg_iter = 0
-    max_cg_iter = max(n, 5)
+    max_cg_iter = max(n, 5) if max_cg_iter is None else max_cg_iter
     while cg_iter < max_cg_iter:
         cg_iter += 1
         Hd = yield ("hv", (d,))
@@ -175,9 +176,11 @@ def _pcg(g, M, eps_cg, log, work=None):
     return s, r, cg_iter
 
 
-def newton_steps(w, eps, eps_cg=NEWTON_EPS_CG, max_newton_iter=NEWTON_MAX_ITER):
+def newton_steps(w, eps, eps_cg=NEWTON_EPS_CG, max_newton_iter=NEWTON_MAX_ITER,
+                 max_cg_iter=None):
     """LIBLINEAR 2.40+'s NEWTON::newton from w (updated in place), as a generator of the
-    objective protocol's requests (see the module text); returns a DriverResult."""
+    objective protocol's requests (see the module text); returns a DriverResult.
+    max_cg_iter: CG steps per Newton step (default max(len(w), 5))."""
     log = []
     f, g, gnorm0 = yield from _start(w)
     gnorm = norm(g)
@@ -190,7 +193,7 @@ def newton_steps(w, eps, eps_cg=NEWTON_EPS_CG, max_newton_iter=NEWTON_MAX_ITER):
     while n_iter < max_newton_iter and not stopped:
         M = np.multiply((yield ("diag_precond", ())), ALPHA_PCG)   # (1 - a) + a diag(H)
         M += 1.0 - ALPHA_PCG
-        s, _, cg_iter = yield from _pcg(g, M, eps_cg, log, work)
+        s, _, cg_iter = yield from _pcg(g, M, eps_cg, log, work, max_cg_iter)
         total_cg += cg_iter
         fold = f
         step, f = yield ("linesearch_and_update", (w, s, f, g, 1.0))
@@ -227,7 +230,7 @@ def _uTMv(u, M, v):
     return dot(u * M, v)
 
 
-def _trpcg(delta, g, M, eps_cg, log):
+def _trpcg(delta, g, M, eps_cg, log, max_cg_iter=None):
     """tron.cpp's trpcg: preconditioned CG truncated at ||s||_M = delta.
     Returns (s, r, cg_iter, reach_boundary) with r = -g - H s."""
     n = len(g)
@@ -238,7 +241,7 @@ def _trpcg(delta, g, M, eps_cg, log):
     zTr = dot(z, r)
     cgtol = eps_cg * math.sqrt(zTr)
     cg_iter = 0
-    max_cg_iter = max(n, 5)
+    max_cg_iter = max(n, 5) if max_cg_iter is None else max_cg_iter
     reach_boundary = False
     while cg_iter < max_cg_iter:
         if math.sqrt(zTr) <= cgtol:
@@ -273,10 +276,11 @@ def _trpcg(delta, g, M, eps_cg, log):
     return s, r, cg_iter, reach_boundary
 
 
-def tron_steps(w, eps, eps_cg=TRON_EPS_CG, max_newton_iter=NEWTON_MAX_ITER):
+def tron_steps(w, eps, eps_cg=TRON_EPS_CG, max_newton_iter=NEWTON_MAX_ITER,
+               max_cg_iter=None):
     """LIBLINEAR 2.20-2.30's TRON::tron (trust-region Newton, preconditioned CG) from w
     (updated in place), as a generator of the objective protocol's requests (see the
-    module text); returns a DriverResult."""
+    module text); returns a DriverResult. max_cg_iter as newton_steps'."""
     log = []
     f, g, gnorm0 = yield from _start(w)
     gnorm = norm(g)
@@ -289,7 +293,8 @@ def tron_steps(w, eps, eps_cg=TRON_EPS_CG, max_newton_iter=NEWTON_MAX_ITER):
     n_iter = 0          # accepted steps (tron.cpp's iter - 1)
     total_cg = 0
     while n_iter < max_newton_iter and not stopped:
-        s, r, cg_iter, reach_boundary = yield from _trpcg(delta, g, M, eps_cg, log)
+        s, r, cg_iter, reach_boundary = yield from _trpcg(delta, g, M, eps_cg, log,
+                                                          max_cg_iter)
         total_cg += cg_iter
         w_new = w + s
         gs = dot(g, s)
@@ -374,11 +379,15 @@ def fit_steps(params, w0, n_variables, eps, max_newton_iter=NEWTON_MAX_ITER):
     if params.max_newton_iter is not None:
         max_newton_iter = min(max_newton_iter, int(params.max_newton_iter))
     driver = params.newton
+    # LIBLINEAR's CG cap, of all the columns where the fit runs on those that occur
+    max_cg_iter = max(params.cg_cap_weights or n_variables, 5)
     if driver == "tron":
         eps_cg = TRON_EPS_CG_WARM if w0 is not None else TRON_EPS_CG
-        res = yield from tron_steps(w, eps, eps_cg=eps_cg, max_newton_iter=max_newton_iter)
+        res = yield from tron_steps(w, eps, eps_cg=eps_cg, max_newton_iter=max_newton_iter,
+                                    max_cg_iter=max_cg_iter)
     elif driver == "linesearch":
-        res = yield from newton_steps(w, eps, max_newton_iter=max_newton_iter)
+        res = yield from newton_steps(w, eps, max_newton_iter=max_newton_iter,
+                                      max_cg_iter=max_cg_iter)
     else:
         raise DlinearError(f"unknown Newton driver {driver!r}; use one of {DRIVERS}")
     return FitResult(w=w, n_iter=res.n_iter, log=res.log, hit_max_iter=res.hit_max_iter)

@@ -56,6 +56,7 @@ from ..kernels.dual_cd_svc import end_of_sweep
 from ..kernels.rng import seed_state
 from ..solver_table import PARTITION_RULES, SOLVERS
 from . import FitResult
+from .vectors import dot
 
 RULES = PARTITION_RULES
 ADAPTIVE_TARGET = 1.2         # the line-search optimum "adaptive" steers sigma' towards
@@ -240,8 +241,8 @@ class SimulatedBlocks:
 def line_search_optimum(w, dw, stats_row) -> float:
     """The minimiser eta >= 0 of the (quadratic, or chord-bounded) dual along the combined
     step: 0 when it does not descend, inf when the dual is linear along it."""
-    slope = float(w @ dw) + stats_row[STEP_LINEAR]
-    curvature = float(dw @ dw) + stats_row[STEP_QUADRATIC]
+    slope = dot(w, dw) + stats_row[STEP_LINEAR]
+    curvature = dot(dw, dw) + stats_row[STEP_QUADRATIC]
     if slope >= 0.0:
         return 0.0
     if curvature <= 0.0:
@@ -315,7 +316,7 @@ def fit_partitioned_dual_cd(blocks, n_problems, w_size, params, rule="adaptive",
                 np.minimum(sigma, float(blocks.n_blocks), out=sigma)
         for j, c in enumerate(classes):
             st = stats[j]
-            half_ww = 0.5 * float(W[c] @ W[c])
+            half_ww = 0.5 * dot(W[c], W[c])
             dual[c] = half_ww + st[DUAL_PART]
             primal = half_ww + st[PRIMAL_LOSS]
             if full_stats or st[ACTIVE] == st[ROWS]:    # shrunk rows' losses are missing

@@ -36,7 +36,7 @@ LAYERS = [
     ("solvers: fit functions, Newton drivers, objectives",
      ["dlinear.solvers", "dlinear.solvers.*"]),
     ("problems, models, parameters and prediction",
-     ["dlinear.data", "dlinear.problem", "dlinear.datasets", "dlinear.click_data", "dlinear.model",
+     ["dlinear.data", "dlinear.problem", "dlinear.columns", "dlinear.datasets", "dlinear.click_data", "dlinear.model",
       "dlinear.params",
       "dlinear.predict"]),
     ("Numba kernels on raw arrays",
