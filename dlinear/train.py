@@ -32,11 +32,12 @@ from .solvers.multinomial import fit_multinomial
 
 
 def fit_class(problem: Problem, label, k: int, weighted_C, params: Params,
-              shared_columns: Optional[SharedColumns] = None) -> FitResult:
+              shared_columns: Optional[SharedColumns] = None,
+              n_threads: int = 1) -> FitResult:
     """train_one on binary problem k (or, with label None, the regression / one-class
-    problem)."""
-    return train_one(subproblem(problem, label, k, weighted_C, params, shared_columns),
-                     params)
+    problem), its solver free to use n_threads threads."""
+    task = subproblem(problem, label, k, weighted_C, params, shared_columns)
+    return train_one(replace(task, n_threads=max(1, int(n_threads))), params)
 
 
 def train_one(task: SubProblem, params: Params) -> FitResult:
@@ -134,7 +135,7 @@ def train_in_process(problem: Problem, params: Params,
                  n_problems=None if label is None else n_binary_problems(len(label)))
     mode = choose(params, shape, n_threads=n_threads).mode
     if mode is Mode.ONE_PROBLEM:
-        results = [fit_class(problem, None, 0, None, params)]
+        results = [fit_class(problem, None, 0, None, params, n_threads=n_threads)]
     elif mode is Mode.MULTINOMIAL:
         class_of_row = group_rows(label, problem.y)
         C = multinomial_C(class_of_row, problem.sample_weight, weighted_C)
@@ -147,8 +148,10 @@ def train_in_process(problem: Problem, params: Params,
         results = fit_kcolumn(problem, label, weighted_C, params, n_threads)
     else:
         columns = SharedColumns()     # transposed at most once for all classes
+        # one binary problem: its solver gets the threads; more: the classes get them
+        solver_threads = n_threads if shape.problems() == 1 else 1
         results = _run_all(lambda k: fit_class(problem, label, k, weighted_C, params,
-                                               columns),
+                                               columns, solver_threads),
                            list(range(shape.problems())), n_threads, "classes")
     return assemble_model(params, problem.n_features, label, results, emit)
 

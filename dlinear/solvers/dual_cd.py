@@ -10,6 +10,7 @@ from ..kernels.dual_cd_lr import dual_cd_lr
 from ..kernels.dual_cd_svc import dual_cd_svc
 from ..kernels.dual_cd_svr import dual_cd_svr
 from ..kernels.online_dual_cd_svc import online_dual_cd_svc
+from .parallel_dual_cd import run_on_threads, solver_threads
 from .task import FitResult
 
 
@@ -46,17 +47,26 @@ def feasible_warm_start(task, params) -> np.ndarray:
 
 def fit_dual_cd_svc(task, params):
     """-s 1 (L2-loss) or -s 3 (L1-loss) by one-variable dual CD on one binary task,
-    warm-started from task.alpha0 when given. Its variants (a true bias, --cd-block 2,
-    --online) are chosen by dlinear.solvers._fit_svc_dual."""
+    warm-started from task.alpha0 when given, on task.n_threads threads when the problem
+    is large enough (dlinear.solvers.parallel_dual_cd; one thread: the serial kernel).
+    Its variants (a true bias, --cd-block 2, --online) are chosen by
+    dlinear.solvers._fit_svc_dual."""
     X = task.problem
     alpha = starting_alpha(task, params)
     w = np.zeros(task.w_size)
-    n_iter, active, restarts, obj = dual_cd_svc(
-        X.indptr, X.indices, X.data, X.n_features, float(task.bias), task.y, task.C,
-        params.spec.squared_loss, float(params.eps), int(params.max_iter), int(task.seed),
-        alpha, w)
+    args = (float(task.bias), task.y, task.C, params.spec.squared_loss, float(params.eps),
+            int(params.max_iter), int(task.seed), alpha, w)
+    threads = solver_threads(task.n_threads, X.nnz)
+    if threads > 1:
+        n_iter, active, restarts, obj, scheme = run_on_threads(X, args, threads)
+        details = [f"{scheme} parallel dual CD on {threads} threads"]
+    else:
+        n_iter, active, restarts, obj = dual_cd_svc(X.indptr, X.indices, X.data,
+                                                    X.n_features, *args)
+        details = []
     return dual_svc_result(w, alpha, n_iter, obj, params, [
-        f"active set at the end = {active}/{X.n_samples}, shrinking restarts = {restarts}"])
+        f"active set at the end = {active}/{X.n_samples}, shrinking restarts = {restarts}",
+        *details])
 
 
 def dual_svc_result(w, alpha, n_iter, obj, params, details) -> FitResult:

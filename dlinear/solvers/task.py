@@ -49,6 +49,7 @@ class SubProblem:
     w0: Optional[np.ndarray] = None
     alpha0: Optional[np.ndarray] = None   # warm start of the dual CD solvers (-s 1, 3)
     shared_columns: Optional[SharedColumns] = None   # X by columns, shared across classes
+    n_threads: int = 1    # threads this one fit may use (the only fit of its process)
 
     def columns(self, with_bias: bool = True):
         """X by columns (with the bias column when with_bias and bias >= 0)."""

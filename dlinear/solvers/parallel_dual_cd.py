@@ -1,0 +1,112 @@
+"""-s 1 / -s 3 by dual CD on several threads of this process (task.n_threads > 1), in one
+of two schemes (dlinear.kernels.parallel_dual_cd_svc):
+
+- "block": the gradients of a block of candidates in parallel, the steps serial
+  (liblinear-multicore). Deterministic: the same seed gives the same model on any
+  number of threads above one.
+- "wild": asynchronous steps on shared w (PASSCoDe-Wild): each sweep's active set is
+  split into shares that the threads of a PassPool take in turn. Not deterministic: the
+  threads' timing decides the order in which their steps see each other's.
+
+One thread runs dlinear.kernels.dual_cd_svc, today's model bit for bit.
+"""
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from ..kernels.dual_cd_svc import INF, dual_objective, end_of_sweep
+from ..kernels.parallel_dual_cd_svc import (block_parallel_dual_cd_svc, dual_state,
+                                            gather_active, shuffle_active, w_from_alpha,
+                                            wild_sweep_part)
+from ..kernels.rng import seed_state
+from ..threads import PassPool
+
+SCHEMES = ("block", "wild")
+# measured faster on the rcv1-shaped set (BENCHMARKS.md, "Parallel dual CD")
+DEFAULT_SCHEME = "wild"
+# below this many nonzeros a sweep takes a few milliseconds, and handing its shares to
+# threads costs more than it saves: one thread (not measured finely: a sweep of 2M
+# nonzeros takes about 5 ms here, the hand-over about 0.1-1 ms on a loaded machine)
+MIN_NNZ_PER_THREAD = 1_000_000
+
+
+def solver_threads(n_threads: int, nnz: int) -> int:
+    """The threads a -s 1 / -s 3 fit uses: n_threads, fewer on a small problem (one
+    below 2 * MIN_NNZ_PER_THREAD nonzeros)."""
+    return max(1, min(int(n_threads), int(nnz) // MIN_NNZ_PER_THREAD))
+# shares of a wild sweep per thread: a thread that finishes early takes another share,
+# so uneven rows do not leave a thread idle at the sweep's end
+SHARES_PER_THREAD = 4
+
+
+def wild_dual_cd_svc(X, bias, y, C, l2_loss, eps, max_iter, seed, alpha, w, n_threads):
+    """PASSCoDe-Wild on n_threads threads, in place on `alpha` (warm start) and `w`.
+    LIBLINEAR's test ends a sweep; a stop is accepted only after a full sweep that began
+    from w rebuilt from alpha met it, and the returned w is rebuilt from the returned
+    alpha. Returns (iterations, active-set size, shrinking restarts, objective)."""
+    indptr, indices, data, n = X.indptr, X.indices, X.data, X.n_features
+    inst, index, l = dual_state(indptr, indices, data, n, bias, y, C, l2_loss, alpha, w)
+    state = seed_state(seed)
+    scratch = np.empty(max(l, 1), dtype=np.int64)
+    pool = PassPool(n_threads, "dual-cd")
+    n_shares = n_threads * SHARES_PER_THREAD
+    active_size = l
+    PGmax_old, PGmin_old = INF, -INF
+    it = restarts = 0
+    rebuilt = False
+    try:
+        while it < max_iter:
+            shuffle_active(state, index, active_size)
+            bounds = np.linspace(0, active_size, n_shares + 1).astype(np.int64)
+            shares = pool.run(wild_sweep_part, [
+                (indptr, indices, data, n, bias, l2_loss, inst, index, bounds[q],
+                 bounds[q + 1], PGmax_old, PGmin_old, w) for q in range(n_shares)])
+            kept = np.array([r[0] for r in shares], dtype=np.int64)
+            PGmax_new = max([r[1] for r in shares])
+            PGmin_new = min([r[2] for r in shares])
+            active_size = gather_active(index, bounds, kept, scratch)
+            it += 1
+            stop, restart, PGmax_old, PGmin_old = end_of_sweep(PGmax_new, PGmin_new, eps,
+                                                               active_size, l)
+            if stop and not rebuilt:
+                # confirm on the full set from the w of alpha: lost additions to w
+                # cannot end the run
+                w_from_alpha(indptr, indices, data, n, bias, inst, w)
+                rebuilt, stop, restart = True, False, False
+                active_size, PGmax_old, PGmin_old = l, INF, -INF
+                restarts += 1
+                continue
+            if stop:
+                break
+            rebuilt = False
+            if restart:
+                active_size = l
+                restarts += 1
+    finally:
+        pool.close()
+    w_from_alpha(indptr, indices, data, n, bias, inst, w)
+    return it, active_size, restarts, dual_objective(w, inst, l2_loss, alpha)
+
+
+def block_dual_cd_svc(X, bias, y, C, l2_loss, eps, max_iter, seed, alpha, w, n_threads):
+    """liblinear-multicore's scheme on n_threads Numba threads (the kernel's prange).
+    Returns (iterations, active-set size, shrinking restarts, objective)."""
+    previous = numba.get_num_threads()
+    numba.set_num_threads(min(int(n_threads), numba.config.NUMBA_NUM_THREADS))
+    try:
+        it, active, restarts, obj, _ = block_parallel_dual_cd_svc(
+            X.indptr, X.indices, X.data, X.n_features, bias, y, C, l2_loss, eps, max_iter,
+            seed, alpha, w)
+    finally:
+        numba.set_num_threads(previous)
+    return it, active, restarts, obj
+
+
+RUN = {"block": block_dual_cd_svc, "wild": wild_dual_cd_svc}
+
+
+def run_on_threads(X, args, n_threads):
+    """The DEFAULT_SCHEME on n_threads threads, args those of dual_cd_svc after X's
+    arrays: (iterations, active-set size, restarts, objective, scheme)."""
+    return (*RUN[DEFAULT_SCHEME](X, *args, n_threads), DEFAULT_SCHEME)
