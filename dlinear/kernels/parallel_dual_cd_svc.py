@@ -1,13 +1,14 @@
 """Dual CD for -s 1 / -s 3 on several threads: the two schemes of the literature.
 
-- Asynchronous (PASSCoDe-Wild, Hsieh, Yu & Dhillon, ICML 2015): each thread runs the
+- Asynchronous (PASSCoDe, Hsieh, Yu & Dhillon, ICML 2015): each thread runs the
   one-variable steps of Hsieh et al. 2008 on its own share of the active set and reads
   and writes the shared w without locks. A step reads a w that other threads are
-  changing, and two threads adding to the same w_j at the same moment can lose one of
+  changing. Wild: two threads adding to the same w_j at the same moment can lose one of
   the additions, so the maintained w drifts from sum_i alpha_i y_i x_i; the driver
   rebuilds w from alpha (`w_from_alpha`) before it accepts a stop, so the returned w is
-  the one of the returned alpha. `wild_sweep_part` is one thread's share of a sweep; the
-  threads come from dlinear.threads.PassPool.
+  the one of the returned alpha. Atomic: each addition to w_j is one atomic
+  read-add-write (`atomic_add`), so none is lost. `async_sweep_part` is one thread's
+  share of a sweep; the threads come from dlinear.threads.PassPool.
 - Gradients of a block of candidates in parallel, updates serial (Chiang, Lee & Lin,
   KDD 2016; liblinear-multicore): `block_parallel_dual_cd_svc`, one Numba kernel whose
   gradient loop is a `prange` (numba.set_num_threads sets its threads). The candidates'
@@ -19,18 +20,44 @@ Both keep LIBLINEAR's stop: max PG - min PG <= eps with both within eps over a s
 confirmed on the full set.
 """
 import numpy as np
-from numba import njit, prange
+from numba import njit, prange, types
+from numba.core import cgutils
+from numba.extending import intrinsic
 
 from .dual_cd_svc import ALPHA, BOUND, INF, QD, Y, init_dual_state, one_variable_step
 from .rng import seed_state, shuffle_prefix
 from .sparse_ops import row_axpy, row_dot
 
 
+@intrinsic
+def atomic_add(typingctx, array, i, value):
+    """array[i] += value as one atomic operation (LLVM's atomicrmw fadd; array float64,
+    1-d, contiguous)."""
+    def codegen(context, builder, signature, args):
+        array_type = signature.args[0]
+        view = context.make_array(array_type)(context, builder, args[0])
+        ptr = cgutils.get_item_pointer(context, builder, array_type, view, [args[1]],
+                                       wraparound=False, boundscheck=False)
+        builder.atomic_rmw("fadd", ptr, args[2], "monotonic")
+        return context.get_dummy_value()
+    return types.void(array, i, value), codegen
+
+
+@njit(cache=True, nogil=True, inline="always")
+def row_axpy_atomic(a, indptr, indices, data, i, w, n_features, bias):
+    """w += a * x_i, each addition atomic."""
+    for k in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
+        atomic_add(w, np.uint64(indices[k]), a * data[k])
+    if bias >= 0:
+        atomic_add(w, np.uint64(n_features), a * bias)
+
+
 @njit(cache=True, nogil=True)
-def wild_sweep_part(indptr, indices, data, n_features, bias, l2_loss, inst, index, lo, hi,
-                    PGmax_old, PGmin_old, w):
+def async_sweep_part(indptr, indices, data, n_features, bias, l2_loss, inst, index, lo, hi,
+                     PGmax_old, PGmin_old, w, atomic):
     """CD steps on the variables index[lo:hi] (one thread's share of a sweep), w shared
-    and written without locks. A variable shrunk by the bounds PGmax_old / PGmin_old
+    and written without locks (each addition atomic when `atomic`, else wild). A
+    variable shrunk by the bounds PGmax_old / PGmin_old
     moves to the end of the share. Returns (kept, PGmax_new, PGmin_new): index[lo:lo+kept]
     stay active."""
     PGmax_new = -INF
@@ -72,7 +99,11 @@ def wild_sweep_part(indptr, indices, data, n_features, bias, l2_loss, inst, inde
         if abs(PG) > 1.0e-12:
             a = one_variable_step(a_i, G, inst[i, QD], Ui)
             inst[i, ALPHA] = a
-            row_axpy((a - a_i) * yi, indptr, indices, data, i, w, n_features, bias)
+            if atomic:
+                row_axpy_atomic((a - a_i) * yi, indptr, indices, data, i, w, n_features,
+                                bias)
+            else:
+                row_axpy((a - a_i) * yi, indptr, indices, data, i, w, n_features, bias)
         s += 1
     return end - lo, PGmax_new, PGmin_new
 

@@ -4,9 +4,10 @@ of two schemes (dlinear.kernels.parallel_dual_cd_svc):
 - "block": the gradients of a block of candidates in parallel, the steps serial
   (liblinear-multicore). Deterministic: the same seed gives the same model on any
   number of threads above one.
-- "wild": asynchronous steps on shared w (PASSCoDe-Wild): each sweep's active set is
-  split into shares that the threads of a PassPool take in turn. Not deterministic: the
-  threads' timing decides the order in which their steps see each other's.
+- "wild" / "atomic": asynchronous steps on shared w (PASSCoDe-Wild / -Atomic): each
+  sweep's active set is split into shares that the threads of a PassPool take in turn.
+  Not deterministic: the threads' timing decides the order in which their steps see
+  each other's.
 
 One thread runs dlinear.kernels.dual_cd_svc, today's model bit for bit.
 """
@@ -18,13 +19,14 @@ import numpy as np
 from ..kernels.dual_cd_svc import INF, dual_objective, end_of_sweep
 from ..kernels.parallel_dual_cd_svc import (block_parallel_dual_cd_svc, dual_state,
                                             gather_active, shuffle_active, w_from_alpha,
-                                            wild_sweep_part)
+                                            async_sweep_part)
 from ..kernels.rng import seed_state
 from ..threads import PassPool
 
-SCHEMES = ("block", "wild")
-# measured faster on the rcv1-shaped set (BENCHMARKS.md, "Parallel dual CD")
-DEFAULT_SCHEME = "wild"
+SCHEMES = ("block", "wild", "atomic")
+# measured fastest on the rcv1-shaped set (BENCHMARKS.md, "Parallel dual CD"): as many
+# sweeps as one thread, where wild takes more and a rebuild of w before it may stop
+DEFAULT_SCHEME = "atomic"
 # below this many nonzeros a sweep takes a few milliseconds, and handing its shares to
 # threads costs more than it saves: one thread (not measured finely: a sweep of 2M
 # nonzeros takes about 5 ms here, the hand-over about 0.1-1 ms on a loaded machine)
@@ -40,11 +42,13 @@ def solver_threads(n_threads: int, nnz: int) -> int:
 SHARES_PER_THREAD = 4
 
 
-def wild_dual_cd_svc(X, bias, y, C, l2_loss, eps, max_iter, seed, alpha, w, n_threads):
-    """PASSCoDe-Wild on n_threads threads, in place on `alpha` (warm start) and `w`.
-    LIBLINEAR's test ends a sweep; a stop is accepted only after a full sweep that began
-    from w rebuilt from alpha met it, and the returned w is rebuilt from the returned
-    alpha. Returns (iterations, active-set size, shrinking restarts, objective)."""
+def async_dual_cd_svc(X, bias, y, C, l2_loss, eps, max_iter, seed, alpha, w, n_threads,
+                      atomic=True):
+    """PASSCoDe on n_threads threads, in place on `alpha` (warm start) and `w`; its
+    additions to w atomic, or wild (atomic False). LIBLINEAR's test ends a sweep. Wild,
+    a stop is accepted only after a full sweep that began from w rebuilt from alpha met
+    it. The returned w is rebuilt from the returned alpha. Returns (iterations,
+    active-set size, shrinking restarts, objective)."""
     indptr, indices, data, n = X.indptr, X.indices, X.data, X.n_features
     inst, index, l = dual_state(indptr, indices, data, n, bias, y, C, l2_loss, alpha, w)
     state = seed_state(seed)
@@ -59,9 +63,9 @@ def wild_dual_cd_svc(X, bias, y, C, l2_loss, eps, max_iter, seed, alpha, w, n_th
         while it < max_iter:
             shuffle_active(state, index, active_size)
             bounds = np.linspace(0, active_size, n_shares + 1).astype(np.int64)
-            shares = pool.run(wild_sweep_part, [
+            shares = pool.run(async_sweep_part, [
                 (indptr, indices, data, n, bias, l2_loss, inst, index, bounds[q],
-                 bounds[q + 1], PGmax_old, PGmin_old, w) for q in range(n_shares)])
+                 bounds[q + 1], PGmax_old, PGmin_old, w, atomic) for q in range(n_shares)])
             kept = np.array([r[0] for r in shares], dtype=np.int64)
             PGmax_new = max([r[1] for r in shares])
             PGmin_new = min([r[2] for r in shares])
@@ -69,7 +73,7 @@ def wild_dual_cd_svc(X, bias, y, C, l2_loss, eps, max_iter, seed, alpha, w, n_th
             it += 1
             stop, restart, PGmax_old, PGmin_old = end_of_sweep(PGmax_new, PGmin_new, eps,
                                                                active_size, l)
-            if stop and not rebuilt:
+            if stop and not rebuilt and not atomic:
                 # confirm on the full set from the w of alpha: lost additions to w
                 # cannot end the run
                 w_from_alpha(indptr, indices, data, n, bias, inst, w)
@@ -103,7 +107,11 @@ def block_dual_cd_svc(X, bias, y, C, l2_loss, eps, max_iter, seed, alpha, w, n_t
     return it, active, restarts, obj
 
 
-RUN = {"block": block_dual_cd_svc, "wild": wild_dual_cd_svc}
+def wild_dual_cd_svc(*args):
+    return async_dual_cd_svc(*args, atomic=False)
+
+
+RUN = {"block": block_dual_cd_svc, "wild": wild_dual_cd_svc, "atomic": async_dual_cd_svc}
 
 
 def run_on_threads(X, args, n_threads):
