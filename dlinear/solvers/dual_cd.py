@@ -10,7 +10,7 @@ from ..kernels.dual_cd_lr import dual_cd_lr
 from ..kernels.dual_cd_svc import dual_cd_svc
 from ..kernels.dual_cd_svr import dual_cd_svr
 from ..kernels.online_dual_cd_svc import online_dual_cd_svc
-from .parallel_dual_cd import run_on_threads, solver_threads
+from .parallel_dual_cd import async_dual_cd_svr, run_on_threads, solver_threads
 from .task import FitResult
 
 
@@ -160,18 +160,26 @@ def fit_dual_cd_lr(task, params):
 
 
 def fit_dual_cd_svr(task, params):
-    """-s 12 (L2-loss) or -s 13 (L1-loss) support vector regression in the dual."""
+    """-s 12 (L2-loss) or -s 13 (L1-loss) support vector regression in the dual, on
+    task.n_threads threads (PASSCoDe-Atomic) when the problem is large enough."""
     X = task.problem
     beta = np.zeros(X.n_samples)
     w = np.zeros(task.w_size)
-    n_iter, active, restarts, obj = dual_cd_svr(
-        X.indptr, X.indices, X.data, X.n_features, float(task.bias), task.y, task.C,
-        float(params.p), params.spec.squared_loss, float(params.eps), int(params.max_iter),
-        int(task.seed), beta, w)
+    args = (float(task.bias), task.y, task.C, float(params.p), params.spec.squared_loss,
+            float(params.eps), int(params.max_iter), int(task.seed), beta, w)
+    threads = solver_threads(task.n_threads, X.nnz)
+    details = []
+    if threads > 1:
+        n_iter, active, restarts, obj = async_dual_cd_svr(X, *args, threads)
+        details = [f"atomic parallel dual CD on {threads} threads"]
+    else:
+        n_iter, active, restarts, obj = dual_cd_svr(X.indptr, X.indices, X.data,
+                                                    X.n_features, *args)
     log = [
         f"optimization finished, #iter = {n_iter}",
         f"Objective value = {obj:f}",
         f"nSV = {int(np.count_nonzero(beta))}",
         f"active set at the end = {active}/{X.n_samples}, shrinking restarts = {restarts}",
+        *details,
     ]
     return FitResult(w=w, n_iter=int(n_iter), log=log, hit_max_iter=n_iter >= params.max_iter)

@@ -20,6 +20,8 @@ from ..kernels.dual_cd_svc import INF, dual_objective, end_of_sweep
 from ..kernels.parallel_dual_cd_svc import (block_parallel_dual_cd_svc, dual_state,
                                             gather_active, shuffle_active, w_from_alpha,
                                             async_sweep_part)
+from ..kernels.parallel_dual_cd_svr import (objective_of_svr, svr_async_sweep_part,
+                                            svr_state, w_from_beta)
 from ..kernels.rng import seed_state
 from ..threads import PassPool
 
@@ -112,6 +114,48 @@ def wild_dual_cd_svc(*args):
 
 
 RUN = {"block": block_dual_cd_svc, "wild": wild_dual_cd_svc, "atomic": async_dual_cd_svc}
+
+
+def async_dual_cd_svr(X, bias, y, C, p, l2_loss, eps, max_iter, seed, beta, w, n_threads):
+    """-s 12 / -s 13 by PASSCoDe-Atomic on n_threads threads (LIBLINEAR's stop: the sum
+    of violations over a sweep at most eps times the first sweep's, on the full set),
+    filling `beta` and `w` (rebuilt from beta). Returns (iterations, active-set size,
+    shrinking restarts, objective)."""
+    indptr, indices, data, n = X.indptr, X.indices, X.data, X.n_features
+    inst, index, n_all = svr_state(indptr, data, bias, y, C, l2_loss, beta, w)
+    state = seed_state(seed)
+    scratch = np.empty(max(n_all, 1), dtype=np.int64)
+    pool = PassPool(n_threads, "dual-cd")
+    n_shares = n_threads * SHARES_PER_THREAD
+    active_size = n_all
+    Gmax_old = INF
+    Gnorm1_init = -1.0
+    it = restarts = 0
+    try:
+        while it < max_iter:
+            shuffle_active(state, index, active_size)
+            bounds = np.linspace(0, active_size, n_shares + 1).astype(np.int64)
+            shares = pool.run(svr_async_sweep_part, [
+                (indptr, indices, data, n, bias, p, l2_loss, inst, index, bounds[q],
+                 bounds[q + 1], Gmax_old, w, True) for q in range(n_shares)])
+            kept = np.array([r[0] for r in shares], dtype=np.int64)
+            Gmax_new = max([r[1] for r in shares])
+            Gnorm1_new = float(sum([r[2] for r in shares]))
+            active_size = gather_active(index, bounds, kept, scratch)
+            if it == 0:
+                Gnorm1_init = Gnorm1_new
+            it += 1
+            if Gnorm1_new <= eps * Gnorm1_init:
+                if active_size == n_all:
+                    break
+                active_size, Gmax_old = n_all, INF
+                restarts += 1
+                continue
+            Gmax_old = Gmax_new
+    finally:
+        pool.close()
+    w_from_beta(indptr, indices, data, n, bias, inst, w)
+    return it, active_size, restarts, objective_of_svr(w, inst, y, p, l2_loss, beta)
 
 
 def run_on_threads(X, args, n_threads):
