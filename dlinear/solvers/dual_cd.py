@@ -10,7 +10,8 @@ from ..kernels.dual_cd_lr import dual_cd_lr
 from ..kernels.dual_cd_svc import dual_cd_svc
 from ..kernels.dual_cd_svr import dual_cd_svr
 from ..kernels.online_dual_cd_svc import online_dual_cd_svc
-from .parallel_dual_cd import async_dual_cd_svr, run_on_threads, solver_threads
+from .parallel_dual_cd import (async_dual_cd_lr, async_dual_cd_svr, run_on_threads,
+                               solver_threads)
 from .task import FitResult
 
 
@@ -144,17 +145,26 @@ def fit_online_dual_cd_svc(task, params):
 
 
 def fit_dual_cd_lr(task, params):
-    """-s 7: L2-regularized logistic regression in the dual, on one binary task."""
+    """-s 7: L2-regularized logistic regression in the dual, on one binary task, on
+    task.n_threads threads (PASSCoDe-Atomic) when the problem is large enough."""
     X = task.problem
     alpha = np.empty(2 * X.n_samples)
     w = np.zeros(task.w_size)
-    n_iter, newton_steps, obj = dual_cd_lr(
-        X.indptr, X.indices, X.data, X.n_features, float(task.bias), task.y, task.C,
-        float(params.eps), int(params.max_iter), int(task.seed), alpha, w)
+    args = (float(task.bias), task.y, task.C, float(params.eps), int(params.max_iter),
+            int(task.seed), alpha, w)
+    threads = solver_threads(task.n_threads, X.nnz)
+    details = []
+    if threads > 1:
+        n_iter, newton_steps, obj = async_dual_cd_lr(X, *args, threads)
+        details = [f"atomic parallel dual CD on {threads} threads"]
+    else:
+        n_iter, newton_steps, obj = dual_cd_lr(X.indptr, X.indices, X.data, X.n_features,
+                                               *args)
     log = [
         f"optimization finished, #iter = {n_iter}",
         f"Objective value = {obj:f}",
         f"inner Newton steps = {newton_steps}",
+        *details,
     ]
     return FitResult(w=w, n_iter=int(n_iter), log=log, hit_max_iter=n_iter >= params.max_iter)
 

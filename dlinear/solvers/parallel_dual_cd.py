@@ -20,6 +20,9 @@ from ..kernels.dual_cd_svc import INF, dual_objective, end_of_sweep
 from ..kernels.parallel_dual_cd_svc import (block_parallel_dual_cd_svc, dual_state,
                                             gather_active, shuffle_active, w_from_alpha,
                                             async_sweep_part)
+from ..kernels.dual_cd_lr import INNER_EPS_FLOOR, INNER_EPS_START
+from ..kernels.parallel_dual_cd_lr import (lr_async_sweep_part, lr_state, objective_of_lr,
+                                           w_from_pairs)
 from ..kernels.parallel_dual_cd_svr import (objective_of_svr, svr_async_sweep_part,
                                             svr_state, w_from_beta)
 from ..kernels.rng import seed_state
@@ -156,6 +159,37 @@ def async_dual_cd_svr(X, bias, y, C, p, l2_loss, eps, max_iter, seed, beta, w, n
         pool.close()
     w_from_beta(indptr, indices, data, n, bias, inst, w)
     return it, active_size, restarts, objective_of_svr(w, inst, y, p, l2_loss, beta)
+
+
+def async_dual_cd_lr(X, bias, y, C, eps, max_iter, seed, alpha, w, n_threads):
+    """-s 7 by PASSCoDe-Atomic on n_threads threads, LIBLINEAR's rules (no shrinking;
+    stop when the largest |g'| of a sweep is below eps; the inner tolerance falls
+    tenfold after a sweep of at most l/10 Newton steps), filling `alpha` (pairs) and `w`
+    (rebuilt from alpha). Returns (iterations, Newton steps, objective)."""
+    indptr, indices, data, n = X.indptr, X.indices, X.data, X.n_features
+    inst, index, n_all = lr_state(indptr, indices, data, n, bias, y, C, w)
+    state = seed_state(seed)
+    pool = PassPool(n_threads, "dual-cd")
+    bounds = np.linspace(0, n_all, n_threads * SHARES_PER_THREAD + 1).astype(np.int64)
+    innereps, innereps_min = INNER_EPS_START, min(INNER_EPS_FLOOR, eps)
+    it = total_newton = 0
+    try:
+        while it < max_iter:
+            shuffle_active(state, index, n_all)
+            shares = pool.run(lr_async_sweep_part, [
+                (indptr, indices, data, n, bias, inst, index, bounds[q], bounds[q + 1],
+                 innereps, w) for q in range(len(bounds) - 1)])
+            newton_iter = sum([r[1] for r in shares])
+            it += 1
+            total_newton += newton_iter
+            if max([r[0] for r in shares]) < eps:
+                break
+            if newton_iter <= n_all // 10:
+                innereps = max(innereps_min, 0.1 * innereps)
+    finally:
+        pool.close()
+    w_from_pairs(indptr, indices, data, n, bias, inst, w)
+    return it, total_newton, objective_of_lr(w, inst, C, alpha)
 
 
 def run_on_threads(X, args, n_threads):

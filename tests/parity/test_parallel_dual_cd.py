@@ -1,4 +1,4 @@
-"""-s 1, -s 3 (and -s 12, -s 13 in the atomic scheme) on several threads (dlinear.solvers.parallel_dual_cd) reach LIBLINEAR
+"""-s 1, -s 3 (and -s 7, -s 12, -s 13 in the atomic scheme) on several threads (dlinear.solvers.parallel_dual_cd) reach LIBLINEAR
 2.50's optimum in every scheme; the block scheme is deterministic on any number of
 threads; the asynchronous schemes return the w of their alpha (they are not
 deterministic, so only the objective is compared); one thread, or a small problem, is
@@ -131,3 +131,15 @@ def test_svr_on_two_threads_reaches_liblinear_optimum(solver, bias, regression, 
     assert not any(line.startswith("WARNING") for line in lines)
     assert_near_optimum(primal_objective(regression, params, model),
                         f_star(regression, params), SVR_GAP[solver])
+
+
+@pytest.mark.parametrize("bias", [-1.0, 1.0])
+def test_dual_lr_on_two_threads_reaches_liblinear_optimum(bias, binary_split, on_threads):
+    train_set, _ = binary_split
+    on_threads("atomic")
+    params = Params(solver_type=7, eps=1e-4, bias=bias)
+    lines = []
+    model = train(train_set, params, log=lines.append, n_threads=2)
+    assert threaded_log(lines), lines
+    assert_near_optimum(primal_objective(train_set, params, model),
+                        f_star(train_set, params), CD_GAP["s7"])
