@@ -3,7 +3,6 @@
 is one thread's share of a sweep, with LIBLINEAR's shrinking by the previous sweep's
 largest violation; the driver (dlinear.solvers.parallel_dual_cd) adds up the shares'
 violations for LIBLINEAR's stop."""
-import numpy as np
 from numba import njit
 
 from .dual_cd_svr import (BETA, BOUND, H, INF, Y, init_svr_state, one_variable_step,

@@ -1,6 +1,6 @@
-"""-s 1 / -s 3 by dual CD on several threads of this process (task.n_threads > 1), in one
-of two schemes (dlinear.kernels.parallel_dual_cd_svc):
+"""Dual CD on several threads of this process (task.n_threads > 1).
 
+-s 1 / -s 3 in one of three schemes (dlinear.kernels.parallel_dual_cd_svc):
 - "block": the gradients of a block of candidates in parallel, the steps serial
   (liblinear-multicore). Deterministic: the same seed gives the same model on any
   number of threads above one.
@@ -8,19 +8,20 @@ of two schemes (dlinear.kernels.parallel_dual_cd_svc):
   sweep's active set is split into shares that the threads of a PassPool take in turn.
   Not deterministic: the threads' timing decides the order in which their steps see
   each other's.
+-s 7 and -s 12 / -s 13 run "atomic" (kernels.parallel_dual_cd_lr, parallel_dual_cd_svr).
 
-One thread runs dlinear.kernels.dual_cd_svc, today's model bit for bit.
+One thread runs the serial kernels, today's models bit for bit.
 """
 from __future__ import annotations
 
 import numba
 import numpy as np
 
-from ..kernels.dual_cd_svc import INF, dual_objective, end_of_sweep
-from ..kernels.parallel_dual_cd_svc import (block_parallel_dual_cd_svc, dual_state,
-                                            gather_active, shuffle_active, w_from_alpha,
-                                            async_sweep_part)
 from ..kernels.dual_cd_lr import INNER_EPS_FLOOR, INNER_EPS_START
+from ..kernels.dual_cd_svc import INF, dual_objective, end_of_sweep
+from ..kernels.parallel_dual_cd_svc import (async_sweep_part, block_parallel_dual_cd_svc,
+                                            dual_state, gather_active, shuffle_active,
+                                            w_from_alpha)
 from ..kernels.parallel_dual_cd_lr import (lr_async_sweep_part, lr_state, objective_of_lr,
                                            w_from_pairs)
 from ..kernels.parallel_dual_cd_svr import (objective_of_svr, svr_async_sweep_part,
@@ -29,8 +30,9 @@ from ..kernels.rng import seed_state
 from ..threads import PassPool
 
 SCHEMES = ("block", "wild", "atomic")
-# measured fastest on the rcv1-shaped set (BENCHMARKS.md, "Parallel dual CD"): as many
-# sweeps as one thread, where wild takes more and a rebuild of w before it may stop
+# the default for n_threads > 1 (BENCHMARKS.md, "Dual CD on threads"): as many sweeps as
+# one thread in every run, where wild's vary (its lost additions to w can fail the
+# sweep that confirms a stop) and block synchronizes thousands of times a sweep
 DEFAULT_SCHEME = "atomic"
 # below this many nonzeros a sweep takes a few milliseconds, and handing its shares to
 # threads costs more than it saves: one thread (not measured finely: a sweep of 2M
@@ -39,10 +41,12 @@ MIN_NNZ_PER_THREAD = 1_000_000
 
 
 def solver_threads(n_threads: int, nnz: int) -> int:
-    """The threads a -s 1 / -s 3 fit uses: n_threads, fewer on a small problem (one
-    below 2 * MIN_NNZ_PER_THREAD nonzeros)."""
+    """The threads a dual CD fit uses: n_threads, fewer on a small problem (one below
+    2 * MIN_NNZ_PER_THREAD nonzeros)."""
     return max(1, min(int(n_threads), int(nnz) // MIN_NNZ_PER_THREAD))
-# shares of a wild sweep per thread: a thread that finishes early takes another share,
+
+
+# shares of an asynchronous sweep per thread: a thread that finishes early takes another share,
 # so uneven rows do not leave a thread idle at the sweep's end
 SHARES_PER_THREAD = 4
 

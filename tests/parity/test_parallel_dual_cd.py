@@ -1,8 +1,8 @@
-"""-s 1, -s 3 (and -s 7, -s 12, -s 13 in the atomic scheme) on several threads (dlinear.solvers.parallel_dual_cd) reach LIBLINEAR
-2.50's optimum in every scheme; the block scheme is deterministic on any number of
-threads; the asynchronous schemes return the w of their alpha (they are not
-deterministic, so only the objective is compared); one thread, or a small problem, is
-today's solver.
+"""-s 1 and -s 3 (every scheme) and -s 7, -s 12, -s 13 (the atomic scheme) on several
+threads (dlinear.solvers.parallel_dual_cd) reach LIBLINEAR 2.50's optimum; the block
+scheme is deterministic on any number of threads; the asynchronous schemes return the w
+of their alpha (they are not deterministic, so only the objective is compared); one
+thread, or a small problem, is today's solver.
 
 The test sets are small, so the nonzeros-per-thread threshold is lowered to put them on
 threads."""
