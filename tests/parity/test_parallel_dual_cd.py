@@ -16,12 +16,16 @@ from dlinear.solvers import parallel_dual_cd
 from dlinear.solvers.primal_objective_values import primal_objective
 from tests.support.liblinear_oracle import assert_near_optimum, f_star
 
-from tests.parity.test_cd_solvers import GAP as CD_GAP
-from tests.parity.test_dual_cd_parity import GAP
+from tests.parity.test_dual_cd_parity import GAP as SERIAL_GAP
 
-# the serial solver's tolerances hold on two threads: the largest gaps measured over
-# repeated runs were, -s 1: 2.4e-11 (wild), 6.9e-11 (atomic), 7.9e-11 (block);
-# -s 3: 3.5e-6 (wild), 5.0e-6 (atomic), 5.6e-6 (block)
+# Relative gaps to f* allowed on threads. The asynchronous runs differ from run to run,
+# so each tolerance is about 2-3x the largest gap measured over repeated runs of these
+# tests, and stays below the gap the serial solver reaches at 10x the eps (BENCHMARKS.md,
+# "Parity tolerances"), so a threaded solver stopping at 10x its eps still fails.
+# -s 1: up to 3.5e-10 (atomic, bias), serial at 10x eps 7.8e-10;
+# -s 3: up to 1.1e-5 (wild), serial at 10x eps 1.3e-5 (the serial tolerance kept);
+# -s 7: up to 1.1e-11, serial at 10x eps 5.2e-11.
+GAP = {1: 7e-10, 3: SERIAL_GAP[3], 7: 4e-11}
 
 
 @pytest.fixture
@@ -114,10 +118,11 @@ def regression():
     return Problem.from_arrays(X, y, n_features=X.shape[1])
 
 
-# -s 13 keeps the serial tolerance (largest gap measured on threads 7.8e-6); -s 12 on
-# threads reached up to 6.3e-11 over repeated runs (serial: 8.3e-12, allowed 2.5e-11),
-# still below the 2.6e-10 the serial solver reaches at 10x the eps
-SVR_GAP = {12: 1.5e-10, 13: CD_GAP["s13"]}
+# the asynchronous steps move the stop of the SVR solvers (relative to the first sweep's
+# violations): over repeated runs on threads -s 12 reached up to 6.3e-11 (serial: 8.3e-12,
+# allowed 2.5e-11), -s 13 up to 1.7e-5 (serial 8.2e-6, allowed 2e-5); both tolerances
+# stay below the gaps the serial solver reaches at 10x the eps (2.6e-10, 4.6e-5)
+SVR_GAP = {12: 1.5e-10, 13: 4e-5}
 
 
 @pytest.mark.parametrize("bias", [-1.0, 1.0])
@@ -142,4 +147,4 @@ def test_dual_lr_on_two_threads_reaches_liblinear_optimum(bias, binary_split, on
     model = train(train_set, params, log=lines.append, n_threads=2)
     assert threaded_log(lines), lines
     assert_near_optimum(primal_objective(train_set, params, model),
-                        f_star(train_set, params), CD_GAP["s7"])
+                        f_star(train_set, params), GAP[7])
