@@ -65,19 +65,13 @@ def one_variable_newton(a, b, a1, a2, Ci, innereps):
     return first_gp, z, sign, inner
 
 
-@njit(cache=True, nogil=True)
-def dual_cd_lr(indptr, indices, data, n_features, bias, y, C, eps, max_iter, seed,
-               alpha, w):
-    """Runs the solver; fills `alpha` (length 2l: alpha_i at 2i, C_i - alpha_i at 2i+1)
-    and `w` (= sum_i alpha_i y_i x_i). Inputs are never written. Instances with C_i <= 0
-    (zero instance weight) take no part: their alpha_i is 0.
-
-    Returns (outer iterations, total inner Newton steps, dual objective)."""
+@njit(cache=True, nogil=True, inline="always")
+def init_lr_state(indptr, indices, data, n_features, bias, y, C, w):
+    """(inst, index, n): the packed records at LIBLINEAR's starting point, w of it, and
+    in index[:n] the instances with C_i > 0."""
     l = len(indptr) - 1
     inst = np.zeros((l, 4))
     index = np.empty(l, dtype=np.int64)
-    innereps = INNER_EPS_START
-    innereps_min = min(INNER_EPS_FLOOR, eps)
     for j in range(len(w)):
         w[j] = 0.0
     n = 0                       # instances with C_i > 0, listed first in index
@@ -91,7 +85,36 @@ def dual_cd_lr(indptr, indices, data, n_features, bias, y, C, eps, max_iter, see
             row_axpy(y[i] * a0, indptr, indices, data, i, w, n_features, bias)
             index[n] = i
             n += 1
+    return inst, index, n
 
+
+@njit(cache=True, nogil=True, inline="always")
+def lr_objective(w, inst, C, alpha):
+    """The dual objective; copies the packed pairs to `alpha` (2i, 2i+1)."""
+    v = 0.0
+    for j in range(len(w)):
+        v += w[j] * w[j]
+    v *= 0.5
+    for i in range(inst.shape[0]):
+        alpha[2 * i] = inst[i, A1]
+        alpha[2 * i + 1] = inst[i, A2]
+        if C[i] > 0.0:
+            v += (inst[i, A1] * math.log(inst[i, A1]) + inst[i, A2] * math.log(inst[i, A2])
+                  - C[i] * math.log(C[i]))
+    return v
+
+
+@njit(cache=True, nogil=True)
+def dual_cd_lr(indptr, indices, data, n_features, bias, y, C, eps, max_iter, seed,
+               alpha, w):
+    """Runs the solver; fills `alpha` (length 2l: alpha_i at 2i, C_i - alpha_i at 2i+1)
+    and `w` (= sum_i alpha_i y_i x_i). Inputs are never written. Instances with C_i <= 0
+    (zero instance weight) take no part: their alpha_i is 0.
+
+    Returns (outer iterations, total inner Newton steps, dual objective)."""
+    inst, index, n = init_lr_state(indptr, indices, data, n_features, bias, y, C, w)
+    innereps = INNER_EPS_START
+    innereps_min = min(INNER_EPS_FLOOR, eps)
     state = seed_state(seed)
     it = 0
     total_newton = 0
@@ -125,14 +148,4 @@ def dual_cd_lr(indptr, indices, data, n_features, bias, y, C, eps, max_iter, see
         if newton_iter <= n // 10:
             innereps = max(innereps_min, 0.1 * innereps)
 
-    v = 0.0
-    for j in range(len(w)):
-        v += w[j] * w[j]
-    v *= 0.5
-    for i in range(l):
-        alpha[2 * i] = inst[i, A1]
-        alpha[2 * i + 1] = inst[i, A2]
-        if C[i] > 0.0:
-            v += (inst[i, A1] * math.log(inst[i, A1]) + inst[i, A2] * math.log(inst[i, A2])
-                  - C[i] * math.log(C[i]))
-    return it, total_newton, v
+    return it, total_newton, lr_objective(w, inst, C, alpha)

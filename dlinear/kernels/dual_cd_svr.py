@@ -73,14 +73,10 @@ def violation(bi, Gp, Gn, Ui):
     return abs(Gp) if bi > 0.0 else abs(Gn)
 
 
-@njit(cache=True, nogil=True)
-def dual_cd_svr(indptr, indices, data, n_features, bias, y, C, p, l2_loss, eps, max_iter,
-                seed, beta, w):
-    """Runs the solver; fills `beta` (length l) and `w` (= sum_i beta_i x_i).
-    Inputs are never written. Instances with C_i <= 0 (zero instance weight) take no
-    part: their beta_i is 0.
-
-    Returns (iterations, final active-set size, shrinking restarts, dual objective)."""
+@njit(cache=True, nogil=True, inline="always")
+def init_svr_state(indptr, data, bias, y, C, l2_loss, beta, w):
+    """(inst, index, n): the packed per-instance records with beta = 0, w = 0, and in
+    index[:n] the instances with C_i > 0 (the others take no part)."""
     l = len(indptr) - 1
     inst = np.zeros((l, 4))
     index = np.empty(l, dtype=np.int64)
@@ -96,7 +92,34 @@ def dual_cd_svr(indptr, indices, data, n_features, bias, y, C, p, l2_loss, eps, 
             inst[i, Y] = y[i]
             index[n] = i
             n += 1
+    return inst, index, n
 
+
+@njit(cache=True, nogil=True, inline="always")
+def svr_objective(w, inst, y, p, l2_loss, beta):
+    """The dual objective; copies the packed betas to `beta`."""
+    v = 0.0
+    for j in range(len(w)):
+        v += w[j] * w[j]
+    v *= 0.5
+    for i in range(inst.shape[0]):
+        b = inst[i, BETA]
+        beta[i] = b
+        if b != 0.0:
+            lam = inst[i, BOUND] if l2_loss else 0.0
+            v += p * abs(b) - y[i] * b + 0.5 * lam * b * b
+    return v
+
+
+@njit(cache=True, nogil=True)
+def dual_cd_svr(indptr, indices, data, n_features, bias, y, C, p, l2_loss, eps, max_iter,
+                seed, beta, w):
+    """Runs the solver; fills `beta` (length l) and `w` (= sum_i beta_i x_i).
+    Inputs are never written. Instances with C_i <= 0 (zero instance weight) take no
+    part: their beta_i is 0.
+
+    Returns (iterations, final active-set size, shrinking restarts, dual objective)."""
+    inst, index, n = init_svr_state(indptr, data, bias, y, C, l2_loss, beta, w)
     state = seed_state(seed)
     active_size = n
     Gmax_old = INF
@@ -176,14 +199,4 @@ def dual_cd_svr(indptr, indices, data, n_features, bias, y, C, p, l2_loss, eps, 
             continue
         Gmax_old = Gmax_new
 
-    v = 0.0
-    for j in range(len(w)):
-        v += w[j] * w[j]
-    v *= 0.5
-    for i in range(l):
-        b = inst[i, BETA]
-        beta[i] = b
-        if b != 0.0:
-            lam = inst[i, BOUND] if l2_loss else 0.0
-            v += p * abs(b) - y[i] * b + 0.5 * lam * b * b
-    return it, active_size, restarts, v
+    return it, active_size, restarts, svr_objective(w, inst, y, p, l2_loss, beta)

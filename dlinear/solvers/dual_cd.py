@@ -10,6 +10,8 @@ from ..kernels.dual_cd_lr import dual_cd_lr
 from ..kernels.dual_cd_svc import dual_cd_svc
 from ..kernels.dual_cd_svr import dual_cd_svr
 from ..kernels.online_dual_cd_svc import online_dual_cd_svc
+from .parallel_dual_cd import (async_dual_cd_lr, async_dual_cd_svr, run_on_threads,
+                               solver_threads)
 from .task import FitResult
 
 
@@ -46,17 +48,26 @@ def feasible_warm_start(task, params) -> np.ndarray:
 
 def fit_dual_cd_svc(task, params):
     """-s 1 (L2-loss) or -s 3 (L1-loss) by one-variable dual CD on one binary task,
-    warm-started from task.alpha0 when given. Its variants (a true bias, --cd-block 2,
-    --online) are chosen by dlinear.solvers._fit_svc_dual."""
+    warm-started from task.alpha0 when given, on task.n_threads threads when the problem
+    is large enough (dlinear.solvers.parallel_dual_cd; one thread: the serial kernel).
+    Its variants (a true bias, --cd-block 2, --online) are chosen by
+    dlinear.solvers._fit_svc_dual."""
     X = task.problem
     alpha = starting_alpha(task, params)
     w = np.zeros(task.w_size)
-    n_iter, active, restarts, obj = dual_cd_svc(
-        X.indptr, X.indices, X.data, X.n_features, float(task.bias), task.y, task.C,
-        params.spec.squared_loss, float(params.eps), int(params.max_iter), int(task.seed),
-        alpha, w)
+    args = (float(task.bias), task.y, task.C, params.spec.squared_loss, float(params.eps),
+            int(params.max_iter), int(task.seed), alpha, w)
+    threads = solver_threads(task.n_threads, X.nnz)
+    if threads > 1:
+        n_iter, active, restarts, obj, scheme = run_on_threads(X, args, threads)
+        details = [f"{scheme} parallel dual CD on {threads} threads"]
+    else:
+        n_iter, active, restarts, obj = dual_cd_svc(X.indptr, X.indices, X.data,
+                                                    X.n_features, *args)
+        details = []
     return dual_svc_result(w, alpha, n_iter, obj, params, [
-        f"active set at the end = {active}/{X.n_samples}, shrinking restarts = {restarts}"])
+        f"active set at the end = {active}/{X.n_samples}, shrinking restarts = {restarts}",
+        *details])
 
 
 def dual_svc_result(w, alpha, n_iter, obj, params, details) -> FitResult:
@@ -134,34 +145,51 @@ def fit_online_dual_cd_svc(task, params):
 
 
 def fit_dual_cd_lr(task, params):
-    """-s 7: L2-regularized logistic regression in the dual, on one binary task."""
+    """-s 7: L2-regularized logistic regression in the dual, on one binary task, on
+    task.n_threads threads (PASSCoDe-Atomic) when the problem is large enough."""
     X = task.problem
     alpha = np.empty(2 * X.n_samples)
     w = np.zeros(task.w_size)
-    n_iter, newton_steps, obj = dual_cd_lr(
-        X.indptr, X.indices, X.data, X.n_features, float(task.bias), task.y, task.C,
-        float(params.eps), int(params.max_iter), int(task.seed), alpha, w)
+    args = (float(task.bias), task.y, task.C, float(params.eps), int(params.max_iter),
+            int(task.seed), alpha, w)
+    threads = solver_threads(task.n_threads, X.nnz)
+    details = []
+    if threads > 1:
+        n_iter, newton_steps, obj = async_dual_cd_lr(X, *args, threads)
+        details = [f"atomic parallel dual CD on {threads} threads"]
+    else:
+        n_iter, newton_steps, obj = dual_cd_lr(X.indptr, X.indices, X.data, X.n_features,
+                                               *args)
     log = [
         f"optimization finished, #iter = {n_iter}",
         f"Objective value = {obj:f}",
         f"inner Newton steps = {newton_steps}",
+        *details,
     ]
     return FitResult(w=w, n_iter=int(n_iter), log=log, hit_max_iter=n_iter >= params.max_iter)
 
 
 def fit_dual_cd_svr(task, params):
-    """-s 12 (L2-loss) or -s 13 (L1-loss) support vector regression in the dual."""
+    """-s 12 (L2-loss) or -s 13 (L1-loss) support vector regression in the dual, on
+    task.n_threads threads (PASSCoDe-Atomic) when the problem is large enough."""
     X = task.problem
     beta = np.zeros(X.n_samples)
     w = np.zeros(task.w_size)
-    n_iter, active, restarts, obj = dual_cd_svr(
-        X.indptr, X.indices, X.data, X.n_features, float(task.bias), task.y, task.C,
-        float(params.p), params.spec.squared_loss, float(params.eps), int(params.max_iter),
-        int(task.seed), beta, w)
+    args = (float(task.bias), task.y, task.C, float(params.p), params.spec.squared_loss,
+            float(params.eps), int(params.max_iter), int(task.seed), beta, w)
+    threads = solver_threads(task.n_threads, X.nnz)
+    details = []
+    if threads > 1:
+        n_iter, active, restarts, obj = async_dual_cd_svr(X, *args, threads)
+        details = [f"atomic parallel dual CD on {threads} threads"]
+    else:
+        n_iter, active, restarts, obj = dual_cd_svr(X.indptr, X.indices, X.data,
+                                                    X.n_features, *args)
     log = [
         f"optimization finished, #iter = {n_iter}",
         f"Objective value = {obj:f}",
         f"nSV = {int(np.count_nonzero(beta))}",
         f"active set at the end = {active}/{X.n_samples}, shrinking restarts = {restarts}",
+        *details,
     ]
     return FitResult(w=w, n_iter=int(n_iter), log=log, hit_max_iter=n_iter >= params.max_iter)

@@ -49,8 +49,9 @@ class SubProblem:
     w0: Optional[np.ndarray] = None
     alpha0: Optional[np.ndarray] = None   # warm start of the dual CD solvers (-s 1, 3)
     shared_columns: Optional[SharedColumns] = None   # X by columns, shared across classes
-    # the only problem of its fit: the Newton passes in fixed row chunks on this many
-    # threads (None: one pass in row order, as the k-column and cluster terms sum)
+    # the only problem of its fit: the Newton passes in fixed row chunks, or the dual CD
+    # sweeps, on this many threads (None: one thread, and Newton's passes in row order, as
+    # the k-column and cluster terms sum)
     n_threads: Optional[int] = None
 
     def columns(self, with_bias: bool = True):

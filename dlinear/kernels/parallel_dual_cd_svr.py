@@ -1,0 +1,98 @@
+"""Dual CD for -s 12 / -s 13 (SVR) on several threads: PASSCoDe's asynchronous steps
+(see parallel_dual_cd_svc.py) on the SVR dual of dual_cd_svr.py. `svr_async_sweep_part`
+is one thread's share of a sweep, with LIBLINEAR's shrinking by the previous sweep's
+largest violation; the driver (dlinear.solvers.parallel_dual_cd) adds up the shares'
+violations for LIBLINEAR's stop."""
+from numba import njit
+
+from .dual_cd_svr import (BETA, BOUND, H, INF, Y, init_svr_state, one_variable_step,
+                          svr_objective)
+from .parallel_dual_cd_svc import row_axpy_atomic
+from .sparse_ops import row_axpy, row_dot
+
+
+@njit(cache=True, nogil=True)
+def svr_state(indptr, data, bias, y, C, l2_loss, beta, w):
+    """init_svr_state for a driver outside Numba: (inst, index, n)."""
+    return init_svr_state(indptr, data, bias, y, C, l2_loss, beta, w)
+
+
+@njit(cache=True, nogil=True)
+def svr_async_sweep_part(indptr, indices, data, n_features, bias, p, l2_loss, inst, index,
+                         lo, hi, Gmax_old, w, atomic):
+    """CD steps on the variables index[lo:hi], w shared (additions atomic when
+    `atomic`). A variable shrunk by Gmax_old moves to the end of the share. Returns
+    (kept, largest violation, sum of violations)."""
+    Gmax_new = 0.0
+    Gnorm1_new = 0.0
+    end = hi
+    s = lo
+    while s < end:
+        i = index[s]
+        bi = inst[i, BETA]
+        if l2_loss:
+            lam = inst[i, BOUND]
+            Ui = INF
+        else:
+            lam = 0.0
+            Ui = inst[i, BOUND]
+        G = row_dot(w, indptr, indices, data, i, n_features, bias) - inst[i, Y] + lam * bi
+        Gp = G + p
+        Gn = G - p
+        violation = 0.0
+        if bi == 0.0:
+            if Gp < 0.0:
+                violation = -Gp
+            elif Gn > 0.0:
+                violation = Gn
+            elif Gp > Gmax_old and Gn < -Gmax_old:
+                end -= 1
+                index[s], index[end] = index[end], index[s]
+                continue
+        elif bi >= Ui:
+            if Gp > 0.0:
+                violation = Gp
+            elif Gp < -Gmax_old:
+                end -= 1
+                index[s], index[end] = index[end], index[s]
+                continue
+        elif bi <= -Ui:
+            if Gn < 0.0:
+                violation = -Gn
+            elif Gn > Gmax_old:
+                end -= 1
+                index[s], index[end] = index[end], index[s]
+                continue
+        elif bi > 0.0:
+            violation = abs(Gp)
+        else:
+            violation = abs(Gn)
+        if violation > Gmax_new:
+            Gmax_new = violation
+        Gnorm1_new += violation
+        nb = one_variable_step(bi, Gp, Gn, inst[i, H], Ui)
+        if nb != bi:
+            inst[i, BETA] = nb
+            if atomic:
+                row_axpy_atomic(nb - bi, indptr, indices, data, i, w, n_features, bias)
+            else:
+                row_axpy(nb - bi, indptr, indices, data, i, w, n_features, bias)
+        s += 1
+    return end - lo, Gmax_new, Gnorm1_new
+
+
+@njit(cache=True, nogil=True)
+def w_from_beta(indptr, indices, data, n_features, bias, inst, w):
+    """w = sum_i beta_i x_i from the packed records."""
+    for j in range(len(w)):
+        w[j] = 0.0
+    for i in range(inst.shape[0]):
+        b = inst[i, BETA]
+        if b != 0.0:
+            row_axpy(b, indptr, indices, data, i, w, n_features, bias)
+
+
+@njit(cache=True, nogil=True)
+def objective_of_svr(w, inst, y, p, l2_loss, beta):
+    """svr_objective for a driver outside Numba."""
+    return svr_objective(w, inst, y, p, l2_loss, beta)

@@ -1,0 +1,202 @@
+"""Dual CD on several threads of this process (task.n_threads > 1).
+
+-s 1 / -s 3 in one of three schemes (dlinear.kernels.parallel_dual_cd_svc):
+- "block": the gradients of a block of candidates in parallel, the steps serial
+  (liblinear-multicore). Deterministic: the same seed gives the same model on any
+  number of threads above one.
+- "wild" / "atomic": asynchronous steps on shared w (PASSCoDe-Wild / -Atomic): each
+  sweep's active set is split into shares that the threads of a PassPool take in turn.
+  Not deterministic: the threads' timing decides the order in which their steps see
+  each other's.
+-s 7 and -s 12 / -s 13 run "atomic" (kernels.parallel_dual_cd_lr, parallel_dual_cd_svr).
+
+One thread runs the serial kernels, today's models bit for bit.
+"""
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from ..kernels.dual_cd_lr import INNER_EPS_FLOOR, INNER_EPS_START
+from ..kernels.dual_cd_svc import INF, dual_objective, end_of_sweep
+from ..kernels.parallel_dual_cd_svc import (async_sweep_part, block_parallel_dual_cd_svc,
+                                            dual_state, gather_active, shuffle_active,
+                                            w_from_alpha)
+from ..kernels.parallel_dual_cd_lr import (lr_async_sweep_part, lr_state, objective_of_lr,
+                                           w_from_pairs)
+from ..kernels.parallel_dual_cd_svr import (objective_of_svr, svr_async_sweep_part,
+                                            svr_state, w_from_beta)
+from ..kernels.rng import seed_state
+from ..threads import PassPool
+
+SCHEMES = ("block", "wild", "atomic")
+# the default for n_threads > 1 (BENCHMARKS.md, "Dual CD on threads"): as many sweeps as
+# one thread in every run, where wild's vary (its lost additions to w can fail the
+# sweep that confirms a stop) and block synchronizes thousands of times a sweep
+DEFAULT_SCHEME = "atomic"
+# below this many nonzeros a sweep takes a few milliseconds, and handing its shares to
+# threads costs more than it saves: one thread (not measured finely: a sweep of 2M
+# nonzeros takes about 5 ms here, the hand-over about 0.1-1 ms on a loaded machine)
+MIN_NNZ_PER_THREAD = 1_000_000
+
+
+def solver_threads(n_threads, nnz: int) -> int:
+    """The threads a dual CD fit uses: n_threads (None: 1, one class among others),
+    fewer on a small problem (one below 2 * MIN_NNZ_PER_THREAD nonzeros)."""
+    return max(1, min(int(n_threads or 1), int(nnz) // MIN_NNZ_PER_THREAD))
+
+
+# shares of an asynchronous sweep per thread: a thread that finishes early takes another share,
+# so uneven rows do not leave a thread idle at the sweep's end
+SHARES_PER_THREAD = 4
+
+
+def async_dual_cd_svc(X, bias, y, C, l2_loss, eps, max_iter, seed, alpha, w, n_threads,
+                      atomic=True):
+    """PASSCoDe on n_threads threads, in place on `alpha` (warm start) and `w`; its
+    additions to w atomic, or wild (atomic False). LIBLINEAR's test ends a sweep. Wild,
+    a stop is accepted only after a full sweep that began from w rebuilt from alpha met
+    it. The returned w is rebuilt from the returned alpha. Returns (iterations,
+    active-set size, shrinking restarts, objective)."""
+    indptr, indices, data, n = X.indptr, X.indices, X.data, X.n_features
+    inst, index, l = dual_state(indptr, indices, data, n, bias, y, C, l2_loss, alpha, w)
+    state = seed_state(seed)
+    scratch = np.empty(max(l, 1), dtype=np.int64)
+    pool = PassPool(n_threads, "dual-cd")
+    n_shares = n_threads * SHARES_PER_THREAD
+    active_size = l
+    PGmax_old, PGmin_old = INF, -INF
+    it = restarts = 0
+    rebuilt = False
+    try:
+        while it < max_iter:
+            shuffle_active(state, index, active_size)
+            bounds = np.linspace(0, active_size, n_shares + 1).astype(np.int64)
+            shares = pool.run(async_sweep_part, [
+                (indptr, indices, data, n, bias, l2_loss, inst, index, bounds[q],
+                 bounds[q + 1], PGmax_old, PGmin_old, w, atomic) for q in range(n_shares)])
+            kept = np.array([r[0] for r in shares], dtype=np.int64)
+            PGmax_new = max([r[1] for r in shares])
+            PGmin_new = min([r[2] for r in shares])
+            active_size = gather_active(index, bounds, kept, scratch)
+            it += 1
+            stop, restart, PGmax_old, PGmin_old = end_of_sweep(PGmax_new, PGmin_new, eps,
+                                                               active_size, l)
+            if stop and not rebuilt and not atomic:
+                # confirm on the full set from the w of alpha: lost additions to w
+                # cannot end the run
+                w_from_alpha(indptr, indices, data, n, bias, inst, w)
+                rebuilt, stop, restart = True, False, False
+                active_size, PGmax_old, PGmin_old = l, INF, -INF
+                restarts += 1
+                continue
+            if stop:
+                break
+            rebuilt = False
+            if restart:
+                active_size = l
+                restarts += 1
+    finally:
+        pool.close()
+    w_from_alpha(indptr, indices, data, n, bias, inst, w)
+    return it, active_size, restarts, dual_objective(w, inst, l2_loss, alpha)
+
+
+def block_dual_cd_svc(X, bias, y, C, l2_loss, eps, max_iter, seed, alpha, w, n_threads):
+    """liblinear-multicore's scheme on n_threads Numba threads (the kernel's prange).
+    Returns (iterations, active-set size, shrinking restarts, objective)."""
+    previous = numba.get_num_threads()
+    numba.set_num_threads(min(int(n_threads), numba.config.NUMBA_NUM_THREADS))
+    try:
+        it, active, restarts, obj, _ = block_parallel_dual_cd_svc(
+            X.indptr, X.indices, X.data, X.n_features, bias, y, C, l2_loss, eps, max_iter,
+            seed, alpha, w)
+    finally:
+        numba.set_num_threads(previous)
+    return it, active, restarts, obj
+
+
+def wild_dual_cd_svc(*args):
+    return async_dual_cd_svc(*args, atomic=False)
+
+
+RUN = {"block": block_dual_cd_svc, "wild": wild_dual_cd_svc, "atomic": async_dual_cd_svc}
+
+
+def async_dual_cd_svr(X, bias, y, C, p, l2_loss, eps, max_iter, seed, beta, w, n_threads):
+    """-s 12 / -s 13 by PASSCoDe-Atomic on n_threads threads (LIBLINEAR's stop: the sum
+    of violations over a sweep at most eps times the first sweep's, on the full set),
+    filling `beta` and `w` (rebuilt from beta). Returns (iterations, active-set size,
+    shrinking restarts, objective)."""
+    indptr, indices, data, n = X.indptr, X.indices, X.data, X.n_features
+    inst, index, n_all = svr_state(indptr, data, bias, y, C, l2_loss, beta, w)
+    state = seed_state(seed)
+    scratch = np.empty(max(n_all, 1), dtype=np.int64)
+    pool = PassPool(n_threads, "dual-cd")
+    n_shares = n_threads * SHARES_PER_THREAD
+    active_size = n_all
+    Gmax_old = INF
+    Gnorm1_init = -1.0
+    it = restarts = 0
+    try:
+        while it < max_iter:
+            shuffle_active(state, index, active_size)
+            bounds = np.linspace(0, active_size, n_shares + 1).astype(np.int64)
+            shares = pool.run(svr_async_sweep_part, [
+                (indptr, indices, data, n, bias, p, l2_loss, inst, index, bounds[q],
+                 bounds[q + 1], Gmax_old, w, True) for q in range(n_shares)])
+            kept = np.array([r[0] for r in shares], dtype=np.int64)
+            Gmax_new = max([r[1] for r in shares])
+            Gnorm1_new = float(sum([r[2] for r in shares]))
+            active_size = gather_active(index, bounds, kept, scratch)
+            if it == 0:
+                Gnorm1_init = Gnorm1_new
+            it += 1
+            if Gnorm1_new <= eps * Gnorm1_init:
+                if active_size == n_all:
+                    break
+                active_size, Gmax_old = n_all, INF
+                restarts += 1
+                continue
+            Gmax_old = Gmax_new
+    finally:
+        pool.close()
+    w_from_beta(indptr, indices, data, n, bias, inst, w)
+    return it, active_size, restarts, objective_of_svr(w, inst, y, p, l2_loss, beta)
+
+
+def async_dual_cd_lr(X, bias, y, C, eps, max_iter, seed, alpha, w, n_threads):
+    """-s 7 by PASSCoDe-Atomic on n_threads threads, LIBLINEAR's rules (no shrinking;
+    stop when the largest |g'| of a sweep is below eps; the inner tolerance falls
+    tenfold after a sweep of at most l/10 Newton steps), filling `alpha` (pairs) and `w`
+    (rebuilt from alpha). Returns (iterations, Newton steps, objective)."""
+    indptr, indices, data, n = X.indptr, X.indices, X.data, X.n_features
+    inst, index, n_all = lr_state(indptr, indices, data, n, bias, y, C, w)
+    state = seed_state(seed)
+    pool = PassPool(n_threads, "dual-cd")
+    bounds = np.linspace(0, n_all, n_threads * SHARES_PER_THREAD + 1).astype(np.int64)
+    innereps, innereps_min = INNER_EPS_START, min(INNER_EPS_FLOOR, eps)
+    it = total_newton = 0
+    try:
+        while it < max_iter:
+            shuffle_active(state, index, n_all)
+            shares = pool.run(lr_async_sweep_part, [
+                (indptr, indices, data, n, bias, inst, index, bounds[q], bounds[q + 1],
+                 innereps, w) for q in range(len(bounds) - 1)])
+            newton_iter = sum([r[1] for r in shares])
+            it += 1
+            total_newton += newton_iter
+            if max([r[0] for r in shares]) < eps:
+                break
+            if newton_iter <= n_all // 10:
+                innereps = max(innereps_min, 0.1 * innereps)
+    finally:
+        pool.close()
+    w_from_pairs(indptr, indices, data, n, bias, inst, w)
+    return it, total_newton, objective_of_lr(w, inst, C, alpha)
+
+
+def run_on_threads(X, args, n_threads):
+    """The DEFAULT_SCHEME on n_threads threads, args those of dual_cd_svc after X's
+    arrays: (iterations, active-set size, restarts, objective, scheme)."""
+    return (*RUN[DEFAULT_SCHEME](X, *args, n_threads), DEFAULT_SCHEME)
