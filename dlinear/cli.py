@@ -16,7 +16,8 @@ from .cluster import Dataset, cluster_client, make_security
 from .cluster.dataset import with_sample_weight
 from .cluster.engine import training_mode
 from .cluster.session import SCHEDULER_ENV
-from .data import Problem, file_stamp, read_libsvm
+from .binary_format import convert_libsvm, is_binary_dataset, read_dataset, read_header
+from .data import Problem, file_stamp
 from .errors import ConvergenceWarning, DataError, DlinearError
 from .model import save_model
 from .modes import Choice, Cluster, Data, Mode, choose
@@ -65,6 +66,7 @@ TRAIN_USAGE = (
     "-C : find parameters (C for -s 0, 1, 2, 3 and C, p for -s 11)\n"
     "-q : quiet mode (no outputs)\n"
     "dlinear options:\n"
+    "training_set_file may be a binary dataset directory (python -m dlinear convert)\n"
     "--workers n : start a local Dask cluster of n single-threaded worker processes;\n"
     "\t0 trains in this process (default: a local cluster with one worker per core to\n"
     "\ttrain -s 0, 2, 11 on a file of 1 GiB or more, else in this process)\n"
@@ -319,7 +321,7 @@ def train_main(argv=None) -> int:
         backend = _backend(opts, params, train_file)
         if backend.mode is not Mode.CLUSTER:
             weights = read_weight_file(opts["weight_file"]) if opts["weight_file"] else None
-            problem = read_libsvm(train_file, storage_options=storage_options)
+            problem = read_dataset(train_file, storage_options=storage_options)
             if weights is not None:
                 problem.sample_weight = check_weight_count(weights, problem.n_samples,
                                                            opts["weight_file"], train_file)
@@ -331,7 +333,7 @@ def train_main(argv=None) -> int:
         security = make_security(opts["tls-ca-file"], opts["tls-cert"], opts["tls-key"])
         with cluster_client(opts["scheduler"], opts["workers"], security, log=note) as client:
             weights = read_weight_file(opts["weight_file"]) if opts["weight_file"] else None
-            data = Dataset.from_libsvm(train_file, client, storage_options=storage_options)
+            data = Dataset.from_path(train_file, client, storage_options=storage_options)
             if weights is not None:
                 data = with_sample_weight(data, check_weight_count(
                     weights, data.n_samples, opts["weight_file"], train_file))
@@ -447,7 +449,6 @@ def _train_and_save(data, params, opts, model_file, say) -> int:
 
 
 def predict_main(argv=None) -> int:
-    from .data import read_libsvm
     from .fileio import write_text_atomically
     from .model import load_model
     from .predict import (decision_values, evaluate, labels_from_decision_values,
@@ -478,7 +479,7 @@ def predict_main(argv=None) -> int:
         model = load_model(model_file)
         if probability and not model.is_probability:
             raise DlinearError("probability output is only supported for logistic regression")
-        problem = read_libsvm(test_file)
+        problem = read_dataset(test_file)
         dec = decision_values(model, problem)
         labels = labels_from_decision_values(model, dec)
         if probability:
@@ -507,12 +508,62 @@ def predict_main(argv=None) -> int:
         return 130
 
 
-def main(argv=None) -> int:
-    """python -m dlinear train|predict|make-data ..."""
+CONVERT_USAGE = (
+    "Usage: python -m dlinear convert [options] libsvm_file dataset_directory\n"
+    "Parses a LIBSVM file once into a binary dataset directory (NumPy arrays and a JSON\n"
+    "header) that dlinear-train, dlinear-predict and the cluster read without parsing.\n"
+    "options:\n"
+    "-W weight_file : instance weights, one per line, stored with the rows\n"
+    "--storage-option key=value : an fsspec option for an s3://, gs://... libsvm_file\n"
+    "-q : quiet mode (no outputs)\n"
+)
+
+
+def convert_main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    commands = {"train": train_main, "predict": predict_main}
-    if not argv or argv[0] not in ("train", "predict", "make-data"):
-        sys.stderr.write("usage: python -m dlinear {train,predict,make-data} ...\n")
+    if not argv:
+        return _print_usage(CONVERT_USAGE, 1)
+    try:
+        quiet, weight_file, storage_options, i = False, None, {}, 0
+        while i < len(argv) and argv[i].startswith("-") and argv[i] != "-":
+            if argv[i] in ("-h", "--help"):
+                return _print_usage(CONVERT_USAGE, 0)
+            if argv[i] == "-q":
+                quiet, i = True, i + 1
+            elif argv[i] in ("-W", "--storage-option") and i + 1 < len(argv):
+                if argv[i] == "-W":
+                    weight_file = argv[i + 1]
+                else:
+                    parse_storage_option(argv[i + 1], storage_options)
+                i += 2
+            else:
+                raise UsageError(f"unknown option or missing value: {argv[i]}")
+        if len(argv) - i != 2:
+            raise UsageError("expected: libsvm_file dataset_directory")
+        source, target = argv[i:]
+        weights = read_weight_file(weight_file) if weight_file else None
+        header = convert_libsvm(source, target, weights=weights,
+                                storage_options=storage_options or None)
+        if not quiet:
+            print(f"{target}: {header.rows} rows, {header.nnz} nonzeros, "
+                  f"{header.n_features} features ({header.occurring_columns} occurring), "
+                  f"{len(header.parts)} parts, {header.label_type} labels"
+                  + (", weights" if header.weights else ""))
+        return 0
+    except UsageError as e:
+        return _fail(str(e), usage=True)
+    except DlinearError as e:
+        return _fail(str(e))
+    except KeyboardInterrupt:
+        return 130
+
+
+def main(argv=None) -> int:
+    """python -m dlinear train|predict|convert|make-data ..."""
+    argv = sys.argv[1:] if argv is None else argv
+    commands = {"train": train_main, "predict": predict_main, "convert": convert_main}
+    if not argv or argv[0] not in ("train", "predict", "convert", "make-data"):
+        sys.stderr.write("usage: python -m dlinear {train,predict,convert,make-data} ...\n")
         return 1
     if argv[0] == "make-data":
         from .datasets import main as make_data_main
