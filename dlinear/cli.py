@@ -17,7 +17,8 @@ from .cluster.dataset import with_sample_weight
 from .cluster.engine import training_mode
 from .cluster.session import SCHEDULER_ENV
 from .binary_format import convert_libsvm, is_binary_dataset, read_dataset, read_header
-from .data import Problem, file_stamp
+from .cost_model import BINARY_S_PER_NONZERO
+from .data import Problem
 from .errors import ConvergenceWarning, DataError, DlinearError
 from .model import save_model
 from .modes import Choice, Cluster, Data, Mode, choose
@@ -25,6 +26,7 @@ from .params import Params, check_parameter
 from .predict import evaluate
 from .progress import quiet as quiet_progress
 from .solver_table import SOLVERS
+from .text_sample import sample_libsvm
 
 
 def _solver_lines(kind: str) -> str:
@@ -286,25 +288,44 @@ def _note(quiet: bool):
 def _backend(opts, params, train_file) -> Choice:
     """Where dlinear-train trains (Mode.CLUSTER or Mode.IN_PROCESS): --scheduler (or its
     environment variable) and --workers n > 0 ask for a cluster, --workers 0 for this
-    process; otherwise modes.choose decides whether a local cluster pays (its size rule,
-    on the file's bytes)."""
+    process; otherwise modes.choose decides whether a local cluster pays (its cost model,
+    on the data's shape: a binary dataset's header, or a timed sample of the text)."""
     if opts["scheduler"] or os.environ.get(SCHEDULER_ENV):
         cluster = Cluster(running=False)
     elif opts["workers"] is not None:
         cluster = Cluster(running=False) if opts["workers"] > 0 else None
     else:
-        cluster = Cluster(running=False, asked=False)
+        cluster = Cluster(running=False, asked=False, workers=os.cpu_count() or 1)
     job = "search" if opts["find_C"] else "cv" if opts["nr_fold"] else "train"
-    data = Data(file_bytes=_file_bytes(train_file, opts["storage_options"]))
-    return choose(params, data, cluster, job=job)
+    data = Data()
+    if cluster is not None and not cluster.asked and job == "train":
+        data = input_shape(train_file, opts["storage_options"] or None)
+    return choose(params, data, cluster, job=job, n_threads=os.cpu_count() or 1)
 
 
-def _file_bytes(train_file, storage_options):
-    """The training file's size, or None where it cannot be read (read_libsvm says so)."""
+def input_shape(train_file, storage_options=None) -> Data:
+    """The training data's shape for the cost model: a binary dataset's header, or the
+    first SAMPLE_BYTES of LIBSVM text parsed and scaled to the file (its rows, nonzeros,
+    largest column, classes and parse time); what cannot be read stays unknown (the
+    reader reports it)."""
+    from .plan import n_binary_problems
     try:
-        return file_stamp(train_file, storage_options)[0]
+        if is_binary_dataset(train_file, storage_options):
+            h = read_header(train_file, storage_options)
+            classes = len(h.labels) if h.labels is not None else 2
+            return Data(h.rows, h.nnz, n_problems=n_binary_problems(classes),
+                        n_features=h.n_features, occurring_columns=h.occurring_columns,
+                        read_s=h.nnz * BINARY_S_PER_NONZERO)
+        sample = sample_libsvm(train_file, storage_options)
     except DlinearError:
-        return None
+        return Data()
+    if sample is None:
+        return Data()
+    p, scale = sample.problem, sample.scale
+    classes = len(np.unique(p.y)) if np.array_equal(p.y, np.round(p.y)) else 2
+    return Data(int(p.n_samples * scale), int(p.nnz * scale), file_bytes=sample.file_bytes,
+                n_problems=n_binary_problems(min(classes, 1000)), n_features=p.n_features,
+                read_s=sample.seconds * scale, estimated=True)
 
 
 def train_main(argv=None) -> int:
@@ -330,6 +351,8 @@ def train_main(argv=None) -> int:
                 note(f"dlinear: {backend.describe()} (--workers n starts a local cluster)")
             return _train_and_save(problem, params, opts, model_file, say)
 
+        if backend.reason is not None:      # the cost model chose the local cluster
+            note(f"dlinear: {backend.describe()} (--workers 0 trains in this process)")
         security = make_security(opts["tls-ca-file"], opts["tls-cert"], opts["tls-key"])
         with cluster_client(opts["scheduler"], opts["workers"], security, log=note) as client:
             weights = read_weight_file(opts["weight_file"]) if opts["weight_file"] else None
