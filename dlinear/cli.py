@@ -21,7 +21,7 @@ from .cost_model import BINARY_S_PER_NONZERO
 from .data import Problem
 from .errors import ConvergenceWarning, DataError, DlinearError
 from .model import save_model
-from .modes import Choice, Cluster, Data, Mode, choose
+from .modes import Choice, Cluster, Data, Mode, choose, is_map_reduce
 from .params import Params, check_parameter
 from .predict import evaluate
 from .progress import quiet as quiet_progress
@@ -298,7 +298,7 @@ def _backend(opts, params, train_file) -> Choice:
         cluster = Cluster(running=False, asked=False, workers=os.cpu_count() or 1)
     job = "search" if opts["find_C"] else "cv" if opts["nr_fold"] else "train"
     data = Data()
-    if cluster is not None and not cluster.asked and job == "train":
+    if cluster is not None and not cluster.asked and job == "train" and is_map_reduce(params):
         data = input_shape(train_file, opts["storage_options"] or None)
     return choose(params, data, cluster, job=job, n_threads=os.cpu_count() or 1)
 

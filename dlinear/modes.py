@@ -218,7 +218,7 @@ def choose(params: Params, data: Data, cluster: Optional[Cluster] = None, *,
             predicted = newton_estimate(params, data, cluster.workers or n_threads, n_threads)
             if predicted is not None and predicted.cluster_pays:
                 return Choice(Mode.CLUSTER, params, predicted.workers, reason=predicted)
-        return Choice(_in_process_mode(params, data, n_threads), params, reason=predicted)
+        return Choice(Mode.IN_PROCESS, params, reason=predicted)
     if cluster is None:
         return Choice(_in_process_mode(params, data, n_threads), params)
 
