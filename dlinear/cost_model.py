@@ -14,8 +14,8 @@ pays its start, and reads text on K cores where this process reads it on one.
 
 with bytes_per_worker = 2 * 8 * problems * (the worker's columns): n today, its occurring
 columns once rounds ship only those (CLUSTER_SHIPS_OCCURRING_COLUMNS). t_nz is larger
-when w does not fit the cache (the wide, hashed sets). Only the ratio of the two matters,
-so the same pass count serves both.
+when the weights of the columns the rows touch do not fit the cache (the wide, hashed
+sets). The same pass count serves both paths (the same Newton iterations).
 
 The constants below were measured on the development machine (2 cores) by
 `python -m benchmarks.backend_cost constants` (BENCHMARKS.md, "Default backend by a cost
@@ -28,23 +28,26 @@ from dataclasses import dataclass
 from typing import Optional
 
 # ---- measured constants (python -m benchmarks.backend_cost constants) ----------------
-# one pass, per nonzero, one thread: w fits the cache (n * 8 <= CACHE_BYTES) or not
-PASS_S_PER_NONZERO = 2.2e-9
-PASS_S_PER_NONZERO_WIDE = 7.0e-9
+# 2026-11-25, 2 cores shared with other jobs: CPU seconds (the wall clock was 2-4x that)
+# one pass, per nonzero, one thread: the columns the rows touch fit the cache (their
+# weights, 8 bytes each, within CACHE_BYTES) or not
+PASS_S_PER_NONZERO = 3.0e-9
+PASS_S_PER_NONZERO_WIDE = 1.44e-8
 CACHE_BYTES = 8 << 20
 # one pass, per column, in the driver (Newton/CG vector work on dense n-vectors)
-PASS_S_PER_COLUMN = 2.0e-9
-# passes of one Newton fit at the default eps (fun, grad, Hv), a typical count
-NEWTON_PASSES = 40
+PASS_S_PER_COLUMN = 1.37e-8
+# passes of one Newton fit at the default eps (fun, grad, Hv): 23 rcv1-, 36-40 click-shaped
+NEWTON_PASSES = 37
 # a round of the actor tree on a local cluster: fixed latency, bytes through it per second
-ROUND_LATENCY_S = 0.004
-ROUND_BYTES_PER_S = 4.0e8
-# starting a local cluster of worker processes and placing the parts
-CLUSTER_START_S = 4.0
+ROUND_LATENCY_S = 0.0086
+ROUND_BYTES_PER_S = 4.55e8
+# what a local cluster of 2 adds to a dlinear-train run (start, placing, closing): wall
+# time on the loaded machine, where every check below ran too
+CLUSTER_START_S = 12.1
 # LIBSVM text parsed per second on one core when no sample of the file was timed
-TEXT_BYTES_PER_S = 6.0e7
+TEXT_BYTES_PER_S = 5.0e7
 # reading a binary dataset: its check, per nonzero
-BINARY_S_PER_NONZERO = 4.0e-9
+BINARY_S_PER_NONZERO = 3.5e-9
 
 # ---- what other branches change: constants, not formulas ----------------------------
 # a single Newton problem's passes run on the process's threads (else on one)
@@ -65,6 +68,12 @@ class Workload:
     read_s: float = 0.0                 # reading the input in one process, one core
     read_splits: bool = True            # K workers read 1/K each (text, binary parts)
 
+    @property
+    def touched_columns(self) -> int:
+        """The columns the passes touch: those that occur, or (unknown) at most n and at
+        most the nonzeros."""
+        return self.occurring_columns or min(self.n_features, self.nnz)
+
     def columns_per_worker(self, workers: int) -> int:
         """A worker's columns in a round: n, or an estimate of those its rows use (at
         most its nonzeros, at most all that occur)."""
@@ -74,8 +83,9 @@ class Workload:
         return int(min(occurring, self.nnz / max(1, workers)))
 
 
-def pass_s_per_nonzero(n_features: int) -> float:
-    return PASS_S_PER_NONZERO if n_features * 8 <= CACHE_BYTES else PASS_S_PER_NONZERO_WIDE
+def pass_s_per_nonzero(touched_columns: int) -> float:
+    return PASS_S_PER_NONZERO if touched_columns * 8 <= CACHE_BYTES \
+        else PASS_S_PER_NONZERO_WIDE
 
 
 def in_process_seconds(w: Workload, n_threads: int) -> float:
@@ -83,7 +93,7 @@ def in_process_seconds(w: Workload, n_threads: int) -> float:
                                                                       w.problems)
     columns = w.occurring_columns if (NEWTON_PASSES_ON_THREADS and w.occurring_columns) \
         else w.n_features
-    per_pass = (w.problems * w.nnz * pass_s_per_nonzero(w.n_features) / threads
+    per_pass = (w.problems * w.nnz * pass_s_per_nonzero(w.touched_columns) / threads
                 + w.problems * columns * PASS_S_PER_COLUMN)
     return w.read_s + NEWTON_PASSES * per_pass
 
@@ -92,7 +102,7 @@ def cluster_seconds(w: Workload, workers: int) -> float:
     k = max(1, workers)
     columns = w.columns_per_worker(k)
     bytes_per_round = k * 2 * 8 * w.problems * columns
-    per_pass = (w.problems * w.nnz * pass_s_per_nonzero(w.n_features) / k
+    per_pass = (w.problems * w.nnz * pass_s_per_nonzero(w.touched_columns) / k
                 + w.problems * w.n_features * PASS_S_PER_COLUMN
                 + ROUND_LATENCY_S + bytes_per_round / ROUND_BYTES_PER_S)
     read = w.read_s / k if w.read_splits else w.read_s
