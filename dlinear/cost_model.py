@@ -41,9 +41,9 @@ NEWTON_PASSES = 37
 # a round of the actor tree on a local cluster: fixed latency, bytes through it per second
 ROUND_LATENCY_S = 0.0086
 ROUND_BYTES_PER_S = 4.55e8
-# what a local cluster of 2 adds to a dlinear-train run (start, placing, closing): wall
-# time on the loaded machine, where every check below ran too
-CLUSTER_START_S = 12.1
+# what a local cluster of 2 adds to a training (its start, the workers' imports, placing
+# the parts): CPU seconds on its critical path, as the other constants
+CLUSTER_START_S = 2.2
 # LIBSVM text parsed per second on one core when no sample of the file was timed
 TEXT_BYTES_PER_S = 5.0e7
 # reading a binary dataset: its check, per nonzero
