@@ -195,7 +195,8 @@ def check(args, report):
             rows.append(dict(solver=solver, data=path, process_s=process, cluster_s=cluster,
                              n_samples=shape.n_samples, nnz=shape.nnz,
                              n_features=shape.n_features, problems=shape.problems(),
-                             occurring_columns=shape.occurring_columns, read_s=shape.read_s))
+                             occurring_columns=shape.occurring_columns, read_s=shape.read_s,
+                             file_bytes=shape.file_bytes))
     for row in rows:
         report.add(**judged(row))
 
@@ -205,7 +206,7 @@ def judged(row: dict) -> dict:
     within TOLERANCE of the faster one measured."""
     from dlinear.modes import Data, newton_estimate
     from dlinear.params import Params
-    keys = ("n_samples", "nnz", "n_features", "occurring_columns", "read_s")
+    keys = ("n_samples", "nnz", "n_features", "occurring_columns", "read_s", "file_bytes")
     shape = Data(**{k: row[k] for k in keys}, n_problems=row["problems"])
     predicted = newton_estimate(Params(solver_type=int(row["solver"])).resolved(), shape, 2, 2)
     process, cluster = row["process_s"], row["cluster_s"]

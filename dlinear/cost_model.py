@@ -6,10 +6,11 @@ A Newton fit is a number of passes over the data (fun, grad, one per CG step), e
 which, besides its nonzeros, does vector work on the columns in the driver. On a cluster a
 pass is one round of the actor tree: the rows split over the workers, plus a round's
 latency and its bytes (w out, Xᵀv back) through the loopback network. The cluster also
-pays its start, and reads text on K cores where this process reads it on one.
+pays its start, and reads text on K cores where this process reads it on one (after one
+scan of the whole file for line starts).
 
     process = read + passes * (problems * nnz * t_nz / threads + problems * n * t_entry)
-    cluster = start + read / K + passes * (problems * nnz * t_nz / K + problems * n *
+    cluster = start + read / K + scan + passes * (problems * nnz * t_nz / K + problems * n *
               t_entry + latency + K * bytes_per_worker / bandwidth)
 
 with bytes_per_worker = 2 * 8 * problems * (the worker's columns): n today, its occurring
@@ -44,6 +45,9 @@ ROUND_BYTES_PER_S = 4.55e8
 # what a local cluster of 2 adds to a training (its start, the workers' imports, placing
 # the parts): CPU seconds on its critical path, as the other constants
 CLUSTER_START_S = 2.2
+# the cluster's read of text first finds line starts in the whole file, on one worker
+# (data.line_aligned_ranges), per byte (1.4-1.9e-9 on the rcv1- and dense-shaped files)
+TEXT_SCAN_S_PER_BYTE = 1.6e-9
 # LIBSVM text parsed per second on one core when no sample of the file was timed
 TEXT_BYTES_PER_S = 5.0e7
 # reading a binary dataset: its check, per nonzero
@@ -66,7 +70,7 @@ class Workload:
     problems: int = 1
     occurring_columns: Optional[int] = None
     read_s: float = 0.0                 # reading the input in one process, one core
-    read_splits: bool = True            # K workers read 1/K each (text, binary parts)
+    text_bytes: int = 0                 # of LIBSVM text (0: a binary dataset)
 
     @property
     def touched_columns(self) -> int:
@@ -105,7 +109,7 @@ def cluster_seconds(w: Workload, workers: int) -> float:
     per_pass = (w.problems * w.nnz * pass_s_per_nonzero(w.touched_columns) / k
                 + w.problems * w.n_features * PASS_S_PER_COLUMN
                 + ROUND_LATENCY_S + bytes_per_round / ROUND_BYTES_PER_S)
-    read = w.read_s / k if w.read_splits else w.read_s
+    read = w.read_s / k + w.text_bytes * TEXT_SCAN_S_PER_BYTE
     return CLUSTER_START_S + read + NEWTON_PASSES * per_pass
 
 

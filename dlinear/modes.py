@@ -269,7 +269,7 @@ def newton_estimate(params: Params, data: Data, workers: int, n_threads: int
         data.n_samples, data.nnz, data.n_features, problems=problems,
         occurring_columns=data.occurring_columns,
         read_s=data.read_s if data.read_s is not None
-        else (data.file_bytes or 0) / TEXT_BYTES_PER_S)
+        else (data.file_bytes or 0) / TEXT_BYTES_PER_S, text_bytes=data.file_bytes or 0)
     return estimate(workload, workers, n_threads)
 
 
