@@ -45,3 +45,23 @@ def test_the_choice_line_says_both_predictions():
     line = choice.describe()
     assert f"predicted {e.process_s:.1f} s in this process, {e.cluster_s:.1f} s on a " \
            "local cluster of 2" in line
+
+
+# `python -m benchmarks.backend_cost check` (BENCHMARKS.md, "The default backend by a cost
+# model"): each shape as the CLI read it, and the CPU seconds measured on each path
+MEASURED = [  # shape (rows, nonzeros, n, occurring, read s, text bytes), process s, cluster s
+    ((542000, 40647024, 47236, 47236, 0.142, 0), 3.73, 6.74),            # rcv1, binary
+    ((499954, 19498226, 16777143, None, 0.563, 163954478), 20.16, 62.08),  # click, text
+    ((199606, 14982518, 47232, None, 4.808, 384726204), 5.67, 7.11),     # rcv1, text
+    ((997671, 28615057, 50, None, 0.724, 337434165), 3.22, 5.08),        # 50 columns
+]
+
+
+@pytest.mark.parametrize("shape, process_s, cluster_s", MEASURED)
+def test_the_choice_on_the_measured_shapes_is_within_ten_percent(shape, process_s,
+                                                                 cluster_s):
+    rows, nnz, n, occurring, read_s, text_bytes = shape
+    w = cm.Workload(rows, nnz, n, occurring_columns=occurring, read_s=read_s,
+                    text_bytes=text_bytes)
+    chosen = cluster_s if cm.estimate(w, 2, 2).cluster_pays else process_s
+    assert chosen <= 1.10 * min(process_s, cluster_s)
