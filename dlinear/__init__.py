@@ -12,7 +12,8 @@ __version__ = "0.1.0"
 __all__ = [
     "Problem", "Params", "Model", "SOLVERS", "DlinearError", "ConvergenceWarning",
     "train", "cross_validation", "find_parameters", "predict", "predict_probability", "decision_values",
-    "load_model", "save_model", "read_libsvm", "write_libsvm", "__version__",
+    "load_model", "save_model", "read_libsvm", "write_libsvm", "read_binary",
+    "convert_libsvm", "__version__",
     "LinearSVC", "LogisticRegression", "LinearSVR", "OneClassSVM",
 ]
 
@@ -26,6 +27,9 @@ def __getattr__(name):
     if name in ("read_libsvm", "write_libsvm"):
         from . import data
         return getattr(data, name)
+    if name in ("read_binary", "convert_libsvm"):
+        from . import binary_format
+        return getattr(binary_format, name)
     if name in _ESTIMATORS:
         from . import estimators
         return getattr(estimators, name)

@@ -16,16 +16,19 @@ from .cluster import Dataset, cluster_client, make_security
 from .cluster.dataset import with_sample_weight
 from .cluster.engine import training_mode
 from .cluster.session import CONNECT_TIMEOUT, SCHEDULER_ENV
-from .data import Problem, file_stamp, read_libsvm
+from .binary_format import convert_libsvm, is_binary_dataset, read_dataset, read_header
+from .cost_model import BINARY_S_PER_NONZERO
+from .data import Problem
 from .errors import ConvergenceWarning, DataError, DlinearError
 from .cli_input import check_model_size, check_weight_count, read_weight_file
 from .model import save_model
-from .modes import Choice, Cluster, Data, Mode, choose
+from .modes import Choice, Cluster, Data, Mode, choose, is_map_reduce
 from .params import Params, check_parameter
 from .plan import first_appearance
 from .predict import evaluate
 from .progress import quiet as quiet_progress
 from .solver_table import SOLVERS
+from .text_sample import sample_libsvm
 
 
 def _solver_lines(kind: str) -> str:
@@ -69,9 +72,10 @@ TRAIN_USAGE = (
     "-m nr_thread : train in this process on nr_thread threads (default: one per core);\n"
     "\tthe model is the same for any number\n"
     "dlinear options:\n"
+    "training_set_file may be a binary dataset directory (python -m dlinear convert)\n"
     "--workers n : start a local Dask cluster of n single-threaded worker processes;\n"
-    "\t0 trains in this process (default: a local cluster with one worker per core to\n"
-    "\ttrain -s 0, 2, 11 on a file of 1 GiB or more, else in this process)\n"
+    "\t0 trains in this process (default: in this process, or a local cluster with one\n"
+    "\tworker per core for -s 0, 2, 11 where a cost model predicts it faster)\n"
     "--scheduler address : train on the Dask cluster at address (tcp://host:8786, tls://...;\n"
     "\tdefault $DLINEAR_SCHEDULER); the data file must be readable by its workers\n"
     "--tls-ca-file f, --tls-cert f, --tls-key f : certificates for a tls:// scheduler\n"
@@ -331,25 +335,44 @@ def _deferred(note, line: str):
 def _backend(opts, params, train_file) -> Choice:
     """Where dlinear-train trains (Mode.CLUSTER or Mode.IN_PROCESS): --scheduler (or its
     environment variable) and --workers n > 0 ask for a cluster, --workers 0 for this
-    process; otherwise modes.choose decides whether a local cluster pays (its size rule,
-    on the file's bytes)."""
+    process; otherwise modes.choose decides whether a local cluster pays (its cost model,
+    on the data's shape: a binary dataset's header, or a timed sample of the text)."""
     if opts["scheduler"] or os.environ.get(SCHEDULER_ENV):
         cluster = Cluster(running=False)
     elif opts["workers"] is not None:
         cluster = Cluster(running=False) if opts["workers"] > 0 else None
     else:
-        cluster = Cluster(running=False, asked=False)
+        cluster = Cluster(running=False, asked=False, workers=os.cpu_count() or 1)
     job = "search" if opts["find_C"] else "cv" if opts["nr_fold"] else "train"
-    data = Data(file_bytes=_file_bytes(train_file, opts["storage_options"]))
-    return choose(params, data, cluster, job=job)
+    data = Data()
+    if cluster is not None and not cluster.asked and job == "train" and is_map_reduce(params):
+        data = input_shape(train_file, opts["storage_options"] or None)
+    return choose(params, data, cluster, job=job, n_threads=os.cpu_count() or 1)
 
 
-def _file_bytes(train_file, storage_options):
-    """The training file's size, or None where it cannot be read (read_libsvm says so)."""
+def input_shape(train_file, storage_options=None) -> Data:
+    """The training data's shape for the cost model: a binary dataset's header, or the
+    first SAMPLE_BYTES of LIBSVM text parsed and scaled to the file (its rows, nonzeros,
+    largest column, classes and parse time); what cannot be read stays unknown (the
+    reader reports it)."""
+    from .plan import n_binary_problems
     try:
-        return file_stamp(train_file, storage_options)[0]
+        if is_binary_dataset(train_file, storage_options):
+            h = read_header(train_file, storage_options)
+            classes = len(h.labels) if h.labels is not None else 2
+            return Data(h.rows, h.nnz, n_problems=n_binary_problems(classes),
+                        n_features=h.n_features, occurring_columns=h.occurring_columns,
+                        read_s=h.nnz * BINARY_S_PER_NONZERO)
+        sample = sample_libsvm(train_file, storage_options)
     except DlinearError:
-        return None
+        return Data()
+    if sample is None:
+        return Data()
+    p, scale = sample.problem, sample.scale
+    classes = len(np.unique(p.y)) if np.array_equal(p.y, np.round(p.y)) else 2
+    return Data(int(p.n_samples * scale), int(p.nnz * scale), file_bytes=sample.file_bytes,
+                n_problems=n_binary_problems(min(classes, 1000)), n_features=p.n_features,
+                read_s=sample.seconds * scale, estimated=True)
 
 
 def train_main(argv=None) -> int:
@@ -366,8 +389,8 @@ def train_main(argv=None) -> int:
         backend = _backend(opts, params, train_file)
         if backend.mode is not Mode.CLUSTER:
             weights = read_weight_file(opts["weight_file"]) if opts["weight_file"] else None
-            problem = read_libsvm(train_file, storage_options=storage_options,
-                                  dtype=opts["dtype"])
+            problem = read_dataset(train_file, storage_options=storage_options,
+                                   dtype=opts["dtype"])
             if weights is not None:
                 problem.sample_weight = check_weight_count(weights, problem.n_samples,
                                                            opts["weight_file"], train_file)
@@ -383,12 +406,14 @@ def train_main(argv=None) -> int:
             return _train_and_save(problem, params, opts, model_file,
                                    _say(opts["quiet"], before=where), before_saving=where)
 
+        if backend.reason is not None:      # the cost model chose the local cluster
+            note(f"dlinear: {backend.describe()} (--workers 0 trains in this process)")
         security = make_security(opts["tls-ca-file"], opts["tls-cert"], opts["tls-key"])
         with cluster_client(opts["scheduler"], opts["workers"], security, log=note,
                             connect_timeout=opts["connect_timeout"]) as client:
             weights = read_weight_file(opts["weight_file"]) if opts["weight_file"] else None
-            data = Dataset.from_libsvm(train_file, client, storage_options=storage_options,
-                                       dtype=opts["dtype"])
+            data = Dataset.from_path(train_file, client, storage_options=storage_options,
+                                     dtype=opts["dtype"])
             if weights is not None:
                 data = with_sample_weight(data, check_weight_count(
                     weights, data.n_samples, opts["weight_file"], train_file))
@@ -477,7 +502,6 @@ def _train_and_save(data, params, opts, model_file, say, before_saving=lambda: N
 
 
 def predict_main(argv=None) -> int:
-    from .data import read_libsvm
     from .fileio import write_text_atomically
     from .model import load_model
     from .predict import (decision_values, evaluate, labels_from_decision_values,
@@ -508,7 +532,7 @@ def predict_main(argv=None) -> int:
         model = load_model(model_file)
         if probability and not model.is_probability:
             raise DlinearError("probability output is only supported for logistic regression")
-        problem = read_libsvm(test_file)
+        problem = read_dataset(test_file)
         dec = decision_values(model, problem)
         labels = labels_from_decision_values(model, dec)
         if probability:
@@ -538,25 +562,76 @@ def predict_main(argv=None) -> int:
 
 
 MAIN_USAGE = (
-    "usage: python -m dlinear {train,predict,make-data} ...\n"
+    "usage: python -m dlinear {train,predict,convert,make-data} ...\n"
     "  train      train a model (as dlinear-train; train -h for its options)\n"
     "  predict    predict with a model (as dlinear-predict; predict -h)\n"
+    "  convert    parse a LIBSVM file once into a binary dataset (convert -h)\n"
     "  make-data  write a synthetic LIBSVM data set (make-data -h)\n"
     "  --version  print dlinear's version\n"
 )
 
 
-def main(argv=None) -> int:
-    """python -m dlinear train|predict|make-data ..."""
+CONVERT_USAGE = (
+    "Usage: python -m dlinear convert [options] libsvm_file dataset_directory\n"
+    "Parses a LIBSVM file once into a binary dataset directory (NumPy arrays and a JSON\n"
+    "header) that dlinear-train, dlinear-predict and the cluster read without parsing.\n"
+    "options:\n"
+    "-W weight_file : instance weights, one per line, stored with the rows\n"
+    "--storage-option key=value : an fsspec option for an s3://, gs://... libsvm_file\n"
+    "-q : quiet mode (no outputs)\n"
+)
+
+
+def convert_main(argv=None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    commands = {"train": train_main, "predict": predict_main}
+    if not argv:
+        return _print_usage(CONVERT_USAGE, 1)
+    try:
+        quiet, weight_file, storage_options, i = False, None, {}, 0
+        while i < len(argv) and argv[i].startswith("-") and argv[i] != "-":
+            if argv[i] in ("-h", "--help"):
+                return _print_usage(CONVERT_USAGE, 0)
+            if argv[i] == "-q":
+                quiet, i = True, i + 1
+            elif argv[i] in ("-W", "--storage-option") and i + 1 < len(argv):
+                if argv[i] == "-W":
+                    weight_file = argv[i + 1]
+                else:
+                    parse_storage_option(argv[i + 1], storage_options)
+                i += 2
+            else:
+                raise UsageError(f"unknown option or missing value: {argv[i]}")
+        if len(argv) - i != 2:
+            raise UsageError("expected: libsvm_file dataset_directory")
+        source, target = argv[i:]
+        weights = read_weight_file(weight_file) if weight_file else None
+        header = convert_libsvm(source, target, weights=weights,
+                                storage_options=storage_options or None)
+        if not quiet:
+            print(f"{target}: {header.rows} rows, {header.nnz} nonzeros, "
+                  f"{header.n_features} features ({header.occurring_columns} occurring), "
+                  f"{len(header.parts)} parts, {header.label_type} labels"
+                  + (", weights" if header.weights else ""))
+        return 0
+    except UsageError as e:
+        return _fail(str(e), usage=True)
+    except DlinearError as e:
+        return _fail(str(e))
+    except KeyboardInterrupt:
+        return interrupted()
+
+
+def main(argv=None) -> int:
+    """python -m dlinear train|predict|convert|make-data ..."""
+    argv = sys.argv[1:] if argv is None else argv
+    commands = {"train": train_main, "predict": predict_main, "convert": convert_main}
     if argv and argv[0] in ("-h", "--help"):
         return _print_usage(MAIN_USAGE, 0)
     if argv and argv[0] == "--version":
         from . import __version__
         print(f"dlinear {__version__}")
         return 0
-    if not argv or argv[0] not in ("train", "predict", "make-data"):
+    if not argv or argv[0] not in ("train", "predict", "convert", "make-data"):
         return _print_usage(MAIN_USAGE, 1)
     if argv[0] == "make-data":
         from .datasets import main as make_data_main

@@ -1,9 +1,10 @@
 """How a fit runs: one chooser for dlinear.train, the cluster engine and dlinear-train.
 
 choose(params, data, cluster) decides the Mode from the parameters, the data's shape
-(rows, nonzeros, bytes, binary problems) and the cluster's (workers, smallest memory
-limit), each given explicitly, so that a cost model (e.g. for wide data) plugs in here
-with the inputs it needs. Choice.describe() is the line the CLI prints on stderr.
+(rows, nonzeros, columns, bytes, binary problems) and the cluster's (workers, smallest
+memory limit), each given explicitly. Whether dlinear-train starts a local cluster for a
+Newton training is predicted by dlinear.cost_model. Choice.describe() is the line the CLI
+prints on stderr.
 
 The data's shape may be partly unknown (the CLI decides where to train before reading the
 file); the chooser then only picks the backend (Mode.IN_PROCESS or Mode.CLUSTER) and is
@@ -15,6 +16,7 @@ import enum
 from dataclasses import dataclass, replace
 from typing import Callable, Optional, Union
 
+from .cost_model import TEXT_BYTES_PER_S, Estimate, Workload, estimate
 from .errors import DlinearError
 from .params import Params
 from .solver_table import SOLVERS, solvers_text
@@ -59,6 +61,10 @@ class Data:
     nnz: Optional[int] = None
     file_bytes: Optional[int] = None      # the training file, before it is read
     n_problems: Union[int, Callable[[], int], None] = None
+    n_features: Optional[int] = None
+    occurring_columns: Optional[int] = None
+    read_s: Optional[float] = None        # reading it in this process (one core)
+    estimated: bool = False               # rows and nonzeros scaled from a sample
 
     @property
     def nbytes(self) -> int:
@@ -85,13 +91,12 @@ class Cluster:
     asked: bool = True
 
 
-# The default backend of dlinear-train, by measurement (BENCHMARKS.md, "Default backend"):
-# a local cluster pays for starting worker processes and, for the CD solvers, a whole copy
-# of the data on each worker, while in this process one-vs-rest classes and CV folds
-# already run on one thread per core. Only a single Newton training (-s 0, 2, 11:
-# map-reduce over the workers' rows) of a large file was faster on a local cluster: binary
-# -s 0 lost there at 661 MB (1.19x the in-process time) and won at 1304 MB (0.86x).
-NEWTON_CLUSTER_BYTES = 1 << 30
+# The default backend of dlinear-train (BENCHMARKS.md, "Default backend"): a local cluster
+# pays for starting worker processes and, for the CD solvers, a whole copy of the data on
+# each worker, while in this process one-vs-rest classes and CV folds already run on one
+# thread per core. Only a Newton training (-s 0, 2, 11: map-reduce over the workers' rows)
+# may be faster there: dlinear.cost_model predicts both (BENCHMARKS.md, "Default backend
+# by a cost model").
 
 # A worker trains on a copy only if the copy takes at most this share of its memory limit
 # (the rest: Dask's own, the parts it already holds, the solver's state).
@@ -163,17 +168,20 @@ class Choice:
     params: Params
     workers: int = 0
     default_replaced: Optional[int] = None
+    reason: Optional[Estimate] = None     # the backend's, when it was predicted
 
     def describe(self) -> str:
-        """One line: how and where the fit runs."""
+        """One line: how and where the fit runs (and why, when the cost model chose)."""
         p, n = self.params, self.workers
         s = f"-s {p.solver_type}"
+        why = f" ({self.reason.describe()})" if self.reason is not None else ""
         if self.mode is Mode.IN_PROCESS:
-            return "training in this process"
+            return "training in this process" + why
         if self.mode is Mode.CLUSTER:
-            return "training on a Dask cluster"
+            return (f"training on a local cluster of {n} workers" if n else
+                    "training on a Dask cluster") + why
         if self.mode.in_process:
-            return f"{s} in this process: {self.mode.value}"
+            return f"{s} in this process: {self.mode.value}{why}"
         if self.default_replaced is not None:
             d = self.default_replaced
             return (f"{s} (the primal of the default -s {d}: the same model) map-reduced "
@@ -203,10 +211,14 @@ def choose(params: Params, data: Data, cluster: Optional[Cluster] = None, *,
     named = params
     params = params.resolved()
     if cluster is not None and not cluster.running:
-        if cluster.asked or (is_map_reduce(params) and job == "train"
-                             and (data.file_bytes or 0) >= NEWTON_CLUSTER_BYTES):
+        if cluster.asked:
             return Choice(Mode.CLUSTER, params)
-        cluster = None
+        predicted = None
+        if is_map_reduce(params) and job == "train":
+            predicted = newton_estimate(params, data, cluster.workers or n_threads, n_threads)
+            if predicted is not None and predicted.cluster_pays:
+                return Choice(Mode.CLUSTER, params, predicted.workers, reason=predicted)
+        return Choice(Mode.IN_PROCESS, params, reason=predicted)
     if cluster is None:
         return Choice(_in_process_mode(params, data, n_threads), params)
 
@@ -243,6 +255,22 @@ def choose(params: Params, data: Data, cluster: Optional[Cluster] = None, *,
     else:
         mode = Mode.CLASSES_ON_COPIES
     return Choice(mode, params, cluster.workers)
+
+
+def newton_estimate(params: Params, data: Data, workers: int, n_threads: int
+                    ) -> Optional[Estimate]:
+    """The cost model's seconds of a Newton training of `data` in this process (on
+    n_threads) and on a local cluster of `workers`; None while its shape is unknown."""
+    if data.n_samples is None or data.nnz is None or data.n_features is None:
+        return None
+    problems = data.problems() if (params.spec.kind == "classification"
+                                   and data.n_problems is not None) else 1
+    workload = Workload(
+        data.n_samples, data.nnz, data.n_features, problems=problems,
+        occurring_columns=data.occurring_columns,
+        read_s=data.read_s if data.read_s is not None
+        else (data.file_bytes or 0) / TEXT_BYTES_PER_S, text_bytes=data.file_bytes or 0)
+    return estimate(workload, workers, n_threads)
 
 
 def _in_process_mode(params: Params, data: Data, n_threads: int) -> Mode:

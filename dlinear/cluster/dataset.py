@@ -15,6 +15,8 @@ import os
 import numpy as np
 
 from ..columns import part_columns
+from ..binary_format import (check_binary_dtype, is_binary_dataset, read_binary_part,
+                             read_header)
 from ..data import Problem, file_stamp, is_url, line_aligned_ranges, read_libsvm
 from ..errors import DlinearError
 from .session import worker_addresses
@@ -26,6 +28,17 @@ DEFAULT_BLOCK_BYTES = 32 << 20
 def _read_part(path, start, end, first_line, storage_options=None, dtype=np.float64):
     return read_libsvm(path, start=start, end=end, first_line=first_line, allow_empty=True,
                        storage_options=storage_options, dtype=dtype)
+
+
+def _binary_plan(path, storage_options=None):
+    """(header, stamp of the header file) of a binary dataset, read where the data is."""
+    from ..binary_format import HEADER_NAME, _join
+    return (read_header(path, storage_options),
+            file_stamp(_join(path, HEADER_NAME), storage_options))
+
+
+def _is_binary(path, storage_options=None) -> bool:
+    return is_binary_dataset(path, storage_options)
 
 
 def _plan_ranges(path, block_bytes, n_workers, storage_options=None):
@@ -188,6 +201,42 @@ class Dataset:
         if dataset.n_samples == 0:
             raise DlinearError(f"{paths[0]}: line 1: file has no data")
         return dataset
+
+    @classmethod
+    def from_path(cls, path, client, storage_options: dict | None = None,
+                  dtype=np.float64) -> "Dataset":
+        """A LIBSVM file (from_libsvm) or a binary dataset directory (from_binary), told
+        apart where the workers see the path."""
+        if not is_url(path):
+            path = os.path.abspath(os.fspath(path))
+        if client.submit(_is_binary, path, storage_options, pure=False).result():
+            check_binary_dtype(path, dtype)
+            return cls.from_binary(path, client, storage_options=storage_options)
+        return cls.from_libsvm(path, client, storage_options=storage_options, dtype=dtype)
+
+    @classmethod
+    def from_binary(cls, path, client, storage_options: dict | None = None) -> "Dataset":
+        """A binary dataset directory (`python -m dlinear convert`), each of its parts
+        read by one worker (in turn) from a path all workers see or an fsspec URL: a local
+        file is memory-mapped, a URL read by byte ranges. The header is read on a worker;
+        the parts' rows, nonzeros and labels come from it."""
+        from dask.base import tokenize
+        if not is_url(path):
+            path = os.path.abspath(os.fspath(path))
+        header, stamp = client.submit(_binary_plan, path, storage_options,
+                                      pure=False).result()
+        addresses = worker_addresses(client)
+        parts = []
+        for i in range(len(header.parts)):
+            key = f"dlinear-read-binary-{tokenize(path, stamp, i, storage_options)}"
+            where = [addresses[i % len(addresses)]] if addresses else None
+            parts.append(client.submit(read_binary_part, path, i, None, storage_options,
+                                       header, key=key, workers=where,
+                                       allow_other_workers=True))
+        if any(p.labels is None for p in header.parts) and header.label_type == "integer":
+            return cls._from_parts(client, parts, header.n_features, name=path)
+        return cls(client, parts, [p.rows[1] - p.rows[0] for p in header.parts],
+                   header.n_features, header.nnz, [p.labels for p in header.parts], path)
 
     @classmethod
     def from_arrays(cls, X, y, client, sample_weight=None, n_parts: int | None = None

@@ -51,7 +51,7 @@ def run_job(name: str, params, train_file: str, model_file: str,
     with worker_client() as client:
         record_state(client, name, "running")
         try:
-            dataset = Dataset.from_libsvm(train_file, client, storage_options=storage_options)
+            dataset = Dataset.from_path(train_file, client, storage_options=storage_options)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", ConvergenceWarning)   # it is in the log
                 check_parameter(params)

@@ -5,7 +5,7 @@ import pytest
 
 from dlinear import DlinearError, Params
 from dlinear.modes import (COPY_MEMORY_SHARE, KCOLUMN_MIN_CLASSES_PER_THREAD,
-                           KCOLUMN_MIN_NNZ_PER_ROW, NEWTON_CLUSTER_BYTES, Cluster, Data, Mode,
+                           KCOLUMN_MIN_NNZ_PER_ROW, Cluster, Data, Mode,
                            choose)
 from dlinear.plan import block_seeds, plan_classes, problem_seed, targets
 
@@ -89,20 +89,31 @@ def test_descriptions():
     assert "classes in groups" in choose(Params(solver_type=2), shape(5), FITS).describe()
 
 
-@pytest.mark.parametrize("options, file_bytes, job, expected", [
-    (dict(solver_type=0), NEWTON_CLUSTER_BYTES, "train", Mode.CLUSTER),
-    (dict(solver_type=0), NEWTON_CLUSTER_BYTES - 1, "train", Mode.IN_PROCESS),
-    (dict(solver_type=0), NEWTON_CLUSTER_BYTES, "cv", Mode.IN_PROCESS),
-    (dict(solver_type=2, primal_cd=True), NEWTON_CLUSTER_BYTES, "train", Mode.IN_PROCESS),
-    (dict(solver_type=1), NEWTON_CLUSTER_BYTES, "train", Mode.IN_PROCESS),
-    (dict(solver_type=11), None, "train", Mode.IN_PROCESS),
+# rcv1-shaped, its text parsed in 40 s on one core; click-shaped (2^24 hashed columns)
+NARROW = Data(677000, 47_400_000, n_problems=1, n_features=47236, read_s=40.0)
+WIDE = Data(3_200_000, 124_800_000, n_problems=1, n_features=1 << 24,
+            occurring_columns=1_740_000, read_s=8.0)
+
+
+@pytest.mark.parametrize("options, data, job, expected", [
+    (dict(solver_type=0), NARROW, "train", Mode.CLUSTER),
+    (dict(solver_type=0), WIDE, "train", Mode.IN_PROCESS),
+    (dict(solver_type=0), Data(20000, 1_400_000, n_problems=1, n_features=47236,
+                               read_s=1.0), "train", Mode.IN_PROCESS),
+    (dict(solver_type=0), NARROW, "cv", Mode.IN_PROCESS),
+    (dict(solver_type=2, primal_cd=True), NARROW, "train", Mode.IN_PROCESS),
+    (dict(solver_type=1), NARROW, "train", Mode.IN_PROCESS),
+    (dict(solver_type=11), Data(), "train", Mode.IN_PROCESS),
 ])
-def test_backend_rule_of_an_offered_local_cluster(options, file_bytes, job, expected):
-    offered = Cluster(running=False, asked=False)
-    data = Data(file_bytes=file_bytes)
-    assert choose(Params(**options), data, offered, job=job).mode is expected
+def test_backend_rule_of_an_offered_local_cluster(options, data, job, expected):
+    offered = Cluster(running=False, asked=False, workers=2)
+    choice = choose(Params(**options), data, offered, job=job, n_threads=2)
+    assert choice.mode.in_process == expected.in_process
+    if job == "train" and data.n_samples and Params(**options).spec.newton \
+            and not options.get("primal_cd"):
+        assert "predicted" in choice.describe()
     assert choose(Params(**options), data, Cluster(running=False)).mode is Mode.CLUSTER
-    assert choose(Params(**options), data, None).mode is Mode.IN_PROCESS
+    assert choose(Params(**options), data, None).mode.in_process
 
 
 def test_targets_of_one_problem_are_that_column_of_all():

@@ -1,0 +1,132 @@
+"""Predicted seconds of a Newton training (-s 0, 2, 11) in this process and on a local
+cluster of K workers, from measured constants and the data's shape: what modes.choose
+reads to pick dlinear-train's default backend.
+
+A Newton fit is a number of passes over the data (fun, grad, one per CG step), each of
+which, besides its nonzeros, does vector work on the columns in the driver. On a cluster a
+pass is one round of the actor tree: the rows split over the workers, plus a round's
+latency and its bytes (w out, Xᵀv back) through the loopback network. The cluster also
+pays its start, and reads text on K cores where this process reads it on one (after one
+scan of the whole file for line starts).
+
+    process = read + passes * (problems * nnz * t_nz / threads + problems * n * t_entry)
+    cluster = start + read / K + scan + passes * (problems * nnz * t_nz / K + problems * n *
+              t_entry + latency + K * bytes_per_worker / bandwidth)
+
+with bytes_per_worker = 2 * 8 * problems * (the worker's columns): n today, its occurring
+columns once rounds ship only those (CLUSTER_SHIPS_OCCURRING_COLUMNS). t_nz is larger
+when the weights of the columns the rows touch do not fit the cache (the wide, hashed
+sets). The same pass count serves both paths (the same Newton iterations).
+
+The constants below were measured on the development machine (2 cores) by
+`python -m benchmarks.backend_cost constants` (BENCHMARKS.md, "Default backend by a cost
+model"); re-run it after a change that moves them (threads in process, compaction) and
+paste its output here.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+# ---- measured constants (python -m benchmarks.backend_cost constants) ----------------
+# 2026-11-25, 2 cores shared with other jobs: CPU seconds (the wall clock was 2-4x that)
+# one pass, per nonzero, one thread: the columns the rows touch fit the cache (their
+# weights, 8 bytes each, within CACHE_BYTES) or not
+PASS_S_PER_NONZERO = 3.0e-9
+PASS_S_PER_NONZERO_WIDE = 1.44e-8
+CACHE_BYTES = 8 << 20
+# one pass, per column, in the driver (Newton/CG vector work on dense n-vectors)
+PASS_S_PER_COLUMN = 1.37e-8
+# passes of one Newton fit at the default eps (fun, grad, Hv): 23 rcv1-, 36-40 click-shaped
+NEWTON_PASSES = 37
+# a round of the actor tree on a local cluster: fixed latency, bytes through it per second
+ROUND_LATENCY_S = 0.0086
+ROUND_BYTES_PER_S = 4.55e8
+# what a local cluster of 2 adds to a training (its start, the workers' imports, placing
+# the parts): CPU seconds on its critical path, as the other constants
+CLUSTER_START_S = 2.2
+# the cluster's read of text first finds line starts in the whole file, on one worker
+# (data.line_aligned_ranges), per byte (1.4-1.9e-9 on the rcv1- and dense-shaped files)
+TEXT_SCAN_S_PER_BYTE = 1.6e-9
+# LIBSVM text parsed per second on one core when no sample of the file was timed
+TEXT_BYTES_PER_S = 5.0e7
+# reading a binary dataset: its check, per nonzero
+BINARY_S_PER_NONZERO = 3.5e-9
+
+# ---- what other branches change: constants, not formulas ----------------------------
+# a single Newton problem's passes run on the process's threads (else on one)
+NEWTON_PASSES_ON_THREADS = False
+# the cluster's rounds ship w and Xᵀv on each worker's occurring columns (else all n)
+CLUSTER_SHIPS_OCCURRING_COLUMNS = False
+
+
+@dataclass(frozen=True)
+class Workload:
+    """What a Newton training costs depends on: rows, nonzeros, columns (n, and those
+    that occur: all, per worker of K), binary problems, and the input's read cost."""
+    n_samples: int
+    nnz: int
+    n_features: int
+    problems: int = 1
+    occurring_columns: Optional[int] = None
+    read_s: float = 0.0                 # reading the input in one process, one core
+    text_bytes: int = 0                 # of LIBSVM text (0: a binary dataset)
+
+    @property
+    def touched_columns(self) -> int:
+        """The columns the passes touch: those that occur, or (unknown) at most n and at
+        most the nonzeros."""
+        return self.occurring_columns or min(self.n_features, self.nnz)
+
+    def columns_per_worker(self, workers: int) -> int:
+        """A worker's columns in a round: n, or an estimate of those its rows use (at
+        most its nonzeros, at most all that occur)."""
+        if not CLUSTER_SHIPS_OCCURRING_COLUMNS:
+            return self.n_features
+        occurring = self.occurring_columns or self.n_features
+        return int(min(occurring, self.nnz / max(1, workers)))
+
+
+def pass_s_per_nonzero(touched_columns: int) -> float:
+    return PASS_S_PER_NONZERO if touched_columns * 8 <= CACHE_BYTES \
+        else PASS_S_PER_NONZERO_WIDE
+
+
+def in_process_seconds(w: Workload, n_threads: int) -> float:
+    threads = max(1, n_threads) if NEWTON_PASSES_ON_THREADS else min(max(1, n_threads),
+                                                                      w.problems)
+    columns = w.occurring_columns if (NEWTON_PASSES_ON_THREADS and w.occurring_columns) \
+        else w.n_features
+    per_pass = (w.problems * w.nnz * pass_s_per_nonzero(w.touched_columns) / threads
+                + w.problems * columns * PASS_S_PER_COLUMN)
+    return w.read_s + NEWTON_PASSES * per_pass
+
+
+def cluster_seconds(w: Workload, workers: int) -> float:
+    k = max(1, workers)
+    columns = w.columns_per_worker(k)
+    bytes_per_round = k * 2 * 8 * w.problems * columns
+    per_pass = (w.problems * w.nnz * pass_s_per_nonzero(w.touched_columns) / k
+                + w.problems * w.n_features * PASS_S_PER_COLUMN
+                + ROUND_LATENCY_S + bytes_per_round / ROUND_BYTES_PER_S)
+    read = w.read_s / k + w.text_bytes * TEXT_SCAN_S_PER_BYTE
+    return CLUSTER_START_S + read + NEWTON_PASSES * per_pass
+
+
+@dataclass(frozen=True)
+class Estimate:
+    process_s: float
+    cluster_s: float
+    workers: int
+
+    @property
+    def cluster_pays(self) -> bool:
+        return self.cluster_s < self.process_s
+
+    def describe(self) -> str:
+        return (f"predicted {self.process_s:.1f} s in this process, {self.cluster_s:.1f} s "
+                f"on a local cluster of {self.workers}")
+
+
+def estimate(w: Workload, workers: int, n_threads: int) -> Estimate:
+    return Estimate(in_process_seconds(w, n_threads), cluster_seconds(w, workers), workers)

@@ -1,0 +1,67 @@
+"""The default backend's cost model (dlinear.cost_model): what its terms depend on, what the
+other branches' switches change, and its choices on the shapes measured for it."""
+import pytest
+
+from dlinear import cost_model as cm
+from dlinear.modes import Cluster, Data, Mode, choose
+from dlinear.params import Params
+
+WIDE = cm.Workload(3_200_000, 124_800_000, 1 << 24, occurring_columns=1_740_000, read_s=8.0)
+NARROW = cm.Workload(542_000, 40_647_024, 47236, occurring_columns=47236, read_s=19.0)
+
+
+def test_rounds_ship_all_columns_until_compaction(monkeypatch):
+    assert WIDE.columns_per_worker(2) == 1 << 24
+    dense = cm.cluster_seconds(WIDE, 2)
+    monkeypatch.setattr(cm, "CLUSTER_SHIPS_OCCURRING_COLUMNS", True)
+    # a worker's columns: at most those occurring, at most its nonzeros
+    assert WIDE.columns_per_worker(2) == 1_740_000
+    assert WIDE.columns_per_worker(1000) == 124_800
+    saved = cm.NEWTON_PASSES * 2 * 2 * 8 * ((1 << 24) - 1_740_000) / cm.ROUND_BYTES_PER_S
+    assert cm.cluster_seconds(WIDE, 2) == pytest.approx(dense - saved)
+
+
+def test_threads_in_process_divide_a_single_problems_passes(monkeypatch):
+    one = cm.in_process_seconds(NARROW, 2)
+    assert cm.in_process_seconds(NARROW, 1) == one        # one problem: one thread today
+    monkeypatch.setattr(cm, "NEWTON_PASSES_ON_THREADS", True)
+    two = cm.in_process_seconds(NARROW, 2)
+    work = cm.NEWTON_PASSES * NARROW.nnz * cm.PASS_S_PER_NONZERO
+    assert two == pytest.approx(one - work / 2)
+
+
+def test_more_workers_read_and_pass_faster_but_pay_per_round():
+    assert cm.cluster_seconds(NARROW, 4) < cm.cluster_seconds(NARROW, 2)
+    tiny = cm.Workload(1000, 20_000, 47236, read_s=0.01)
+    assert not cm.estimate(tiny, 2, 2).cluster_pays         # the start is not repaid
+
+
+def test_the_choice_line_says_both_predictions():
+    data = Data(542_000, 40_647_024, n_problems=1, n_features=47236, read_s=19.0)
+    choice = choose(Params(solver_type=0), data, Cluster(running=False, asked=False,
+                                                          workers=2), n_threads=2)
+    e = cm.estimate(NARROW, 2, 2)
+    assert choice.mode is (Mode.CLUSTER if e.cluster_pays else Mode.IN_PROCESS)
+    line = choice.describe()
+    assert f"predicted {e.process_s:.1f} s in this process, {e.cluster_s:.1f} s on a " \
+           "local cluster of 2" in line
+
+
+# `python -m benchmarks.backend_cost check` (BENCHMARKS.md, "The default backend by a cost
+# model"): each shape as the CLI read it, and the CPU seconds measured on each path
+MEASURED = [  # shape (rows, nonzeros, n, occurring, read s, text bytes), process s, cluster s
+    ((542000, 40647024, 47236, 47236, 0.142, 0), 3.73, 6.74),            # rcv1, binary
+    ((499954, 19498226, 16777143, None, 0.563, 163954478), 20.16, 62.08),  # click, text
+    ((199606, 14982518, 47232, None, 4.808, 384726204), 5.67, 7.11),     # rcv1, text
+    ((997671, 28615057, 50, None, 0.724, 337434165), 3.22, 5.08),        # 50 columns
+]
+
+
+@pytest.mark.parametrize("shape, process_s, cluster_s", MEASURED)
+def test_the_choice_on_the_measured_shapes_is_within_ten_percent(shape, process_s,
+                                                                 cluster_s):
+    rows, nnz, n, occurring, read_s, text_bytes = shape
+    w = cm.Workload(rows, nnz, n, occurring_columns=occurring, read_s=read_s,
+                    text_bytes=text_bytes)
+    chosen = cluster_s if cm.estimate(w, 2, 2).cluster_pays else process_s
+    assert chosen <= 1.10 * min(process_s, cluster_s)
