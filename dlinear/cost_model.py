@@ -55,9 +55,9 @@ BINARY_S_PER_NONZERO = 3.5e-9
 
 # ---- what other branches change: constants, not formulas ----------------------------
 # a single Newton problem's passes run on the process's threads (else on one)
-NEWTON_PASSES_ON_THREADS = False
+NEWTON_PASSES_ON_THREADS = True
 # the cluster's rounds ship w and Xᵀv on each worker's occurring columns (else all n)
-CLUSTER_SHIPS_OCCURRING_COLUMNS = False
+CLUSTER_SHIPS_OCCURRING_COLUMNS = True
 
 
 @dataclass(frozen=True)
@@ -95,11 +95,17 @@ def pass_s_per_nonzero(touched_columns: int) -> float:
 def in_process_seconds(w: Workload, n_threads: int) -> float:
     threads = max(1, n_threads) if NEWTON_PASSES_ON_THREADS else min(max(1, n_threads),
                                                                       w.problems)
-    columns = w.occurring_columns if (NEWTON_PASSES_ON_THREADS and w.occurring_columns) \
-        else w.n_features
+    columns = w.occurring_columns or w.n_features     # the fit runs on those that occur
     per_pass = (w.problems * w.nnz * pass_s_per_nonzero(w.touched_columns) / threads
                 + w.problems * columns * PASS_S_PER_COLUMN)
     return w.read_s + NEWTON_PASSES * per_pass
+
+
+def driver_columns(w: Workload) -> int:
+    """The columns of the cluster driver's Newton/CG vectors."""
+    if CLUSTER_SHIPS_OCCURRING_COLUMNS:
+        return w.occurring_columns or w.n_features
+    return w.n_features
 
 
 def cluster_seconds(w: Workload, workers: int) -> float:
@@ -107,7 +113,7 @@ def cluster_seconds(w: Workload, workers: int) -> float:
     columns = w.columns_per_worker(k)
     bytes_per_round = k * 2 * 8 * w.problems * columns
     per_pass = (w.problems * w.nnz * pass_s_per_nonzero(w.touched_columns) / k
-                + w.problems * w.n_features * PASS_S_PER_COLUMN
+                + w.problems * driver_columns(w) * PASS_S_PER_COLUMN
                 + ROUND_LATENCY_S + bytes_per_round / ROUND_BYTES_PER_S)
     read = w.read_s / k + w.text_bytes * TEXT_SCAN_S_PER_BYTE
     return CLUSTER_START_S + read + NEWTON_PASSES * per_pass

@@ -137,7 +137,7 @@ def test_model_file_is_read_by_liblinear_predict(solver, tmp_path):
 
 
 def test_cli_trains_s3_with_true_bias(tmp_path):
-    from dlinear.cli import main
+    from dlinear.cli_main import main
     path = os.path.join(EXAMPLES, "rcv1_small.train")
     out = str(tmp_path / "m.model")
     assert main(["train", "-s", "3", "-B", "1", "-R", "-e", "0.01", "-q", path, out]) in (0, None)

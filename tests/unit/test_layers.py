@@ -22,7 +22,7 @@ PACKAGE_DIR = os.path.dirname(os.path.abspath(dlinear.__file__))
 # top to bottom
 LAYERS = [
     ("user surfaces (choose the backend)",
-     ["dlinear", "dlinear.__main__", "dlinear.cli", "dlinear.cli_input", "dlinear.cli_jobs",
+     ["dlinear", "dlinear.__main__", "dlinear.cli", "dlinear.cli_main", "dlinear.cli_input", "dlinear.cli_jobs",
       "dlinear.estimators",
       "dlinear.estimators.*", "dlinear.api"]),
     ("Dask cluster backend",
