@@ -16,6 +16,7 @@ from .cluster import Dataset, cluster_client, make_security
 from .cluster.dataset import with_sample_weight
 from .cluster.engine import training_mode
 from .cluster.session import SCHEDULER_ENV
+from .compile_notice import CompileNotice
 from .data import Problem, file_stamp, read_libsvm
 from .errors import ConvergenceWarning, DataError, DlinearError
 from .model import save_model
@@ -318,15 +319,18 @@ def train_main(argv=None) -> int:
         storage_options = opts["storage_options"] or None
         backend = _backend(opts, params, train_file)
         if backend.mode is not Mode.CLUSTER:
+            compiling = CompileNotice(note, f"-s {params.solver_type}")
             weights = read_weight_file(opts["weight_file"]) if opts["weight_file"] else None
-            problem = read_libsvm(train_file, storage_options=storage_options)
+            with compiling:
+                problem = read_libsvm(train_file, storage_options=storage_options)
             if weights is not None:
                 problem.sample_weight = check_weight_count(weights, problem.n_samples,
                                                            opts["weight_file"], train_file)
             _solver_note(opts)
             if opts["workers"] is None:     # said once the input is good: errors stay one line
                 note(f"dlinear: {backend.describe()} (--workers n starts a local cluster)")
-            return _train_and_save(problem, params, opts, model_file, say)
+            with compiling:
+                return _train_and_save(problem, params, opts, model_file, say)
 
         security = make_security(opts["tls-ca-file"], opts["tls-cert"], opts["tls-key"])
         with cluster_client(opts["scheduler"], opts["workers"], security, log=note) as client:
