@@ -66,6 +66,19 @@ class LiblinearPeer:
         return harness.relative_gap(objective(ours), objective(theirs))
     track_objective_gap_to_liblinear.unit = "(f - f LIBLINEAR) / f LIBLINEAR"
 
+    def peer_row(self, solver, repeat: int) -> dict:
+        """CPU seconds of both train calls (interleaved, best of `repeat`), their ratio
+        and the objective gap: one row of the table `python -m benchmarks.solvers`
+        prints."""
+        ours = theirs = np.inf
+        for _ in range(repeat):
+            ours = min(ours, harness.timed(
+                lambda: train(self.problem, self.params, n_threads=1)).cpu)
+            theirs = min(theirs, harness.timed(self._liblinear).cpu)
+        return dict(solver=solver, shape=shape_of(solver), size=shapes.size(),
+                    dlinear_cpu_s=ours, liblinear_cpu_s=theirs, ratio=ours / theirs,
+                    objective_gap=self.track_objective_gap_to_liblinear(solver))
+
 
 # (label, dlinear Params keywords, LIBLINEAR's counterpart -s, formulation)
 CD_RUNS = {
@@ -290,3 +303,27 @@ class PartitionedBlockParts:
 
     def time_eight_rounds(self, parts):
         self._fit(parts, self.params)
+
+
+def main(argv=None):
+    """python -m benchmarks.solvers [--repeat 3] [--lock FILE] [SOLVER ...]: the table of
+    every solver against liblinear-official (LiblinearPeer), CPU time of the train call,
+    one thread each; DLINEAR_BENCH_SIZE=full for the 200k-row shapes."""
+    import argparse
+    ap = argparse.ArgumentParser(description=main.__doc__.splitlines()[0])
+    ap.add_argument("solvers", nargs="*", type=int, default=LiblinearPeer.params)
+    ap.add_argument("--repeat", type=int, default=3)
+    harness.add_output_arguments(ap)
+    args = ap.parse_args(argv)
+    report = harness.Report("solvers-liblinear-peer", args)
+    for solver in args.solvers:
+        peer = LiblinearPeer()
+        peer.setup(solver)
+        with harness.benchmark_lock(args.lock):
+            report.add(**peer.peer_row(solver, args.repeat))
+    report.finish(["solver", "shape", "size", "dlinear_cpu_s", "liblinear_cpu_s", "ratio",
+                   "objective_gap"])
+
+
+if __name__ == "__main__":
+    main()

@@ -8,6 +8,10 @@
         the wall time of `dlinear-train FILE` (default the shipped example), Numba cache
         warm, best of --repeat: dlinear's fixed cost; with --liblinear-train, LIBLINEAR's
         C `train` on the same file as the peer
+    python -m benchmarks.whole_process first-run [--file FILE] [SOLVER ...]
+        `dlinear-train -s SOLVER FILE` (default every solver on the shipped example) with
+        an empty Numba cache (cold: a new NUMBA_CACHE_DIR), then again with that cache
+        (warm): wall and CPU seconds of each, the cost of compiling on a first run
     python -m benchmarks.whole_process read CODE_ROOT FILE [--repeat 3]
         read_libsvm of the `dlinear` package under CODE_ROOT (e.g. an older commit
         unpacked with `git archive COMMIT dlinear | tar -x -C /tmp/old`) in a child
@@ -20,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -81,6 +86,32 @@ def cli(args, report):
     return ["program", "file", "solver", "best_s", "repeat"]
 
 
+def child_cpu_seconds(command, env) -> tuple:
+    """(wall, CPU seconds of the child: user + system) of a command that must succeed."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    wall, _ = run_process(command, env)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
+
+
+def first_run(args, report):
+    with tempfile.TemporaryDirectory() as tmp:
+        model = os.path.join(tmp, "model")
+        for solver in args.solvers:
+            command = [sys.executable, "-m", "dlinear", "train", "-q", "-s", str(solver),
+                       args.file, model]
+            cold = warm = (float("inf"), float("inf"))
+            for r in range(args.repeat):
+                env = dict(os.environ, NUMBA_CACHE_DIR=os.path.join(tmp, f"cache{solver}-{r}"))
+                cold = min(cold, child_cpu_seconds(command, env))
+                warm = min(warm, child_cpu_seconds(command, env))
+            report.add(solver=solver, file=os.path.basename(args.file), cold_s=cold[0],
+                       cold_cpu_s=cold[1], warm_s=warm[0], warm_cpu_s=warm[1],
+                       compiling_cpu_s=cold[1] - warm[1], repeat=args.repeat)
+    return ["solver", "file", "cold_s", "cold_cpu_s", "warm_s", "warm_cpu_s",
+            "compiling_cpu_s"]
+
+
 # a child process importing `dlinear` from CODE_ROOT (its PYTHONPATH): times read_libsvm
 _READ_CHILD = r"""
 import json, os, resource, sys, tempfile, time
@@ -129,6 +160,11 @@ def main(argv=None):
     p.add_argument("-s", dest="solver", type=int, default=1)
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--liblinear-train", default=None, help="path of LIBLINEAR's C train")
+    p = sub.add_parser("first-run")
+    p.add_argument("solvers", nargs="*", type=int,
+                   default=[0, 1, 2, 3, 4, 5, 6, 7, 11, 12, 13, 21])
+    p.add_argument("--file", default=EXAMPLE)
+    p.add_argument("--repeat", type=int, default=1, help="cold and warm pairs, best of")
     p = sub.add_parser("read")
     p.add_argument("code_root")
     p.add_argument("file")
@@ -138,7 +174,8 @@ def main(argv=None):
     args = ap.parse_args(argv)
     report = harness.Report(f"whole_process-{args.what}", args)
     with harness.benchmark_lock(args.lock):
-        columns = {"backend": backend, "cli": cli, "read": read}[args.what](args, report)
+        columns = {"backend": backend, "cli": cli, "first-run": first_run,
+                   "read": read}[args.what](args, report)
     report.finish(columns)
 
 

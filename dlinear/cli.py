@@ -16,6 +16,7 @@ from .cluster import Dataset, cluster_client, make_security
 from .cluster.dataset import with_sample_weight
 from .cluster.engine import training_mode
 from .cluster.session import CONNECT_TIMEOUT, SCHEDULER_ENV
+from .compile_notice import CompileNotice
 from .binary_format import is_binary_dataset, read_dataset, read_header
 from .cost_model import BINARY_S_PER_NONZERO
 from .data import Problem
@@ -388,9 +389,11 @@ def train_main(argv=None) -> int:
         storage_options = opts["storage_options"] or None
         backend = _backend(opts, params, train_file)
         if backend.mode is not Mode.CLUSTER:
+            compiling = CompileNotice(note, f"-s {params.solver_type}")
             weights = read_weight_file(opts["weight_file"]) if opts["weight_file"] else None
-            problem = read_dataset(train_file, storage_options=storage_options,
-                                   dtype=opts["dtype"])
+            with compiling:
+                problem = read_dataset(train_file, storage_options=storage_options,
+                                       dtype=opts["dtype"])
             if weights is not None:
                 problem.sample_weight = check_weight_count(weights, problem.n_samples,
                                                            opts["weight_file"], train_file)
@@ -403,8 +406,9 @@ def train_main(argv=None) -> int:
             where = _deferred(note if opts["workers"] is None else (lambda line: None),
                               f"dlinear: {backend.describe()} (--workers n starts a local "
                               "cluster)")
-            return _train_and_save(problem, params, opts, model_file,
-                                   _say(opts["quiet"], before=where), before_saving=where)
+            with compiling:
+                return _train_and_save(problem, params, opts, model_file,
+                                       _say(opts["quiet"], before=where), before_saving=where)
 
         if backend.reason is not None:      # the cost model chose the local cluster
             note(f"dlinear: {backend.describe()} (--workers 0 trains in this process)")

@@ -34,7 +34,8 @@ from numba import njit
 from .l1r_cd import INF, l1_newton_step, l1_violation
 from .rng import seed_state, shuffle_prefix
 
-D, TAU, XTD = 0, 1, 2      # fields of the per-row record
+D, TAU = 0, 1      # fields of the gradient pass's per-row records
+XTD = 1            # the CD passes' records: (D, XTD)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -74,9 +75,12 @@ def l1r_lr(col_ptr, row_ind, vals, y, C, unreg_bias, l1_ratio, eps, max_newton_i
     xjneg_sum = np.zeros(w_size)
     exp_wTx = np.zeros(l)
     exp_wTx_new = np.empty(l)
-    # The per-row quantities the column loops gather, D_i, tau_i and (X d)_i, packed in
-    # one 32-byte record: a row met in a column costs one cache miss, not one per array.
-    row = np.zeros((l, 4))
+    # The per-row quantities the column loops gather, in 16-byte records holding what
+    # one loop reads: (D_i, tau_i) for the gradient pass, (D_i, (X d)_i) for the CD
+    # passes (D_i kept in both). A row met in a column costs one cache miss, not one per
+    # array, and a loop's records take half the cache lines of one 32-byte record.
+    grad_rec = np.zeros((l, 2))
+    cd_rec = np.zeros((l, 2))
 
     # w starts at 0, so exp(w.x_i) = 1 without a pass over X
     for j in range(w_size):
@@ -95,8 +99,8 @@ def l1r_lr(col_ptr, row_ind, vals, y, C, unreg_bias, l1_ratio, eps, max_newton_i
         e = np.exp(exp_wTx[i])
         exp_wTx[i] = e
         tau_tmp = 1.0 / (1.0 + e)
-        row[i, TAU] = C[i] * tau_tmp
-        row[i, D] = C[i] * e * tau_tmp * tau_tmp
+        grad_rec[i, TAU] = C[i] * tau_tmp
+        grad_rec[i, D] = cd_rec[i, D] = C[i] * e * tau_tmp * tau_tmp
 
     state = seed_state(seed)
     Gmax_old = INF
@@ -118,8 +122,8 @@ def l1r_lr(col_ptr, row_ind, vals, y, C, unreg_bias, l1_ratio, eps, max_newton_i
             for k in range(np.uint64(col_ptr[j]), np.uint64(col_ptr[j + 1])):
                 r = np.uint64(row_ind[k])
                 v = vals[k]
-                h += v * v * row[r, D]
-                tmp += v * row[r, TAU]
+                h += v * v * grad_rec[r, D]
+                tmp += v * grad_rec[r, TAU]
             Hdiag[j] = h
             g = -tmp + xjneg_sum[j]
             if l2j != 0.0:
@@ -147,7 +151,7 @@ def l1r_lr(col_ptr, row_ind, vals, y, C, unreg_bias, l1_ratio, eps, max_newton_i
         QP_Gmax_old = INF
         QP_active_size = active_size
         for i in range(l):
-            row[i, XTD] = 0.0
+            cd_rec[i, XTD] = 0.0
         while it < max_inner_iter:
             QP_Gmax_new = 0.0
             QP_Gnorm1_new = 0.0
@@ -162,7 +166,7 @@ def l1r_lr(col_ptr, row_ind, vals, y, C, unreg_bias, l1_ratio, eps, max_newton_i
                 G = Grad[j] + (wpd[j] - w[j]) * shift
                 for k in range(np.uint64(col_ptr[j]), np.uint64(col_ptr[j + 1])):
                     r = np.uint64(row_ind[k])
-                    G += vals[k] * row[r, D] * row[r, XTD]
+                    G += vals[k] * cd_rec[r, D] * cd_rec[r, XTD]
 
                 free = unreg_bias and j == w_size - 1
                 violation, shrink = l1_violation(G, wpd[j], free, QP_Gmax_old / l, l1)
@@ -181,7 +185,7 @@ def l1r_lr(col_ptr, row_ind, vals, y, C, unreg_bias, l1_ratio, eps, max_newton_i
                 z = min(max(z, -10.0), 10.0)
                 wpd[j] += z
                 for k in range(np.uint64(col_ptr[j]), np.uint64(col_ptr[j + 1])):
-                    row[np.uint64(row_ind[k]), XTD] += z * vals[k]
+                    cd_rec[np.uint64(row_ind[k]), XTD] += z * vals[k]
                 s += 1
 
             it += 1
@@ -210,7 +214,7 @@ def l1r_lr(col_ptr, row_ind, vals, y, C, unreg_bias, l1_ratio, eps, max_newton_i
         negsum_xTd = 0.0
         for i in range(l):
             if y[i] == -1.0:
-                negsum_xTd += C[i] * row[i, XTD]
+                negsum_xTd += C[i] * cd_rec[i, XTD]
 
         num_linesearch = 0
         while num_linesearch < max_num_linesearch:
@@ -219,7 +223,7 @@ def l1r_lr(col_ptr, row_ind, vals, y, C, unreg_bias, l1_ratio, eps, max_newton_i
                 reg_change += half_l2 * sq_change
             cond = reg_change + negsum_xTd - sigma * delta
             for i in range(l):
-                exp_xTd = np.exp(row[i, XTD])
+                exp_xTd = np.exp(cd_rec[i, XTD])
                 exp_wTx_new[i] = exp_wTx[i] * exp_xTd
                 cond += C[i] * np.log((1.0 + exp_wTx_new[i]) / (exp_xTd + exp_wTx_new[i]))
             if cond <= 0.0:
@@ -230,8 +234,8 @@ def l1r_lr(col_ptr, row_ind, vals, y, C, unreg_bias, l1_ratio, eps, max_newton_i
                     e = exp_wTx_new[i]
                     exp_wTx[i] = e
                     tau_tmp = 1.0 / (1.0 + e)
-                    row[i, TAU] = C[i] * tau_tmp
-                    row[i, D] = C[i] * e * tau_tmp * tau_tmp
+                    grad_rec[i, TAU] = C[i] * tau_tmp
+                    grad_rec[i, D] = cd_rec[i, D] = C[i] * e * tau_tmp * tau_tmp
                 break
             w_norm_new = 0.0
             for j in range(w_size):
@@ -245,7 +249,7 @@ def l1r_lr(col_ptr, row_ind, vals, y, C, unreg_bias, l1_ratio, eps, max_newton_i
             delta *= 0.5
             negsum_xTd *= 0.5
             for i in range(l):
-                row[i, XTD] *= 0.5
+                cd_rec[i, XTD] *= 0.5
             num_linesearch += 1
 
         if num_linesearch >= max_num_linesearch:

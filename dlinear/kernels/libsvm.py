@@ -78,21 +78,21 @@ def end_of_last_line(buf, n):
     return 0
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _token_end(buf, pos, n):
     while pos < n and _BYTE_CLASS[buf[pos]] == _TEXT:
         pos += 1
     return pos
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _skip_to_newline(buf, pos, n):
     while pos < n and buf[pos] != 10:
         pos += 1
     return pos
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _is_word(buf, pos, n, word):
     """Whether buf[pos:] starts with `word` (lowercase ASCII bytes), ignoring case."""
     if pos + len(word) > n:
@@ -109,7 +109,7 @@ _INFINITY = np.frombuffer(b"infinity", dtype=np.uint8).copy()
 _QID = np.frombuffer(b"qid:", dtype=np.uint8).copy()
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _scan_number(buf, pos, n):
     """Scan `[+-]?(digits[.digits*]|.digits)([eE][+-]?digits)?` at pos.
 
@@ -200,12 +200,16 @@ def _scan_number(buf, pos, n):
     return _NUM_EXACT, value, pos
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _push_slow(slow, n_slow, start, end, target, line):
     """Append a token for Python's float(); target >= 0 is a data slot, -1-row a label."""
     if n_slow == slow.shape[0]:
         bigger = np.empty((2 * slow.shape[0], 4), dtype=np.int64)
-        bigger[:n_slow] = slow[:n_slow]
+        # element by element: a slice assignment compiles Numba's shape-mismatch error
+        # message (string formatting), seconds on a cold first run
+        for i in range(n_slow):
+            for j in range(4):
+                bigger[i, j] = slow[i, j]
         slow = bigger
     slow[n_slow, SLOW_START] = start
     slow[n_slow, SLOW_END] = end
@@ -297,10 +301,12 @@ def parse_libsvm_into(buf, max_index, indptr, indices, data, y, first_row, slow)
     in buf; indices above max_index fail.
     """
     n = buf.shape[0]
-    n_slow = 0
+    # np.int64(0), not 0: a loop variable that starts as a literal makes Numba compile
+    # the helpers it is passed to once more, for Literal[int](0)
+    n_slow = np.int64(0)
     n_rows = first_row
     nnz = indptr[first_row]
-    line = 0
+    line = np.int64(0)
     largest_index = 0
     error = OK
     error_start = 0
@@ -463,7 +469,7 @@ def plan_decimals(values):
     return decimals, mantissas
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _write_uint(out, pos, value):
     n_digits = 1
     rest = value
@@ -476,7 +482,7 @@ def _write_uint(out, pos, value):
     return pos + n_digits
 
 
-@njit(cache=True, nogil=True, inline="always")
+@njit(cache=True, nogil=True)
 def _write_number(out, pos, value, k, mantissa, fallback_text, fallback_pos):
     """Write value as planned by plan_decimals; returns (pos, fallback_pos)."""
     if k < 0:

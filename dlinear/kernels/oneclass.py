@@ -162,8 +162,10 @@ def oneclass_svm(indptr, indices, data, n_features, bias, U, nu, eps, max_iter, 
         n_pairs = max(active_size // 10, 1)
         n_pairs = min(n_pairs, min(n_up, n_low))
         if n_pairs > 0:
-            _select(up, n_up, G, n_pairs, True, pick_up)
-            _select(low, n_low, G, n_pairs, False, pick_low)
+            # np.int64 / np.bool_, not the literals: one compilation of _select, not
+            # one per Literal[int](0) and Literal[bool] combination
+            _select(up, np.int64(n_up), G, np.int64(n_pairs), np.bool_(True), pick_up)
+            _select(low, np.int64(n_low), G, np.int64(n_pairs), np.bool_(False), pick_low)
 
         for s in range(n_pairs):
             i = pick_up[s]

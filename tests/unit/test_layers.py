@@ -22,9 +22,9 @@ PACKAGE_DIR = os.path.dirname(os.path.abspath(dlinear.__file__))
 # top to bottom
 LAYERS = [
     ("user surfaces (choose the backend)",
-     ["dlinear", "dlinear.__main__", "dlinear.cli", "dlinear.cli_main", "dlinear.cli_input", "dlinear.cli_jobs",
-      "dlinear.estimators",
-      "dlinear.estimators.*", "dlinear.api"]),
+     ["dlinear", "dlinear.__main__", "dlinear.cli", "dlinear.cli_main", "dlinear.cli_input",
+      "dlinear.cli_jobs", "dlinear.estimators", "dlinear.estimators.*", "dlinear.api",
+      "dlinear.compile_notice"]),
     ("Dask cluster backend",
      ["dlinear.cluster", "dlinear.cluster.*"]),
     ("in-process training, cross-validation and -C search; the simulated partitioned CD",

@@ -1,0 +1,55 @@
+"""The first run (an empty Numba cache) says on stderr, once, that it is compiling."""
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from numba import njit
+
+from dlinear.compile_notice import CompileNotice
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "rcv1_small.train"
+NOTICE = "dlinear: compiling the kernels for -s 1 (first run only"
+
+
+def train(cache_dir, tmp_path, *options):
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(cache_dir))
+    r = subprocess.run([sys.executable, "-m", "dlinear", "train", *options, str(EXAMPLE),
+                        str(tmp_path / "model")], env=env, cwd=tmp_path,
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    return r
+
+
+@pytest.mark.slow
+def test_a_cold_run_says_it_compiles_once_a_warm_or_quiet_run_does_not(tmp_path):
+    cold = train(tmp_path / "cache", tmp_path)
+    lines = cold.stderr.splitlines()
+    assert sum(NOTICE in line for line in lines) == 1, cold.stderr
+    assert f"cached in {tmp_path / 'cache'}" in lines[0]
+    assert NOTICE not in cold.stdout
+    warm = train(tmp_path / "cache", tmp_path)
+    assert NOTICE not in warm.stderr
+    quiet_and_cold = train(tmp_path / "other_cache", tmp_path, "-q")
+    assert quiet_and_cold.stderr == ""
+
+
+def _function_of_module(module):
+    def twice(x):
+        return 2 * x
+    twice.__module__ = module
+    return njit(cache=False)(twice)
+
+
+def test_the_notice_speaks_for_dlinear_functions_only_and_only_inside_its_block():
+    said = []
+    notice = CompileNotice(said.append, "-s 6")
+    _function_of_module("dlinear.kernels.fake")(1)      # compiled outside the block
+    with notice:
+        _function_of_module("numba.np.fake")(1)
+    assert said == []
+    with notice:
+        _function_of_module("dlinear.kernels.fake")(1)
+        _function_of_module("dlinear.kernels.other")(1)
+    assert len(said) == 1 and said[0].startswith("dlinear: compiling the kernels for -s 6")
