@@ -172,6 +172,10 @@ def status_main(argv=None) -> int:
     except DlinearError as e:
         sys.stderr.write(f"ERROR: {e}\n")
         return 3
+    except (OSError, TimeoutError) as e:     # the scheduler went away while we asked
+        reason = str(e).splitlines()[0] if str(e) else type(e).__name__
+        sys.stderr.write(f"ERROR: lost the Dask scheduler at {args.scheduler}: {reason}\n")
+        return 3
     except KeyboardInterrupt:
         return interrupted()
     if state is None:

@@ -119,28 +119,31 @@ def test_ctrl_c_during_a_cluster_run_is_one_line(tmp_path):
     train = tmp_path / "t"
     dlinear.write_libsvm(train, make_rcv1_like(3000, n_features=500, nnz_per_row=20,
                                                seed=5))
-    process = subprocess.Popen(
-        [sys.executable, "-m", "dlinear", "train", "-s", "1", "-e", "1e-12", "--max-iter",
-         "1000000", "--workers", "2", "--partition", str(train), str(tmp_path / "m")],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
-        start_new_session=True,
-        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    lines = []
+    log = tmp_path / "stderr"
+    # stderr to a file, not a pipe: the workers inherit it, and a pipe read would wait for
+    # them too; every wait below is bounded, so a hang fails the test
+    with open(log, "w") as stderr:
+        process = subprocess.Popen(
+            [sys.executable, "-m", "dlinear", "train", "-s", "1", "-e", "1e-12", "--max-iter",
+             "1000000", "--workers", "2", "--partition", str(train), str(tmp_path / "m")],
+            stdout=subprocess.DEVNULL, stderr=stderr, start_new_session=True,
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
-        deadline = time.monotonic() + 90
-        while not any(line.startswith("dlinear: -s 1 partitioned") for line in lines):
-            assert time.monotonic() < deadline, lines
-            line = process.stderr.readline()
-            assert line, (lines, process.poll())
-            lines.append(line.rstrip("\n"))
+        deadline = time.monotonic() + 120
+        while "dlinear: -s 1 partitioned" not in log.read_text():
+            assert process.poll() is None, log.read_text()
+            assert time.monotonic() < deadline, log.read_text()
+            time.sleep(0.2)
         time.sleep(1.0)        # into the rounds
         os.killpg(process.pid, signal.SIGINT)
-        lines += process.stderr.read().splitlines()
         assert process.wait(timeout=60) == 130
     finally:
-        if process.poll() is None:
-            os.killpg(process.pid, signal.SIGKILL)
-            process.wait()
+        try:
+            os.killpg(process.pid, signal.SIGKILL)     # the workers too, if any is left
+        except ProcessLookupError:
+            pass
+        process.wait()
+    lines = log.read_text().splitlines()
     assert lines[0] == "dlinear: started a local Dask cluster of 2 worker processes"
     assert lines[-1] == "dlinear: interrupted" and len(lines) == 3, lines
     assert not (tmp_path / "m").exists()

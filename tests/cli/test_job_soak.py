@@ -7,6 +7,7 @@ says there is no such job and it is submitted again by name. No job hangs, no jo
 reported done without its model, and no model file is ever partial."""
 import contextlib
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -27,6 +28,13 @@ N_JOBS = 30
 DEADLINE = 420          # seconds for the whole test: a hang fails it instead of stalling CI
 OPTIONS = [["-s", "1", "-c", "0.5", "-B", "1"], ["-s", "3", "-c", "2"],
            ["-s", "1", "-c", "0.1", "-w1", "2"]]
+
+
+def _command(name):
+    """The console script installed next to this Python."""
+    path = shutil.which(name, path=os.path.dirname(sys.executable)) or shutil.which(name)
+    assert path, f"{name} is not installed (pip install -e .)"
+    return path
 
 
 def _free_port() -> int:
@@ -205,6 +213,12 @@ def test_thirty_jobs_through_a_killed_worker_and_a_restarted_scheduler(tmp_path)
         states = watch_until(lambda s: sum(map(ended, s.values())) >= 5, "5 jobs to end", 180)
         unfinished = [n for n, s in states.items() if not ended(s)]
         assert unfinished, "every job ended before the scheduler restart: the test is moot"
+        # a dlinear-status --wait on a job that the restart will lose
+        waiting = subprocess.Popen(
+            [_command("dlinear-status"), unfinished[0], "--scheduler", cluster.address,
+             "--wait", "300", "--connect-timeout", "2"],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=cluster.env)
+        time.sleep(1.0)
         cluster.kill(cluster.scheduler)
         # meanwhile dlinear-status fails in bounded time, in one line
         code, _, err = _quiet(status_main, ["job00", "--scheduler", cluster.address,
@@ -217,6 +231,15 @@ def test_thirty_jobs_through_a_killed_worker_and_a_restarted_scheduler(tmp_path)
         # started just before the restart may join the new scheduler instead)
         watch_until(lambda s: True, "the new scheduler", 60)
         cluster.wait_for_workers()
+
+        # the waiting dlinear-status ends (in one line) rather than wait for a lost job
+        out, err = waiting.communicate(timeout=120)
+        if waiting.returncode == 3:
+            assert out == "" and err.startswith("ERROR: ") and err.count("\n") == 1, err
+        else:          # the job ended before the scheduler went
+            assert waiting.returncode in (0, 1), (waiting.returncode, out, err)
+        events.append(f"a waiting dlinear-status ended with {waiting.returncode}: "
+                      f"{(out + err).strip()[:90]}")
 
         # after the restart: each job is done, failed with a reason, or unknown (then
         # submitted again by name)
