@@ -389,7 +389,10 @@ def train_main(argv=None) -> int:
         storage_options = opts["storage_options"] or None
         backend = _backend(opts, params, train_file)
         if backend.mode is not Mode.CLUSTER:
-            compiling = CompileNotice(note, f"-s {params.solver_type}")
+            # a progress note, shown (as git's progress) only when stderr is a terminal:
+            # piped or captured stderr carries the result lines and errors alone
+            compiling = CompileNotice(note if sys.stderr.isatty() else (lambda line: None),
+                                      f"-s {params.solver_type}")
             weights = read_weight_file(opts["weight_file"]) if opts["weight_file"] else None
             with compiling:
                 problem = read_dataset(train_file, storage_options=storage_options,

@@ -1,8 +1,11 @@
-"""The first run (an empty Numba cache) says on stderr, once, that it is compiling."""
+"""The first run (an empty Numba cache) says on stderr, once, that it is compiling, when
+stderr is a terminal."""
 import os
+import pty
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from numba import njit
@@ -13,17 +16,42 @@ EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "rcv1_small.train"
 NOTICE = "dlinear: compiling the kernels for -s 1 (first run only"
 
 
-def train(cache_dir, tmp_path, *options):
+def train(cache_dir, tmp_path, *options, terminal=True):
+    """dlinear train on the example, its stderr a pseudo-terminal (or a pipe)."""
     env = dict(os.environ, NUMBA_CACHE_DIR=str(cache_dir))
-    r = subprocess.run([sys.executable, "-m", "dlinear", "train", *options, str(EXAMPLE),
-                        str(tmp_path / "model")], env=env, cwd=tmp_path,
-                       capture_output=True, text=True, timeout=600)
-    assert r.returncode == 0, r.stderr
-    return r
+    command = [sys.executable, "-m", "dlinear", "train", *options, str(EXAMPLE),
+               str(tmp_path / "model")]
+    if not terminal:
+        r = subprocess.run(command, env=env, cwd=tmp_path, capture_output=True, text=True,
+                           timeout=600)
+        assert r.returncode == 0, r.stderr
+        return r
+    reader, writer = pty.openpty()
+    try:
+        r = subprocess.run(command, env=env, cwd=tmp_path, stdout=subprocess.PIPE,
+                           stderr=writer, text=True, timeout=600)
+        os.close(writer)
+        writer = None
+        err = b""
+        while True:
+            try:
+                chunk = os.read(reader, 4096)
+            except OSError:         # the terminal is closed and drained
+                break
+            if not chunk:
+                break
+            err += chunk
+    finally:
+        os.close(reader)
+        if writer is not None:
+            os.close(writer)
+    stderr = err.decode().replace("\r\n", "\n")
+    assert r.returncode == 0, stderr
+    return SimpleNamespace(stdout=r.stdout, stderr=stderr)
 
 
 @pytest.mark.slow
-def test_a_cold_run_says_it_compiles_once_a_warm_or_quiet_run_does_not(tmp_path):
+def test_a_cold_run_says_it_compiles_once_a_warm_quiet_or_piped_run_does_not(tmp_path):
     cold = train(tmp_path / "cache", tmp_path)
     lines = cold.stderr.splitlines()
     assert sum(NOTICE in line for line in lines) == 1, cold.stderr
@@ -33,6 +61,8 @@ def test_a_cold_run_says_it_compiles_once_a_warm_or_quiet_run_does_not(tmp_path)
     assert NOTICE not in warm.stderr
     quiet_and_cold = train(tmp_path / "other_cache", tmp_path, "-q")
     assert quiet_and_cold.stderr == ""
+    piped_and_cold = train(tmp_path / "third_cache", tmp_path, terminal=False)
+    assert NOTICE not in piped_and_cold.stderr
 
 
 def _function_of_module(module):
