@@ -19,7 +19,7 @@ when the weights of the columns the rows touch do not fit the cache (the wide, h
 sets). The same pass count serves both paths (the same Newton iterations).
 
 The constants below were measured on the development machine (2 cores) by
-`python -m benchmarks.backend_cost constants` (BENCHMARKS.md, "Default backend by a cost
+`python -m benchmarks.backend_cost constants` (BENCHMARKS.md, "The default backend by a cost
 model"); re-run it after a change that moves them (threads in process, compaction) and
 paste its output here.
 """

@@ -32,7 +32,8 @@ from ..threads import PassPool
 SCHEMES = ("block", "wild", "atomic")
 # the default for n_threads > 1 (BENCHMARKS.md, "Dual CD on threads"): as many sweeps as
 # one thread in every run, where wild's vary (its lost additions to w can fail the
-# sweep that confirms a stop) and block synchronizes thousands of times a sweep
+# sweep that confirms a stop, or stop it away from the optimum: wild is measured, never
+# chosen) and block synchronizes thousands of times a sweep
 DEFAULT_SCHEME = "atomic"
 # below this many nonzeros a sweep takes a few milliseconds, and handing its shares to
 # threads costs more than it saves: one thread (not measured finely: a sweep of 2M

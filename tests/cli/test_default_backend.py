@@ -1,4 +1,4 @@
-"""dlinear-train's default backend (BENCHMARKS.md, "Default backend by a cost model"): a
+"""dlinear-train's default backend (BENCHMARKS.md, "The default backend by a cost model"): a
 local cluster only for a single Newton training the cost model predicts faster there, on
 the data's shape read from a binary dataset's header or a timed sample of the text."""
 import pytest

@@ -40,7 +40,10 @@ def threaded_log(model_lines):
     return [line for line in model_lines if "parallel dual CD on 2 threads" in line]
 
 
-@pytest.mark.parametrize("scheme", parallel_dual_cd.SCHEMES)
+# the schemes a fit can run: "wild" is only measured (benchmarks.parallel_dual_cd), never
+# chosen, since its lost additions to w can stop it away from the optimum (a relative gap
+# of 4.4e-4 seen once on -s 3 with a bias, against 2e-5 allowed)
+@pytest.mark.parametrize("scheme", [s for s in parallel_dual_cd.SCHEMES if s != "wild"])
 @pytest.mark.parametrize("solver", [1, 3])
 @pytest.mark.parametrize("bias", [-1.0, 1.0])
 def test_two_threads_reach_liblinear_optimum(scheme, solver, bias, binary_split, on_threads):
