@@ -87,6 +87,42 @@ def cluster_client(scheduler: str | None = None, n_workers: int | None = None,
     DlinearError
         If the scheduler cannot be reached (one line with the reason).
     """
+    with _SCHEDULER_DEFAULT:
+        with _open_client(scheduler, n_workers, security, log, connect_timeout) as client:
+            yield client
+
+
+class _DefaultScheduler:
+    """Puts Dask's default scheduler back as it was once the last open cluster_client
+    closes. Dask's Client makes itself the process's default as it opens and restores the
+    previous default as it closes, by the order clients opened: clients of several
+    threads closing in another order (jobs submitted at once) would otherwise leave
+    "dask.distributed" the default, where dask collections then fail to compute."""
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._open = 0
+        self._before = None
+
+    def __enter__(self):
+        with self._lock:
+            if self._open == 0:
+                self._before = dask.config.get("scheduler", None)
+            self._open += 1
+
+    def __exit__(self, *exc):
+        with self._lock:
+            self._open -= 1
+            if self._open == 0:
+                dask.config.set(scheduler=self._before)
+        return False
+
+
+_SCHEDULER_DEFAULT = _DefaultScheduler()
+
+
+@contextmanager
+def _open_client(scheduler, n_workers, security, log, connect_timeout):
     from distributed import Client, LocalCluster
     emit = log or (lambda line: None)
     scheduler = scheduler or os.environ.get(SCHEDULER_ENV) or None

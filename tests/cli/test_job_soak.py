@@ -83,7 +83,9 @@ class Supervised:
         """Until the scheduler has every worker running, starting again those that end."""
         from distributed import Client
         deadline = time.monotonic() + timeout
-        with Client(self.address, timeout=f"{timeout}s") as client:
+        # not the default client: clients open at once in this process (this one, the
+        # poller's, dlinear-status on a thread) would restore Dask's config out of order
+        with Client(self.address, timeout=f"{timeout}s", set_as_default=False) as client:
             while True:
                 self.restart_exited_workers()
                 workers = client.scheduler_info(n_workers=-1)["workers"].values()
@@ -109,7 +111,7 @@ def _job_states(address, names):
     """{name: recorded state (None: unknown)}, or None while the scheduler is away."""
     from distributed import Client
     try:
-        with Client(address, timeout="3s") as client:
+        with Client(address, timeout="3s", set_as_default=False) as client:
             return {name: current_state(client, name) for name in names}
     except Exception:      # noqa: BLE001  (down or restarting: asked again later)
         return None
