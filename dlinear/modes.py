@@ -95,8 +95,8 @@ class Cluster:
 # pays for starting worker processes and, for the CD solvers, a whole copy of the data on
 # each worker, while in this process one-vs-rest classes and CV folds already run on one
 # thread per core. Only a Newton training (-s 0, 2, 11: map-reduce over the workers' rows)
-# may be faster there: dlinear.cost_model predicts both (BENCHMARKS.md, "Default backend
-# by a cost model").
+# may be faster there: dlinear.cost_model predicts both (BENCHMARKS.md, "The default
+# backend by a cost model").
 
 # A worker trains on a copy only if the copy takes at most this share of its memory limit
 # (the rest: Dask's own, the parts it already holds, the solver's state).
