@@ -104,9 +104,9 @@ COPY_MEMORY_SHARE = 0.5
 
 # In process, k-column Newton replaces one driver per class for -s 0 when each thread
 # carries at least this many classes and the rows have at least this many nonzeros
-# (measured on one core, BENCHMARKS.md "Multi-class Newton": whole fits 1.2-1.7x faster
+# (measured on one core, BENCHMARKS.md "Multi-class Newton": whole fits 1.5-3.3x faster
 # from k = 8 at 70 and 300 nonzeros per row; slower at 10 nonzeros per row, where the
-# per-row work of k columns is not repaid by a shorter pass, and for k <= 4).
+# per-row work of k columns is not repaid by a shorter pass, and no faster at k = 4).
 KCOLUMN_MIN_CLASSES_PER_THREAD = 8
 KCOLUMN_MIN_NNZ_PER_ROW = 50
 
