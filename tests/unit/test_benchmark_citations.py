@@ -1,10 +1,10 @@
 """Every BENCHMARKS.md section that the code cites exists.
 
-Code comments and docstrings cite measurements as `BENCHMARKS.md, "Heading"` (or
-`BENCHMARKS.md "Heading"`), also across a line break. A cited heading must be a `##` or
-`###` heading of BENCHMARKS.md, or its part before a colon or a parenthesis (so "Multi-class
-Newton" names "Multi-class Newton: k-column ...", "Parity tolerances" names "Parity
-tolerances (what the tests demand ...)").
+Code comments, docstrings and the documentation pages cite measurements as
+`BENCHMARKS.md, "Heading"` (or `BENCHMARKS.md "Heading"`), also across a line break. A cited
+heading must be a `##` or `###` heading of BENCHMARKS.md, or its part before a colon or a
+parenthesis (so "Multi-class Newton" names "Multi-class Newton: k-column ...", "Parity
+tolerances" names "Parity tolerances (what the tests demand ...)").
 """
 import re
 from pathlib import Path
@@ -12,7 +12,9 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-SOURCES = ["dlinear", "benchmarks", "tests", "tools"]
+# (folder, files): the code's comments and docstrings, and the documentation pages
+SOURCES = [("dlinear", "*.py"), ("benchmarks", "*.py"), ("tests", "*.py"), ("tools", "*.py"),
+           ("docs", "*.rst")]
 CITATION = re.compile(r'BENCHMARKS\.md,?\s*"([^"]+)"')
 
 
@@ -40,8 +42,10 @@ def names(heading: str, cited: str) -> bool:
 
 def cited_sections() -> list:
     found = []
-    for top in SOURCES:
-        for path in sorted((ROOT / top).rglob("*.py")):
+    for top, pattern in SOURCES:
+        for path in sorted((ROOT / top).rglob(pattern)):
+            if "_build" in path.parts or "generated" in path.parts:   # Sphinx's output
+                continue
             if path == Path(__file__).resolve():      # its examples are not citations
                 continue
             for cited in citations(path.read_text()):
