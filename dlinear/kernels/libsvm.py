@@ -5,16 +5,20 @@ Reading works on a `np.uint8` buffer that starts at a line start and ends at a l
 never raise: they return an error code, the 0-based line number inside the buffer and the
 byte span of the offending text, and `dlinear.data` turns that into a `DlinearError`.
 
-Numbers are parsed exactly: a token whose decimal mantissa fits in 53 bits and whose
-power-of-ten exponent is at most 22 in magnitude is converted with one correctly rounded
-IEEE multiply or divide (Clinger's fast path), which equals what a correctly rounded
-strtod gives. Any other valid token is reported back by position ("slow tokens") and
-converted by Python's `float()` afterwards; with real data these are rare.
+Numbers are parsed exactly (the double Python's `float()` gives): a token whose decimal
+mantissa fits in 53 bits and whose power-of-ten exponent is at most 22 in magnitude is
+converted with one correctly rounded IEEE multiply or divide (Clinger's fast path); any
+other is converted by the Eisel-Lemire algorithm (a 128-bit product with a power of
+five). The few tokens neither can decide (a product too close to a rounding boundary,
+more than 18 significant digits whose truncation changes the double, overflow) are
+reported back by position ("slow tokens") and converted by `float()` afterwards.
 
 Writing uses the same idea backwards: a value x is printed as the decimal m / 10**k
 with the smallest k for which that quotient, computed exactly by the fast path, is x
 again; the few values with no such short form are formatted by Python's `repr`.
 """
+import math
+
 import numpy as np
 from numba import njit
 
@@ -50,6 +54,38 @@ _POW10 = np.array([float(10**k) for k in range(23)], dtype=np.float64)
 _POW10_INT = np.array([10**k for k in range(19)], dtype=np.int64)
 _MAX_EXACT_INT = 2**53  # every integer up to here is an exact double
 _MAX_MANTISSA_DIGITS = 18  # an 18-digit decimal mantissa always fits in int64
+
+
+# Eisel-Lemire (Lemire, "Number Parsing at a Gigabyte per Second", 2021): w * 10**q for
+# 10**-342 <= 10**q <= 10**308 from a 128-bit product of w with 5**q scaled to
+# [2**127, 2**128) (truncated; the reciprocals of 5**-q rounded up, as the paper's table).
+_LEMIRE_MIN_Q, _LEMIRE_MAX_Q = -342, 308
+
+
+def _powers_of_five_128():
+    high = np.empty(_LEMIRE_MAX_Q - _LEMIRE_MIN_Q + 1, dtype=np.uint64)
+    low = np.empty_like(high)
+    for q in range(_LEMIRE_MIN_Q, _LEMIRE_MAX_Q + 1):
+        if q >= 0:
+            c = 5**q
+            c = c << (128 - c.bit_length()) if c.bit_length() < 128 else c >> (c.bit_length() - 128)
+        else:
+            p = 5**-q
+            z = p.bit_length()                  # 2**(z-1) < p < 2**z
+            c = (1 << (z + 127 if q >= -27 else 2 * z + 128)) // p + 1
+            c >>= max(c.bit_length() - 128, 0)
+        high[q - _LEMIRE_MIN_Q] = c >> 64
+        low[q - _LEMIRE_MIN_Q] = c & (2**64 - 1)
+    return high, low
+
+
+_POW5_HIGH, _POW5_LOW = _powers_of_five_128()
+_U32_MASK = np.uint64(0xFFFFFFFF)
+_U64_MAX = np.uint64(2**64 - 1)
+_U0, _U1, _U2, _U3 = np.uint64(0), np.uint64(1), np.uint64(2), np.uint64(3)
+_U9, _U32, _U63 = np.uint64(9), np.uint64(32), np.uint64(63)
+_U2_53 = np.uint64(2**53)
+_LOW_9_BITS = np.uint64(0x1FF)
 
 # Columns of the slow-token table.
 SLOW_START, SLOW_END, SLOW_TARGET, SLOW_LINE = 0, 1, 2, 3
@@ -110,6 +146,66 @@ _QID = np.frombuffer(b"qid:", dtype=np.uint8).copy()
 
 
 @njit(cache=True, nogil=True)
+def _multiply_64x64(a, b):
+    """The 128-bit product of two uint64s as (high, low) uint64 halves."""
+    a_low, a_high = a & _U32_MASK, a >> _U32
+    b_low, b_high = b & _U32_MASK, b >> _U32
+    low_low = a_low * b_low
+    low_high = a_low * b_high
+    high_low = a_high * b_low
+    middle = (low_low >> _U32) + (low_high & _U32_MASK) + (high_low & _U32_MASK)
+    low = (middle << _U32) | (low_low & _U32_MASK)
+    high = a_high * b_high + (low_high >> _U32) + (high_low >> _U32) + (middle >> _U32)
+    return high, low
+
+
+@njit(cache=True, nogil=True)
+def _eisel_lemire(w, q):
+    """The double nearest to w * 10**q (0 < w < 2**63) as (ok, value); ok is False for
+    the rare products too close to a rounding boundary to decide, and for overflow."""
+    if q < _LEMIRE_MIN_Q:       # below half the smallest subnormal even for w < 10**19
+        return True, 0.0
+    if q > _LEMIRE_MAX_Q:
+        return False, 0.0
+    u = np.uint64(w)
+    zeros = 0                   # leading zero bits of u, shifted out
+    for step in (32, 16, 8, 4, 2, 1):
+        if u >> np.uint64(64 - step) == _U0:
+            u <<= np.uint64(step)
+            zeros += step
+    i = q - _LEMIRE_MIN_Q
+    high, low = _multiply_64x64(u, _POW5_HIGH[i])
+    if high & _LOW_9_BITS == _LOW_9_BITS:   # the truncated bits may carry: add the rest
+        more_high, _ = _multiply_64x64(u, _POW5_LOW[i])
+        low += more_high
+        if low < more_high:
+            high += _U1
+        if low == _U64_MAX and (q < -27 or q > 55):
+            return False, 0.0
+    upper_bit = np.int64(high >> _U63)
+    mantissa = high >> np.uint64(upper_bit + 9)
+    # biased binary exponent: floor(log2(10**q)) + 63 + upper_bit - zeros + 1023
+    power2 = ((217706 * q) >> 16) + 63 + upper_bit - zeros + 1023
+    if power2 <= 0:             # subnormal (or zero)
+        if 1 - power2 >= 64:
+            return True, 0.0
+        mantissa >>= np.uint64(1 - power2)
+        mantissa = (mantissa + (mantissa & _U1)) >> _U1
+        return True, math.ldexp(float(mantissa), -1074)
+    # exactly halfway (possible only for these q): round to even, not up
+    if (low <= _U1 and -4 <= q <= 23 and mantissa & _U3 == _U1
+            and mantissa << np.uint64(upper_bit + 9) == high):
+        mantissa -= _U1
+    mantissa = (mantissa + (mantissa & _U1)) >> _U1
+    if mantissa >= _U2_53:
+        mantissa >>= _U1
+        power2 += 1
+    if power2 >= 0x7FF:
+        return False, 0.0
+    return True, math.ldexp(float(mantissa), power2 - 1075)
+
+
+@njit(cache=True, nogil=True)
 def _scan_number(buf, pos, n):
     """Scan `[+-]?(digits[.digits*]|.digits)([eE][+-]?digits)?` at pos.
 
@@ -124,10 +220,13 @@ def _scan_number(buf, pos, n):
             pos += 1
         elif c == 43:  # '+'
             pos += 1
+    # value = (mantissa + a fraction, nonzero when `truncated`) * 10**exponent: the
+    # mantissa keeps the first _MAX_MANTISSA_DIGITS significant digits
     mantissa = 0
     n_digits = 0
     n_significant = 0
     exponent = 0
+    truncated = False
     while pos < n:
         d = np.int64(buf[pos]) - 48
         if d < 0 or d > 9:
@@ -137,6 +236,9 @@ def _scan_number(buf, pos, n):
             n_significant += 1
             if n_significant <= _MAX_MANTISSA_DIGITS:
                 mantissa = mantissa * 10 + d
+            else:
+                exponent += 1
+                truncated |= d != 0
         pos += 1
     if pos < n and buf[pos] == 46:  # '.'
         pos += 1
@@ -149,7 +251,11 @@ def _scan_number(buf, pos, n):
                 n_significant += 1
                 if n_significant <= _MAX_MANTISSA_DIGITS:
                     mantissa = mantissa * 10 + d
-            exponent -= 1
+                    exponent -= 1
+                else:
+                    truncated |= d != 0
+            else:
+                exponent -= 1
             pos += 1
     if n_digits == 0:
         # No digits: only "nan", "inf" and "infinity" are numbers (and not allowed).
@@ -184,8 +290,15 @@ def _scan_number(buf, pos, n):
 
     if mantissa == 0:
         value = 0.0
-    elif n_significant > _MAX_MANTISSA_DIGITS or mantissa > _MAX_EXACT_INT:
-        return _NUM_SLOW, 0.0, pos
+    elif truncated or mantissa > _MAX_EXACT_INT:
+        # the value lies in (mantissa, mantissa + 1) * 10**exponent: when both ends round
+        # to the same double, so does the value
+        ok, value = _eisel_lemire(mantissa, exponent)
+        if truncated and ok:
+            ok, upper = _eisel_lemire(mantissa + 1, exponent)
+            ok = ok and upper == value
+        if not ok:
+            return _NUM_SLOW, 0.0, pos
     elif 0 <= exponent <= 22:
         value = float(mantissa) * _POW10[exponent]
     elif -22 <= exponent < 0:
@@ -194,7 +307,9 @@ def _scan_number(buf, pos, n):
         # Move the excess exponent into the mantissa while it stays exact.
         value = float(mantissa * _POW10_INT[exponent - 22]) * _POW10[22]
     else:
-        return _NUM_SLOW, 0.0, pos
+        ok, value = _eisel_lemire(mantissa, exponent)
+        if not ok:
+            return _NUM_SLOW, 0.0, pos
     if negative:
         value = -value
     return _NUM_EXACT, value, pos
@@ -402,6 +517,12 @@ def parse_libsvm_into(buf, max_index, indptr, indices, data, y, first_row, slow)
                     break
             indices[nnz] = index - 1
             data[nnz] = value
+            if data[nnz] - data[nnz] != 0:     # beyond float32's range in a float32 array
+                error = ERR_VALUE_NOT_FINITE
+                error_start = value_start
+                error_end = pos
+                error_aux = index
+                break
             nnz += 1
             previous_index = index
         if error != OK:
