@@ -309,32 +309,32 @@ def _parse_parts(name, storage_options, f, start, stop, n_parts, first_line, how
 
 
 def _joined(parsers):
-    """The parsers' rows in order, in the first one's arrays (grown in place where the
-    allocator can), each other part's arrays freed once copied."""
+    """The parsers' rows in order, in new arrays filled part by part, each part's arrays
+    freed once copied (numpy's resize would write zeros over all of the grown arrays)."""
     head = parsers[0]
     if head.indptr is None:
         head._ensure_room(0, 0, 1)
     if len(parsers) == 1:
         return head
-    n_rows = sum(p.n_rows for p in parsers)
-    nnz = sum(int(p.indptr[p.n_rows]) for p in parsers if p.indptr is not None)
-    row, k = head.n_rows, int(head.indptr[head.n_rows])
-    head.indptr.resize(n_rows + 1, refcheck=False)
-    head.y.resize(n_rows, refcheck=False)
-    head.indices.resize(nnz, refcheck=False)
-    head.data.resize(nnz, refcheck=False)
-    for p in parsers[1:]:
-        if p.indptr is None:
-            continue
+    parts = [p for p in parsers if p.indptr is not None]
+    n_rows = sum(p.n_rows for p in parts)
+    nnz = sum(int(p.indptr[p.n_rows]) for p in parts)
+    indptr = np.empty(n_rows + 1, dtype=np.int64)
+    indptr[0] = 0
+    y = np.empty(n_rows, dtype=np.float64)
+    indices = np.empty(nnz, dtype=np.int32)
+    data = np.empty(nnz, dtype=head.data.dtype)
+    row = k = 0
+    for p in parts:
         rows, part_nnz = p.n_rows, int(p.indptr[p.n_rows])
-        np.add(p.indptr[1:rows + 1], k, out=head.indptr[row + 1:row + rows + 1])
-        head.y[row:row + rows] = p.y[:rows]
-        head.indices[k:k + part_nnz] = p.indices[:part_nnz]
-        head.data[k:k + part_nnz] = p.data[:part_nnz]
+        np.add(p.indptr[1:rows + 1], k, out=indptr[row + 1:row + rows + 1])
+        y[row:row + rows] = p.y[:rows]
+        indices[k:k + part_nnz] = p.indices[:part_nnz]
+        data[k:k + part_nnz] = p.data[:part_nnz]
         row, k = row + rows, k + part_nnz
         head.largest_index = max(head.largest_index, p.largest_index)
         p.indptr = p.y = p.indices = p.data = None
-    head.n_rows = row
+    head.indptr, head.y, head.indices, head.data, head.n_rows = indptr, y, indices, data, row
     return head
 
 

@@ -145,3 +145,46 @@ def test_one_thread_or_a_small_file_reads_in_one_part(tmp_path, monkeypatch):
     assert parts_made(monkeypatch, path, n_threads=4)[1] == 1        # below _MIN_PART_BYTES
     monkeypatch.setattr(data_module, "_MIN_PART_BYTES", path.stat().st_size // 3)
     assert parts_made(monkeypatch, path, n_threads=4)[1] == 3
+
+
+_PEAK_CHILD = r"""
+import sys
+import dlinear.data as d
+def status(key):    # VmHWM: this program's peak (ru_maxrss would count the parent's too)
+    return int(open("/proc/self/status").read().split(key + ":")[1].split()[0]) << 10
+with open(sys.argv[1] + ".small", "w") as f:
+    f.write("1 1:0.5\n" * 8)
+d._MIN_PART_BYTES = 1           # every kernel of the reader compiled or loaded, on a small file
+d.read_libsvm(sys.argv[1] + ".small", n_threads=2, chunk_bytes=8)
+d._MIN_PART_BYTES = 1 << 20
+before = status("VmHWM")
+p = d.read_libsvm(sys.argv[1], n_threads=int(sys.argv[2]), chunk_bytes=1 << 18)
+arrays = p.indptr.nbytes + p.indices.nbytes + p.data.nbytes + p.y.nbytes
+print(status("VmHWM") - before, arrays)
+"""
+
+
+@pytest.mark.skipif(not Path("/proc/self/status").exists(), reason="reads /proc")
+def test_joining_parts_holds_about_one_part_beyond_the_result(tmp_path):
+    """Peak RSS of a read in 8 parts: the result plus about one part (growing the first
+    part's arrays with numpy's resize wrote zeros over all of them: twice the result)."""
+    import os
+    import subprocess
+    import sys
+
+    import scipy.sparse as sp
+
+    from dlinear.data import write_libsvm
+
+    rng = np.random.default_rng(0)
+    X = sp.random(60_000, 5_000, density=0.01, format="csr", random_state=rng)
+    path = str(tmp_path / "big.svm")
+    write_libsvm(path, X, np.where(rng.random(60_000) < 0.5, 1.0, -1.0))
+    env = dict(os.environ, PYTHONPATH=str(Path(data_module.__file__).parents[1]))
+    growth = {}
+    for threads in (1, 2):
+        out = subprocess.run([sys.executable, "-c", _PEAK_CHILD, path, str(threads)], env=env,
+                             capture_output=True, text=True, check=True).stdout.split()
+        growth[threads], arrays = int(out[0]), int(out[1])
+    assert growth[1] < 1.3 * arrays, (growth, arrays)
+    assert growth[2] < growth[1] + 0.35 * arrays, (growth, arrays)
