@@ -129,42 +129,45 @@ def _scan_number(buf, pos, n):
         elif c == 43:  # '+'
             pos += 1
     # value = (mantissa + a fraction, nonzero when `truncated`) * 10**exponent: the
-    # mantissa keeps the first _MAX_MANTISSA_DIGITS significant digits
+    # mantissa keeps the first _MAX_MANTISSA_DIGITS significant digits (`kept`)
     mantissa = 0
-    n_digits = 0
-    n_significant = 0
+    kept = 0
     exponent = 0
     truncated = False
+    digits_start = pos
+    while pos < n and buf[pos] == 48:  # leading zeros
+        pos += 1
     while pos < n:
         d = np.int64(buf[pos]) - 48
         if d < 0 or d > 9:
             break
-        n_digits += 1
-        if mantissa != 0 or d != 0:
-            n_significant += 1
-            if n_significant <= _MAX_MANTISSA_DIGITS:
-                mantissa = mantissa * 10 + d
-            else:
-                exponent += 1
-                truncated |= d != 0
+        if kept < _MAX_MANTISSA_DIGITS:
+            mantissa = mantissa * 10 + d
+            kept += 1
+        else:
+            exponent += 1
+            truncated |= d != 0
         pos += 1
+    n_digits = pos - digits_start
     if pos < n and buf[pos] == 46:  # '.'
         pos += 1
+        fraction_start = pos
+        if kept == 0:  # zeros before the first significant digit
+            while pos < n and buf[pos] == 48:
+                pos += 1
+            exponent -= pos - fraction_start
         while pos < n:
             d = np.int64(buf[pos]) - 48
             if d < 0 or d > 9:
                 break
-            n_digits += 1
-            if mantissa != 0 or d != 0:
-                n_significant += 1
-                if n_significant <= _MAX_MANTISSA_DIGITS:
-                    mantissa = mantissa * 10 + d
-                    exponent -= 1
-                else:
-                    truncated |= d != 0
-            else:
+            if kept < _MAX_MANTISSA_DIGITS:
+                mantissa = mantissa * 10 + d
+                kept += 1
                 exponent -= 1
+            else:
+                truncated |= d != 0
             pos += 1
+        n_digits += pos - fraction_start
     if n_digits == 0:
         # No digits: only "nan", "inf" and "infinity" are numbers (and not allowed).
         if _is_word(buf, pos, n, _INFINITY):
