@@ -11,6 +11,10 @@ which asv's one-process timings cannot express.
         one-vs-rest -s 0 split by classes (the copy mode on a cluster): one process fitting
         all classes against two each fitting half of them (0, 2, 4, ... and 1, 3, 5, ...,
         the cluster's grouping) on its own copy of the data.
+    python -m benchmarks.split_ceiling --read FILE
+        read_libsvm of a LIBSVM file on one thread, against two processes each reading
+        one half (line_aligned_ranges), started together, and against one process on two
+        threads: the share of the 2-process ceiling the threaded reader reaches.
 
 
 """
@@ -18,11 +22,13 @@ from __future__ import annotations
 
 import argparse
 import multiprocessing as mp
+import tempfile
 import time
 
 import numpy as np
 
 from dlinear import Params
+from dlinear.data import line_aligned_ranges, read_libsvm
 from dlinear.datasets import make_rcv1_like
 
 from . import harness
@@ -42,6 +48,34 @@ def hv_seconds(problem, solver, n_hv, barrier, out):
     out.put(time.perf_counter() - start)
 
 
+def read_seconds(path, start, end, n_threads, barrier, out):
+    with tempfile.NamedTemporaryFile("w", suffix=".svm") as warm:   # compiled or loaded
+        warm.write("1 1:0.13141393901565038 3:1\n")
+        warm.flush()
+        read_libsvm(warm.name, n_threads=n_threads)
+    barrier.wait()
+    start_wall, start_cpu = time.perf_counter(), time.process_time()
+    read_libsvm(path, start=start, end=end, n_threads=n_threads)
+    out.put((time.perf_counter() - start_wall, time.process_time() - start_cpu))
+
+
+def read_ceiling(ctx, report, path, repeat):
+    (_, mid, _), (_, end, _) = line_aligned_ranges(path, 2)
+
+    def run(jobs):
+        """(wall of the slowest, CPU of all) of one process per job, started together."""
+        times = run_at_once(ctx, read_seconds, [(path, *job) for job in jobs], keep=True)
+        return max(t[0] for t in times), sum(t[1] for t in times)
+    for _ in range(repeat):
+        one, half = run([(0, None, 1)]), run([(0, mid, 1)])
+        two, threads = run([(0, mid, 1), (mid, end, 1)]), run([(0, None, 2)])
+        report.add(split="read, rows", one_process_s=one[0], half_alone_s=half[0],
+                   two_at_once_s=two[0], ceiling=one[0] / two[0], ideal=one[0] / half[0],
+                   two_threads_s=threads[0], threads_speedup=one[0] / threads[0],
+                   share_of_ceiling=two[0] / threads[0], one_cpu_s=one[1],
+                   two_processes_cpu_s=two[1], two_threads_cpu_s=threads[1])
+
+
 def class_fit_seconds(problem, ks, barrier, out):
     problem = problem.subset(np.arange(problem.n_samples))     # this process's own copy
     params = Params(solver_type=0)
@@ -55,9 +89,9 @@ def class_fit_seconds(problem, ks, barrier, out):
     out.put(time.perf_counter() - start)
 
 
-def run_at_once(ctx, target, argss):
+def run_at_once(ctx, target, argss, keep=False):
     """One process per argument tuple, target(*args, barrier, out), released together by
-    the barrier: the slowest one's seconds."""
+    the barrier: the slowest one's seconds (keep: what each one put)."""
     out, barrier = ctx.Queue(), ctx.Barrier(len(argss))
     procs = [ctx.Process(target=target, args=(*args, barrier, out)) for args in argss]
     for p in procs:
@@ -65,7 +99,7 @@ def run_at_once(ctx, target, argss):
     times = [out.get() for _ in procs]
     for p in procs:
         p.join()
-    return max(times)
+    return times if keep else max(times)
 
 
 def ceiling(report, name, t_all, t_half, t_two):
@@ -81,11 +115,19 @@ def main(argv=None):
     ap.add_argument("--hv", type=int, default=20, help="Hessian-vector products timed")
     ap.add_argument("--classes", type=int, default=0,
                     help="split one-vs-rest -s 0 by classes instead (see above)")
+    ap.add_argument("--read", metavar="FILE", help="time reading this LIBSVM file instead")
     ap.add_argument("--repeat", type=int, default=1)
     harness.add_output_arguments(ap)
     args = ap.parse_args(argv)
     ctx = mp.get_context("fork")        # the children share the generated data
     report = harness.Report("split_ceiling", args)
+    if args.read:
+        with harness.benchmark_lock(args.lock):
+            read_ceiling(ctx, report, args.read, args.repeat)
+        report.finish(["split", "one_process_s", "half_alone_s", "two_at_once_s", "ceiling",
+                       "two_threads_s", "threads_speedup", "share_of_ceiling", "one_cpu_s",
+                       "two_processes_cpu_s", "two_threads_cpu_s"])
+        return
     if args.classes:
         P = make_rcv1_like(args.rows, n_features=args.features, n_classes=args.classes,
                            nnz_per_row=args.nnz_per_row, seed=1)

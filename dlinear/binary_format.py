@@ -289,13 +289,16 @@ def read_part_columns(h: Header, index: int, storage_options: dict | None = None
 
 
 def read_dataset(path, n_features: int | None = None,
-                 storage_options: dict | None = None, dtype=np.float64) -> Problem:
-    """A training or test set from a LIBSVM file or a binary dataset directory (whose
-    values are float64: dtype float32 is for LIBSVM text)."""
+                 storage_options: dict | None = None, dtype=np.float64,
+                 n_threads: int | None = None) -> Problem:
+    """A training or test set from a LIBSVM file (parsed on n_threads threads, default one
+    per core) or a binary dataset directory (whose values are float64: dtype float32 is
+    for LIBSVM text)."""
     if is_binary_dataset(path, storage_options):
         check_binary_dtype(path, dtype)
         return read_binary(path, n_features, storage_options)
-    return read_libsvm(path, n_features, storage_options=storage_options, dtype=dtype)
+    return read_libsvm(path, n_features, storage_options=storage_options, dtype=dtype,
+                       n_threads=n_threads)
 
 
 def check_binary_dtype(path, dtype) -> None:

@@ -396,7 +396,7 @@ def train_main(argv=None) -> int:
             weights = read_weight_file(opts["weight_file"]) if opts["weight_file"] else None
             with compiling:
                 problem = read_dataset(train_file, storage_options=storage_options,
-                                       dtype=opts["dtype"])
+                                       dtype=opts["dtype"], n_threads=opts["threads"])
             if weights is not None:
                 problem.sample_weight = check_weight_count(weights, problem.n_samples,
                                                            opts["weight_file"], train_file)

@@ -6,9 +6,10 @@ import os
 import numpy as np
 
 from .errors import DlinearError
-from .fileio import atomic_output
 from .kernels import libsvm as _libsvm
+from .libsvm_writer import write_libsvm  # noqa: F401  (imported from here too)
 from .problem import Problem, arrays_nbytes, data_dtype  # noqa: F401  (imported from here too)
+from .threads import PassPool
 
 
 # ------------------------------------------------------------------ LIBSVM text I/O
@@ -18,8 +19,6 @@ from .problem import Problem, arrays_nbytes, data_dtype  # noqa: F401  (imported
 # "{file}: line {N}: {problem}".
 
 MAX_FEATURE_INDEX = 2**31 - 2  # 1-based; 0-based indices must fit int32 with room for the bias
-_WRITE_CHUNK_NONZEROS = 1 << 20  # rows are formatted and written about this many nonzeros at a time
-_WRITE_CHUNK_ROWS = 1 << 16
 
 
 def _readonly_bytes(buf) -> np.ndarray:
@@ -68,6 +67,17 @@ def _describe_parse_error(code: int, token: str, aux: int, n_features: int | Non
     return f"parse error {code}"  # unreachable unless the kernel gains a code
 
 
+class _LineError(DlinearError):
+    """A parse error at `line` of a file or of a part of one (renumbered by the caller)."""
+
+    def __init__(self, name, line, problem):
+        super().__init__(f"{name}: line {line}: {problem}")
+        self.name, self.line, self.problem = name, line, problem
+
+    def __reduce__(self):       # travels (e.g. from a Dask worker) as a plain DlinearError
+        return DlinearError, (str(self),)
+
+
 def _resolve_slow_tokens(buf, slow, indices, data, y, name, first_line):
     """Convert the tokens outside the exact fast path with Python's float() (correctly
     rounded) and store them; a token that overflows to infinity is an error."""
@@ -89,7 +99,7 @@ def _resolve_slow_tokens(buf, slow, indices, data, y, name, first_line):
             problem = f"label {token!r} is NaN or infinity"
         else:
             problem = f"value {token!r} of feature {int(indices[targets[i]]) + 1} is NaN or infinity"
-        raise DlinearError(f"{name}: line {line}: {problem}")
+        raise _LineError(name, line, problem)
     is_label = targets < 0
     y[-1 - targets[is_label]] = values[is_label]
     data[targets[~is_label]] = values[~is_label]
@@ -146,11 +156,13 @@ _GROWTH = 0.125
 def read_libsvm(path, n_features: int | None = None, start: int = 0, end: int | None = None,
                 first_line: int = 1, *, allow_empty: bool = False,
                 chunk_bytes: int = READ_CHUNK_BYTES, storage_options: dict | None = None,
-                dtype=np.float64) -> Problem:
+                dtype=np.float64, n_threads: int | None = None) -> Problem:
     """Read a LIBSVM/svmlight file, or its byte range [start, end), into a Problem.
 
     The text is read and parsed ``chunk_bytes`` at a time into arrays that grow as
-    needed, so memory beyond the result stays about one chunk.
+    needed, so memory beyond the result stays about one chunk (a thread). A large file
+    (or range) is split at line starts into parts parsed on ``n_threads`` threads and
+    joined in order: the same arrays, bit for bit.
 
     Parameters
     ----------
@@ -175,6 +187,8 @@ def read_libsvm(path, n_features: int | None = None, start: int = 0, end: int | 
     dtype : {numpy.float64, numpy.float32}, default numpy.float64
         The type of the stored values. float32 values are parsed straight into a float32
         array (no float64 copy at any time); labels stay float64.
+    n_threads : int, optional
+        Threads to parse with (default: one per core). A compressed file is read on one.
 
     Returns
     -------
@@ -214,13 +228,114 @@ def read_libsvm(path, n_features: int | None = None, start: int = 0, end: int | 
                     raise DlinearError(f"{name}: byte range [{start}, {stop}) does not end "
                                        "at a line end")
             f.seek(start)
-        parser = _ChunkedParser(name, first_line, max_index, remaining if remaining is not None
-                                else 4 * _size_hint(f), int(chunk_bytes), dtype)
-        parser.run(f, remaining)
-    problem = parser.result(n_features)
+        threads = (os.cpu_count() or 1) if n_threads is None else max(int(n_threads), 1)
+        n_parts = 1 if remaining is None or threads == 1 else int(
+            min(threads * _PARTS_PER_THREAD, max(remaining // _MIN_PART_BYTES, 1)))
+        if n_parts > 1:
+            parsers = _parse_parts(name, storage_options, f, start, stop, n_parts, first_line,
+                                   (max_index, int(chunk_bytes), dtype), threads)
+        else:
+            parsers = [_ChunkedParser(name, first_line, max_index, remaining
+                                      if remaining is not None else 4 * _size_hint(f),
+                                      int(chunk_bytes), dtype)]
+            parsers[0].run(f, remaining)
+    problem = _joined(parsers).result(n_features)
     if problem.n_samples == 0 and not allow_empty:
         raise DlinearError(f"{name}: line {first_line}: file has no data")
     return problem
+
+
+# A file (or range) is parsed in parts of at least this many bytes, up to this many parts
+# a thread (so the threads finish together, and joining the parts holds one part beyond
+# the result).
+_MIN_PART_BYTES = 16 << 20
+_PARTS_PER_THREAD = 4
+
+
+def _split_targets(start: int, stop: int, n_parts: int) -> list:
+    """Where the n_parts byte ranges of [start, stop) should begin (after the first):
+    each range begins at the first line start after target - 1 (line_aligned_ranges and
+    the threaded reader cut alike)."""
+    return (start + np.arange(1, int(n_parts), dtype=np.int64) * (stop - start)
+            // int(n_parts)).tolist()
+
+
+def _line_start_after(f, target: int, stop: int) -> int:
+    """The first line start at or after target (the byte after the first newline at or
+    after target - 1), or stop if there is none before it."""
+    pos = target - 1
+    f.seek(pos)
+    while pos < stop:
+        raw = f.read(min(1 << 16, stop - pos))
+        if not raw:
+            break
+        i = raw.find(b"\n")
+        if i >= 0:
+            return pos + i + 1
+        pos += len(raw)
+    return stop
+
+
+def _parse_parts(name, storage_options, f, start, stop, n_parts, first_line, how, n_threads):
+    """Parse [start, stop) in n_parts line-aligned parts on n_threads threads: their
+    parsers in file order. An error names its line in the file (the first in file order)."""
+    try:
+        cuts = [_line_start_after(f, t, stop) for t in _split_targets(start, stop, n_parts)]
+    except OSError as e:
+        raise DlinearError(f"{name}: read error: {e}") from None
+    bounds = sorted(set([start, stop] + cuts))
+
+    def parse(part_start, part_stop):
+        parser = _ChunkedParser(name, 1, how[0], part_stop - part_start, how[1], how[2])
+        with open_input(name, storage_options) as (part_file, _):
+            part_file.seek(part_start)
+            try:
+                parser.run(part_file, part_stop - part_start)
+            except _LineError as e:     # numbered from the part's start: renumbered below
+                return parser, e
+        return parser, None
+
+    pool = PassPool(n_threads, "read")
+    try:
+        results = pool.run(parse, zip(bounds[:-1], bounds[1:]))
+    finally:
+        pool.close()
+    line = first_line               # the file's line number of the current part's first line
+    for parser, error in results:
+        if error is not None:
+            raise _LineError(name, line - 1 + error.line, error.problem) from None
+        line += parser.line - 1
+    return [parser for parser, _ in results]
+
+
+def _joined(parsers):
+    """The parsers' rows in order, in new arrays filled part by part, each part's arrays
+    freed once copied (numpy's resize would write zeros over all of the grown arrays)."""
+    head = parsers[0]
+    if head.indptr is None:
+        head._ensure_room(0, 0, 1)
+    if len(parsers) == 1:
+        return head
+    parts = [p for p in parsers if p.indptr is not None]
+    n_rows = sum(p.n_rows for p in parts)
+    nnz = sum(int(p.indptr[p.n_rows]) for p in parts)
+    indptr = np.empty(n_rows + 1, dtype=np.int64)
+    indptr[0] = 0
+    y = np.empty(n_rows, dtype=np.float64)
+    indices = np.empty(nnz, dtype=np.int32)
+    data = np.empty(nnz, dtype=head.data.dtype)
+    row = k = 0
+    for p in parts:
+        rows, part_nnz = p.n_rows, int(p.indptr[p.n_rows])
+        np.add(p.indptr[1:rows + 1], k, out=indptr[row + 1:row + rows + 1])
+        y[row:row + rows] = p.y[:rows]
+        indices[k:k + part_nnz] = p.indices[:part_nnz]
+        data[k:k + part_nnz] = p.data[:part_nnz]
+        row, k = row + rows, k + part_nnz
+        head.largest_index = max(head.largest_index, p.largest_index)
+        p.indptr = p.y = p.indices = p.data = None
+    head.indptr, head.y, head.indices, head.data, head.n_rows = indptr, y, indices, data, row
+    return head
 
 
 def is_url(path) -> bool:
@@ -388,7 +503,7 @@ class _ChunkedParser:
             token = _token_text(text, error_start, error_end)
             n_features = None if self.max_index == MAX_FEATURE_INDEX else self.max_index
             problem = _describe_parse_error(error, token, error_aux, n_features)
-            raise DlinearError(f"{self.name}: line {self.line + line}: {problem}")
+            raise _LineError(self.name, self.line + line, problem)
         self.n_rows = n_rows
         self.largest_index = max(self.largest_index, int(largest_index))
         self.line += line
@@ -429,7 +544,7 @@ def line_aligned_ranges(path, n_parts: int, storage_options: dict | None = None
             return [(0, None, 1)]
         if size == 0:
             return [(0, 0, 1)]
-        targets = (np.arange(1, int(n_parts), dtype=np.int64) * size // int(n_parts)).tolist()
+        targets = _split_targets(0, size, n_parts)
         starts, firsts = [], []
         newlines_before = 0      # newlines in the bytes before the current chunk
         chunk_start = 0
@@ -479,73 +594,3 @@ def file_stamp(path, storage_options: dict | None = None):
     version = next((str(info[k]) for k in ("ETag", "etag", "mtime", "LastModified",
                                            "last_modified", "modified") if info.get(k)), "")
     return int(info.get("size") or 0), version
-
-
-def _fallback_text(values: np.ndarray, decimals: np.ndarray) -> np.ndarray:
-    """repr() of the values without a short exact decimal form, each followed by a space
-    (repr is the shortest text that reads back as the same double)."""
-    hard = values[decimals < 0]
-    text = " ".join(map(repr, hard.tolist())) + " "
-    return np.frombuffer(text.encode("ascii"), dtype=np.uint8)  # always read-only: one specialization
-
-
-def write_libsvm(path, problem_or_X, y=None) -> None:
-    """Write a Problem, or a matrix X with labels y, as LIBSVM text.
-
-    Every label and value reads back as the identical double; integral values print as
-    integers (``1``, ``-1``, ``3``). The file is written to a temporary name in the same
-    directory and renamed over ``path``, so readers never see a partial file. The format
-    has no column count: trailing all-zero columns are not recorded.
-
-    Parameters
-    ----------
-    path : str or os.PathLike
-        The file to write.
-    problem_or_X : Problem, scipy.sparse matrix or array-like of shape (l, n)
-        The rows.
-    y : array-like of shape (l,), optional
-        The labels; required with a matrix, not allowed with a Problem.
-
-    Raises
-    ------
-    DlinearError
-        If y is missing or extra, or the values hold NaN or infinity.
-    """
-    if isinstance(problem_or_X, Problem):
-        if y is not None:
-            raise DlinearError("write_libsvm: pass y only with a matrix X, not with a Problem")
-        problem = problem_or_X
-        if not (np.all(np.isfinite(problem.data)) and np.all(np.isfinite(problem.y))):
-            raise DlinearError("write_libsvm: X and y must not contain NaN or infinity")
-    else:
-        if y is None:
-            raise DlinearError("write_libsvm: y is required when writing a matrix X")
-        problem = Problem.from_arrays(problem_or_X, y)
-    indptr = np.ascontiguousarray(problem.indptr, dtype=np.int64)
-    indices = np.ascontiguousarray(problem.indices, dtype=np.int32)
-    data = np.ascontiguousarray(problem.data, dtype=np.float64)
-    labels = np.ascontiguousarray(problem.y, dtype=np.float64)
-    n_rows = len(indptr) - 1
-
-    with atomic_output(path) as f:
-        row = 0
-        while row < n_rows:
-            # Rows up to about _WRITE_CHUNK_NONZEROS nonzeros (at least one row).
-            row_end = int(np.searchsorted(indptr, indptr[row] + _WRITE_CHUNK_NONZEROS, "right")) - 1
-            row_end = min(max(row_end, row + 1), row + _WRITE_CHUNK_ROWS, n_rows)
-            values = data[indptr[row]:indptr[row_end]]
-            value_decimals, value_mantissas = _libsvm.plan_decimals(values)
-            chunk_labels = labels[row:row_end]
-            label_decimals, label_mantissas = _libsvm.plan_decimals(chunk_labels)
-            out = np.empty(len(values) * _libsvm.MAX_FEATURE_BYTES
-                           + (row_end - row) * _libsvm.MAX_LABEL_BYTES, dtype=np.uint8)
-            n_bytes = _libsvm.format_rows(
-                indptr, indices, data, labels, row, row_end,
-                value_decimals, value_mantissas, _fallback_text(values, value_decimals),
-                label_decimals, label_mantissas, _fallback_text(chunk_labels, label_decimals),
-                out)
-            if n_bytes < 0:
-                raise DlinearError(f"write_libsvm: the feature indices of row {-1 - n_bytes} "
-                                   "are not strictly increasing")
-            f.write(out[:n_bytes])
-            row = row_end

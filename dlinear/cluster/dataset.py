@@ -26,8 +26,9 @@ DEFAULT_BLOCK_BYTES = 32 << 20
 
 
 def _read_part(path, start, end, first_line, storage_options=None, dtype=np.float64):
+    # one thread: a worker's other threads read the other blocks
     return read_libsvm(path, start=start, end=end, first_line=first_line, allow_empty=True,
-                       storage_options=storage_options, dtype=dtype)
+                       storage_options=storage_options, dtype=dtype, n_threads=1)
 
 
 def _binary_plan(path, storage_options=None):

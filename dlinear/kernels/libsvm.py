@@ -5,11 +5,13 @@ Reading works on a `np.uint8` buffer that starts at a line start and ends at a l
 never raise: they return an error code, the 0-based line number inside the buffer and the
 byte span of the offending text, and `dlinear.data` turns that into a `DlinearError`.
 
-Numbers are parsed exactly: a token whose decimal mantissa fits in 53 bits and whose
-power-of-ten exponent is at most 22 in magnitude is converted with one correctly rounded
-IEEE multiply or divide (Clinger's fast path), which equals what a correctly rounded
-strtod gives. Any other valid token is reported back by position ("slow tokens") and
-converted by Python's `float()` afterwards; with real data these are rare.
+Numbers are parsed exactly (the double Python's `float()` gives): a token whose decimal
+mantissa fits in 53 bits and whose power-of-ten exponent is at most 22 in magnitude is
+converted with one correctly rounded IEEE multiply or divide (Clinger's fast path); any
+other is converted by the Eisel-Lemire algorithm (a 128-bit product with a power of
+five). The few tokens neither can decide (a product too close to a rounding boundary,
+more than 18 significant digits whose truncation changes the double, overflow) are
+reported back by position ("slow tokens") and converted by `float()` afterwards.
 
 Writing uses the same idea backwards: a value x is printed as the decimal m / 10**k
 with the smallest k for which that quotient, computed exactly by the fast path, is x
@@ -17,6 +19,8 @@ again; the few values with no such short form are formatted by Python's `repr`.
 """
 import numpy as np
 from numba import njit
+
+from .decimal import eisel_lemire
 
 # What a byte means to the tokenizer: ordinary text, a separator inside a line,
 # a line end, or the start of a comment.
@@ -124,33 +128,46 @@ def _scan_number(buf, pos, n):
             pos += 1
         elif c == 43:  # '+'
             pos += 1
+    # value = (mantissa + a fraction, nonzero when `truncated`) * 10**exponent: the
+    # mantissa keeps the first _MAX_MANTISSA_DIGITS significant digits (`kept`)
     mantissa = 0
-    n_digits = 0
-    n_significant = 0
+    kept = 0
     exponent = 0
+    truncated = False
+    digits_start = pos
+    while pos < n and buf[pos] == 48:  # leading zeros
+        pos += 1
     while pos < n:
         d = np.int64(buf[pos]) - 48
         if d < 0 or d > 9:
             break
-        n_digits += 1
-        if mantissa != 0 or d != 0:
-            n_significant += 1
-            if n_significant <= _MAX_MANTISSA_DIGITS:
-                mantissa = mantissa * 10 + d
+        if kept < _MAX_MANTISSA_DIGITS:
+            mantissa = mantissa * 10 + d
+            kept += 1
+        else:
+            exponent += 1
+            truncated |= d != 0
         pos += 1
+    n_digits = pos - digits_start
     if pos < n and buf[pos] == 46:  # '.'
         pos += 1
+        fraction_start = pos
+        if kept == 0:  # zeros before the first significant digit
+            while pos < n and buf[pos] == 48:
+                pos += 1
+            exponent -= pos - fraction_start
         while pos < n:
             d = np.int64(buf[pos]) - 48
             if d < 0 or d > 9:
                 break
-            n_digits += 1
-            if mantissa != 0 or d != 0:
-                n_significant += 1
-                if n_significant <= _MAX_MANTISSA_DIGITS:
-                    mantissa = mantissa * 10 + d
-            exponent -= 1
+            if kept < _MAX_MANTISSA_DIGITS:
+                mantissa = mantissa * 10 + d
+                kept += 1
+                exponent -= 1
+            else:
+                truncated |= d != 0
             pos += 1
+        n_digits += pos - fraction_start
     if n_digits == 0:
         # No digits: only "nan", "inf" and "infinity" are numbers (and not allowed).
         if _is_word(buf, pos, n, _INFINITY):
@@ -184,8 +201,15 @@ def _scan_number(buf, pos, n):
 
     if mantissa == 0:
         value = 0.0
-    elif n_significant > _MAX_MANTISSA_DIGITS or mantissa > _MAX_EXACT_INT:
-        return _NUM_SLOW, 0.0, pos
+    elif truncated or mantissa > _MAX_EXACT_INT:
+        # the value lies in (mantissa, mantissa + 1) * 10**exponent: when both ends round
+        # to the same double, so does the value
+        ok, value = eisel_lemire(mantissa, exponent)
+        if truncated and ok:
+            ok, upper = eisel_lemire(mantissa + 1, exponent)
+            ok = ok and upper == value
+        if not ok:
+            return _NUM_SLOW, 0.0, pos
     elif 0 <= exponent <= 22:
         value = float(mantissa) * _POW10[exponent]
     elif -22 <= exponent < 0:
@@ -194,7 +218,9 @@ def _scan_number(buf, pos, n):
         # Move the excess exponent into the mantissa while it stays exact.
         value = float(mantissa * _POW10_INT[exponent - 22]) * _POW10[22]
     else:
-        return _NUM_SLOW, 0.0, pos
+        ok, value = eisel_lemire(mantissa, exponent)
+        if not ok:
+            return _NUM_SLOW, 0.0, pos
     if negative:
         value = -value
     return _NUM_EXACT, value, pos
@@ -402,6 +428,12 @@ def parse_libsvm_into(buf, max_index, indptr, indices, data, y, first_row, slow)
                     break
             indices[nnz] = index - 1
             data[nnz] = value
+            if data[nnz] - data[nnz] != 0:     # beyond float32's range in a float32 array
+                error = ERR_VALUE_NOT_FINITE
+                error_start = value_start
+                error_end = pos
+                error_aux = index
+                break
             nnz += 1
             previous_index = index
         if error != OK:
