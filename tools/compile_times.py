@@ -54,7 +54,7 @@ def record_compilations(command):
 
     event.register("numba:compile", Compilations())
     event.register("numba:run_pass", Passes())
-    from dlinear.cli import main
+    from dlinear.cli_main import main
     try:
         main(list(command))
     except SystemExit:
