@@ -49,5 +49,5 @@ def kernel_only(func):
     """@njit(cache=True, nogil=True) for a function that only other kernels call: Numba
     builds it no Python and no C entry point, about 0.04 s less of a cold first run each
     (calling it from Python would crash: tests/unit/test_kernel_only.py checks that no
-    Python code names one outside dlinear/kernels)."""
+    Python code calls one outside dlinear/kernels)."""
     return njit(cache=True, nogil=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)(func)
