@@ -8,7 +8,7 @@ from . import kernel_only
 _MULT = np.uint64(0x2545F4914F6CDD1D)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def seed_state(seed):
     """State array for `rand_below`; never zero (xorshift's fixed point)."""
     # splitmix64 scramble so nearby seeds give unrelated streams
