@@ -14,7 +14,6 @@ import sys
 from typing import Callable, Optional
 
 import numpy as np
-import scipy.sparse as sp
 
 from .cluster import Dataset, cross_validation_on_cluster, train_on_cluster
 from .cluster.dataset import current_client
@@ -37,7 +36,16 @@ def is_dask_collection(x) -> bool:
 
 
 def _is_matrix(x) -> bool:
-    return sp.issparse(x) or isinstance(x, (np.ndarray, list))
+    return is_scipy_sparse(x) or isinstance(x, (np.ndarray, list))
+
+
+def is_scipy_sparse(x) -> bool:
+    """A scipy.sparse matrix or array (without importing scipy.sparse when it is not
+    loaded: a LIBSVM file trains without it)."""
+    if "scipy.sparse" not in sys.modules:
+        return False
+    import scipy.sparse as sp
+    return sp.issparse(x)
 
 
 def _training_data(data, y, sample_weight, client):

@@ -42,12 +42,17 @@ def _int32(indices):
     return indices if indices.dtype == np.int32 else indices.astype(np.int32)
 
 
+# A block of at most this many nonzeros is sorted (a few ms) even where the bitmap is
+# faster: a small run then compiles no bitmap kernels (0.3 s of a cold first run).
+SORTED_BLOCK_NNZ = 1 << 18
+
+
 def _flags_fit(indices, n_features) -> bool:
     """Whether a bitmap of the columns (n/8 bytes, two passes over the indices) beats
-    sorting the block's indices: for blocks of more than 1/64 as many nonzeros as
-    columns (on the 400k-row click slice, 2^24 columns, 15.6M nonzeros: 0.2 s against
-    4.8 s)."""
-    return int(n_features) <= max(64 * len(indices), 1 << 16)
+    sorting the block's indices: for blocks of more than SORTED_BLOCK_NNZ nonzeros and
+    more than 1/64 as many nonzeros as columns (on the 400k-row click slice, 2^24
+    columns, 15.6M nonzeros: 0.2 s against 4.8 s)."""
+    return len(indices) > SORTED_BLOCK_NNZ and int(n_features) <= 64 * len(indices)
 
 
 def _renumbered(indices, words):

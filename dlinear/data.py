@@ -152,6 +152,10 @@ READ_CHUNK_BYTES = 4 << 20
 # fraction (in place where the allocator can: numpy's resize reallocates).
 _GROWTH = 0.125
 
+# An input of up to this many bytes counts its newlines and colons with NumPy (about 8 ms
+# for 16 MB) instead of the kernel (5x faster, but 0.1 s to compile on a first run).
+_NUMPY_COUNT_BYTES = 16 << 20
+
 
 def read_libsvm(path, n_features: int | None = None, start: int = 0, end: int | None = None,
                 first_line: int = 1, *, allow_empty: bool = False,
@@ -490,7 +494,11 @@ class _ChunkedParser:
             self.data.resize(cap, refcheck=False)
 
     def _parse(self, text):
-        n_newlines, n_colons = _libsvm.count_newlines_and_colons(text)
+        if self.expected_bytes <= _NUMPY_COUNT_BYTES:
+            n_newlines = int(np.count_nonzero(text == 10))
+            n_colons = int(np.count_nonzero(text == 58))
+        else:
+            n_newlines, n_colons = _libsvm.count_newlines_and_colons(text)
         self._ensure_room(n_newlines + 1, n_colons, len(text))
         (error, line, error_start, error_end, error_aux, n_rows, nnz, largest_index,
          self.slow, n_slow) = _libsvm.parse_libsvm_into(

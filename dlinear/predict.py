@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import numpy as np
-from scipy.special import expit
 
 from .data import Problem
 from .errors import DlinearError
@@ -41,6 +40,7 @@ def probabilities(scores: np.ndarray, multinomial: bool = False) -> np.ndarray:
     normalised. One column is a binary model's: the score of the second class (as
     scikit-learn's decision_function), giving [1 - p, p]. scipy's expit computes LIBLINEAR's
     1 / (1 + exp(-x)) with the C library's exp, the same bits as LIBLINEAR's predict."""
+    from scipy.special import expit     # here: scipy.special takes 0.15 s to import
     if scores.shape[1] == 1:
         p = expit(scores[:, 0])
         return np.column_stack([1.0 - p, p])

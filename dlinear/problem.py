@@ -4,7 +4,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.sparse as sp
 
 from .errors import DlinearError
 
@@ -86,6 +85,7 @@ class Problem:
 
     def to_scipy(self) -> sp.csr_matrix:
         """X as a ``scipy.sparse.csr_matrix`` sharing the arrays (no copy)."""
+        import scipy.sparse as sp   # in the functions: a LIBSVM file trains without it
         return sp.csr_matrix((self.data, self.indices, self.indptr),
                              shape=(self.n_samples, self.n_features))
 
@@ -121,6 +121,7 @@ class Problem:
         if dtype is None:
             dtype = np.float32 if getattr(X, "dtype", None) == np.float32 else np.float64
         dtype = data_dtype(dtype)
+        import scipy.sparse as sp
         if sp.issparse(X):
             X = sp.csr_matrix(X)
         else:

@@ -7,8 +7,6 @@ import signal
 import threading
 from contextlib import contextmanager
 
-import dask
-
 from ..errors import DlinearError
 
 SCHEDULER_ENV = "DLINEAR_SCHEDULER"
@@ -107,6 +105,7 @@ class _DefaultScheduler:
     def __enter__(self):
         with self._lock:
             if self._open == 0:
+                import dask     # in the functions: a run in process never imports dask
                 self._before = dask.config.get("scheduler", None)
             self._open += 1
 
@@ -114,6 +113,7 @@ class _DefaultScheduler:
         with self._lock:
             self._open -= 1
             if self._open == 0:
+                import dask
                 dask.config.set(scheduler=self._before)
         return False
 
@@ -123,6 +123,7 @@ _SCHEDULER_DEFAULT = _DefaultScheduler()
 
 @contextmanager
 def _open_client(scheduler, n_workers, security, log, connect_timeout):
+    import dask
     from distributed import Client, LocalCluster
     emit = log or (lambda line: None)
     scheduler = scheduler or os.environ.get(SCHEDULER_ENV) or None

@@ -34,7 +34,9 @@ def init_dual_state(indptr, indices, data, n_features, bias, y, C, l2_loss, alph
     index = np.empty(l, dtype=np.int64)
     for j in range(len(w)):
         w[j] = 0.0
-    n = 0
+    # np.int64(0), not 0: a count that starts as a literal makes Numba compile what it
+    # is passed to (shuffle_prefix) once more, for Literal[int](0)
+    n = np.int64(0)
     for i in range(l):
         if C[i] <= 0.0:
             continue

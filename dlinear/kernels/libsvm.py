@@ -20,6 +20,7 @@ again; the few values with no such short form are formatted by Python's `repr`.
 import numpy as np
 from numba import njit
 
+from . import kernel_only
 from .decimal import eisel_lemire
 
 # What a byte means to the tokenizer: ordinary text, a separator inside a line,
@@ -82,21 +83,21 @@ def end_of_last_line(buf, n):
     return 0
 
 
-@njit(cache=True, nogil=True)
+@kernel_only
 def _token_end(buf, pos, n):
     while pos < n and _BYTE_CLASS[buf[pos]] == _TEXT:
         pos += 1
     return pos
 
 
-@njit(cache=True, nogil=True)
+@kernel_only
 def _skip_to_newline(buf, pos, n):
     while pos < n and buf[pos] != 10:
         pos += 1
     return pos
 
 
-@njit(cache=True, nogil=True)
+@kernel_only
 def _is_word(buf, pos, n, word):
     """Whether buf[pos:] starts with `word` (lowercase ASCII bytes), ignoring case."""
     if pos + len(word) > n:
@@ -113,7 +114,7 @@ _INFINITY = np.frombuffer(b"infinity", dtype=np.uint8).copy()
 _QID = np.frombuffer(b"qid:", dtype=np.uint8).copy()
 
 
-@njit(cache=True, nogil=True)
+@kernel_only
 def _scan_number(buf, pos, n):
     """Scan `[+-]?(digits[.digits*]|.digits)([eE][+-]?digits)?` at pos.
 
@@ -226,7 +227,7 @@ def _scan_number(buf, pos, n):
     return _NUM_EXACT, value, pos
 
 
-@njit(cache=True, nogil=True)
+@kernel_only
 def _push_slow(slow, n_slow, start, end, target, line):
     """Append a token for Python's float(); target >= 0 is a data slot, -1-row a label."""
     if n_slow == slow.shape[0]:
@@ -244,7 +245,7 @@ def _push_slow(slow, n_slow, start, end, target, line):
     return slow, n_slow + 1
 
 
-@njit(cache=True, nogil=True)
+@kernel_only
 def _unusual_index_token(buf, pos, n, first_in_row):
     """A feature token that is not plain `digits:`. Returns (code, index, end) where code
     is OK with end at the ':' (a '+' sign), -1 for a consumed `qid:N` token, or an error

@@ -34,6 +34,33 @@ def _at_bound_below_minG(m, yidx, alpha_value, C_i, G, minG):
     return alpha_value == bound and G[m] < minG
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _sift_down(D, root, n):
+    """Moves D[root] down the min-heap D[:n] to its place."""
+    while True:
+        child = 2 * root + 1
+        if child >= n:
+            return
+        if child + 1 < n and D[child + 1] < D[child]:
+            child += 1
+        if not D[child] < D[root]:
+            return
+        D[root], D[child] = D[child], D[root]
+        root = child
+
+
+@njit(cache=True, nogil=True)
+def sort_decreasing(D, n):
+    """Sorts D[:n] in decreasing order in place: heapsort, O(n log n) with no copy. Numba's
+    np.sort would cost about 1 s more of a cold first run of -s 4 (its quicksort compiles
+    for every run, also with few classes)."""
+    for root in range(n // 2 - 1, -1, -1):
+        _sift_down(D, root, n)
+    for end in range(n - 1, 0, -1):       # the smallest left goes to the end
+        D[0], D[end] = D[end], D[0]
+        _sift_down(D, 0, end)
+
+
 @njit(cache=True, nogil=True)
 def _solve_sub_problem(A, B, yidx, C_y, active, D, alpha_new):
     """Algorithm 2: the closed-form minimiser of the |U_i|-variable sub-problem.
@@ -52,9 +79,7 @@ def _solve_sub_problem(A, B, yidx, C_y, active, D, alpha_new):
                 t -= 1
             D[t + 1] = v
     else:
-        srt = np.sort(D[:active])
-        for r in range(active):
-            D[r] = srt[active - 1 - r]
+        sort_decreasing(D, active)
     beta = D[0] - A * C_y
     r = 1
     while r < active and beta < r * D[r]:

@@ -47,43 +47,67 @@ def _rows_dot(indptr, indices, data, i, j, bias):
     return s
 
 
+@njit(cache=True, nogil=True, inline="always")
+def _ranks_before(va, ia, vb, ib, largest):
+    """Whether candidate (value va, instance ia) comes before (vb, ib) in the total order
+    of _select: larger values (and among equal ones higher instance numbers) first when
+    `largest`, else smaller values (lower instance numbers) first."""
+    if largest:
+        return va > vb or (va == vb and ia > ib)
+    return va < vb or (va == vb and ia < ib)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _sift_last_first(vals, ids, root, n, largest):
+    """Moves entry `root` down the heap vals/ids[:n] whose root is its last in the order."""
+    while True:
+        child = 2 * root + 1
+        if child >= n:
+            return
+        if child + 1 < n and _ranks_before(vals[child], ids[child], vals[child + 1],
+                                           ids[child + 1], largest):
+            child += 1
+        if not _ranks_before(vals[root], ids[root], vals[child], ids[child], largest):
+            return
+        vals[root], vals[child] = vals[child], vals[root]
+        ids[root], ids[child] = ids[child], ids[root]
+        root = child
+
+
 @njit(cache=True, nogil=True)
 def _select(cand, n, G, k, largest, out):
     """The k candidates of largest (or smallest) -G in the total order (-G_i, i), written
-    to out[:k] from the most extreme on. O(n + k log k): a partition finds the k-th value,
-    ties at it are broken by instance number."""
-    vals = np.empty(n)
+    to out[:k] from the most extreme on. O(n log k): a heap of the k first seen so far,
+    its last in the order at the root, then sorted by taking the last off k times (no
+    np.partition or np.sort: they compile for seconds on a cold first run)."""
+    vals = np.empty(k)
+    ids = np.empty(k, dtype=np.int64)
+    m = 0
     for t in range(n):
-        vals[t] = -G[cand[t]]
-    if largest:
-        thr = np.partition(vals, n - k)[n - k]
-    else:
-        thr = np.partition(vals, k - 1)[k - 1]
-    chosen = np.empty(k, dtype=np.int64)
-    n_strict = 0
-    n_ties = 0
-    ties = np.empty(n, dtype=np.int64)
-    for t in range(n):
-        v = vals[t]
-        if (largest and v > thr) or ((not largest) and v < thr):
-            chosen[n_strict] = cand[t]
-            n_strict += 1
-        elif v == thr:
-            ties[n_ties] = cand[t]
-            n_ties += 1
-    ties_sorted = np.sort(ties[:n_ties])
-    need = k - n_strict
-    for t in range(need):
-        # largest: the highest instance numbers rank first among equal values
-        chosen[n_strict + t] = ties_sorted[n_ties - 1 - t] if largest else ties_sorted[t]
-    # order the k chosen by (value, index), ascending; read backwards for `largest`
-    ids = np.sort(chosen)
-    keys = np.empty(k)
-    for t in range(k):
-        keys[t] = -G[ids[t]]
-    order = np.argsort(keys, kind="mergesort")
-    for t in range(k):
-        out[t] = ids[order[k - 1 - t]] if largest else ids[order[t]]
+        v = -G[cand[t]]
+        i = cand[t]
+        if m < k:
+            # grow the heap: the new entry rises while it is later than its parent
+            c = m
+            vals[c] = v
+            ids[c] = i
+            m += 1
+            while c > 0:
+                p = (c - 1) // 2
+                if not _ranks_before(vals[p], ids[p], vals[c], ids[c], largest):
+                    break
+                vals[p], vals[c] = vals[c], vals[p]
+                ids[p], ids[c] = ids[c], ids[p]
+                c = p
+        elif _ranks_before(v, i, vals[0], ids[0], largest):
+            vals[0] = v
+            ids[0] = i
+            _sift_last_first(vals, ids, 0, k, largest)
+    for end in range(m - 1, -1, -1):
+        out[end] = ids[0]
+        vals[0] = vals[end]
+        ids[0] = ids[end]
+        _sift_last_first(vals, ids, 0, end, largest)
 
 
 @njit(cache=True, nogil=True)

@@ -3,10 +3,12 @@ across runs, machines and worker counts without touching any global random state
 import numpy as np
 from numba import njit
 
+from . import kernel_only
+
 _MULT = np.uint64(0x2545F4914F6CDD1D)
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def seed_state(seed):
     """State array for `rand_below`; never zero (xorshift's fixed point)."""
     # splitmix64 scramble so nearby seeds give unrelated streams
@@ -19,7 +21,7 @@ def seed_state(seed):
     return state
 
 
-@njit(cache=True, nogil=True)
+@njit(cache=True, nogil=True, inline="always")
 def rand_below(state, n):
     """Uniform-ish integer in [0, n) (n < 2**32, so the modulo bias is < 2**-32)."""
     x = state[0]
@@ -30,7 +32,7 @@ def rand_below(state, n):
     return np.int64(((x * _MULT) >> np.uint64(32)) % np.uint64(n))
 
 
-@njit(cache=True, nogil=True)
+@kernel_only
 def shuffle_prefix(state, index, n):
     """Shuffles index[:n] in place (Fisher-Yates, drawing from `state`): the random order
     of the active variables each CD sweep takes, as LIBLINEAR's solvers do."""

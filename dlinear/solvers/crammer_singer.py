@@ -3,7 +3,6 @@ from __future__ import annotations
 
 
 import numpy as np
-import scipy.sparse as sp
 
 from ..kernels.mcsvm_cs import mcsvm_cs
 from ..params import class_C
@@ -44,6 +43,7 @@ def crammer_singer_primal(problem, model, params) -> float:
     class's weighted C times the instance weight). Its optimum is minus the dual optimum."""
     X = problem.to_scipy()
     if model.bias >= 0:
+        import scipy.sparse as sp   # here: a run that needs no objective never imports it
         X = sp.hstack([X, np.full((problem.n_samples, 1), model.bias)], format="csr")
     W = np.asarray(model.w, dtype=np.float64).reshape(model.w_size, model.nr_class)
     position = {lab: k for k, lab in enumerate(model.label.tolist())}

@@ -7,7 +7,6 @@ models of the same data and parameters (dlinear's or LIBLINEAR's) compare direct
 from __future__ import annotations
 
 import numpy as np
-import scipy.sparse as sp
 
 from ..data import Problem
 from ..errors import DlinearError
@@ -45,6 +44,7 @@ def primal_objective(problem: Problem, params: Params, model: Model) -> float:
         return oneclass_objectives(problem, model, params.nu)[1]
     X = problem.to_scipy()
     if model.bias >= 0:
+        import scipy.sparse as sp   # here: a run that needs no objective never imports it
         X = sp.hstack([X, np.full((problem.n_samples, 1), model.bias)], format="csr")
     W = model.w.reshape(model.w_size, model.nr_w)
     sw = problem.sample_weight if problem.sample_weight is not None else 1.0

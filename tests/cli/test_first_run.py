@@ -1,5 +1,6 @@
 """The first run (an empty Numba cache) says on stderr, once, that it is compiling, when
-stderr is a terminal."""
+stderr is a terminal, and compiles only what the run needs."""
+import json
 import os
 import pty
 import subprocess
@@ -12,7 +13,8 @@ from numba import njit
 
 from dlinear.compile_notice import CompileNotice
 
-EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "rcv1_small.train"
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLE = REPO / "examples" / "rcv1_small.train"
 NOTICE = "dlinear: compiling the kernels for -s 1 (first run only"
 
 
@@ -83,3 +85,37 @@ def test_the_notice_speaks_for_dlinear_functions_only_and_only_inside_its_block(
         _function_of_module("dlinear.kernels.fake")(1)
         _function_of_module("dlinear.kernels.other")(1)
     assert len(said) == 1 and said[0].startswith("dlinear: compiling the kernels for -s 6")
+
+
+def compiled_functions(tmp_path, *command):
+    """[(function, signature)] of dlinear's functions that `python -m dlinear *command`
+    compiles with an empty Numba cache (tools.compile_times' record, in a child process:
+    Numba reads NUMBA_CACHE_DIR when it is imported)."""
+    code = ("import json, sys\n"
+            "from tools.compile_times import record_compilations\n"
+            "found, _ = record_compilations(sys.argv[1:])\n"
+            "print(json.dumps([[name, signature] for _, name, signature in found]))\n")
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"))
+    r = subprocess.run([sys.executable, "-c", code, *command], env=env, cwd=REPO,
+                       capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
+    return [(name, signature) for name, signature in json.loads(r.stdout.splitlines()[-1])
+            if name.startswith("dlinear.")]
+
+
+# What a cold `train -s 1` of the small example needs: the LIBSVM reader (any of its
+# helpers) and the serial dual CD kernel with its random permutations. Not the column
+# bitmaps (a small block is sorted), not the threaded or cluster variants.
+S1_KERNELS = {"dlinear.kernels.dual_cd_svc.dual_cd_svc", "dlinear.kernels.rng.shuffle_prefix"}
+READER = "dlinear.kernels.libsvm."
+
+
+@pytest.mark.slow
+def test_a_cold_s1_run_compiles_the_reader_and_the_serial_kernel_once_each(tmp_path):
+    found = compiled_functions(tmp_path, "train", "-q", "-s", "1", str(EXAMPLE),
+                               str(tmp_path / "model"))
+    names = [name for name, _ in found]
+    assert {n for n in names if not n.startswith(READER)} == S1_KERNELS, found
+    # one signature each: a second one (read-only or literal arguments, int32 against
+    # int64) is a whole compilation more
+    assert len(names) == len(set(names)), found

@@ -44,6 +44,13 @@ def multiclass():
                                 seed=22)
 
 
+@pytest.fixture(scope="module")
+def many_classes():
+    """More classes than -s 4 sorts by insertion (32): its heapsort runs."""
+    return make_rcv1_like_split(1500, 1000, n_features=800, nnz_per_row=20, n_classes=40,
+                                seed=23)
+
+
 def _options(bias, regularize_bias):
     return f"-B {bias:g}" + ("" if regularize_bias else " -R")
 
@@ -51,7 +58,7 @@ def _options(bias, regularize_bias):
 # ------------------------------------------------------------------ -s 4 Crammer-Singer
 
 @pytest.mark.parametrize("bias", [-1.0, 1.0])
-@pytest.mark.parametrize("split", ["binary", "multiclass"])
+@pytest.mark.parametrize("split", ["binary", "multiclass", "many_classes"])
 def test_crammer_singer_matches_liblinear(split, bias, request):
     train_set, test_set = request.getfixturevalue(split)
     params = Params(solver_type=4, eps=1e-3, bias=bias)

@@ -7,7 +7,8 @@ import pytest
 import scipy.sparse as sp
 
 from dlinear import Params, Problem
-from dlinear.columns import compact_columns, compact_problem, fits_on_occurring_columns
+from dlinear.columns import (SORTED_BLOCK_NNZ, compact_columns, compact_problem,
+                             fits_on_occurring_columns)
 from dlinear.model import save_model
 from dlinear.solver_table import SOLVERS
 from dlinear.solvers.primal_objectives import LOSS_OF_SOLVER, PrimalObjective
@@ -35,10 +36,12 @@ def wide_problem(l=300, n=4000, used=700, nnz_per_row=12, seed=0, n_classes=3,
 
 # ----------------------------------------------------------------- the renumbering
 
-@pytest.mark.parametrize("n", [50, 1 << 24])       # flags per column; sorting (n >> nnz)
-def test_compact_columns_against_numpy(n):
+@pytest.mark.parametrize("n, nnz", [(50, SORTED_BLOCK_NNZ + 1),   # flags per column
+                                    (1 << 24, SORTED_BLOCK_NNZ + 1),    # sorting: n >> nnz
+                                    (50, 5000)])                    # sorting: a small block
+def test_compact_columns_against_numpy(n, nnz):
     rng = np.random.default_rng(1)
-    indices = rng.integers(0, n, size=5000).astype(np.int32)
+    indices = rng.integers(0, n, size=nnz).astype(np.int32)
     indices[:3] = [0, n - 1, n - 1]
     indices.flags.writeable = False                 # as a block from Dask may be
     used, local = compact_columns(indices, n)
@@ -53,8 +56,9 @@ def test_compact_problem_none_when_every_column_occurs():
     assert compact_problem(p) is None
 
 
-def test_compact_problem_keeps_rows_and_renumbers():
-    p = wide_problem(l=40, n=500, used=30, nnz_per_row=5)
+@pytest.mark.parametrize("l", [40, SORTED_BLOCK_NNZ // 5 + 1])    # sorted; bitmap
+def test_compact_problem_keeps_rows_and_renumbers(l):
+    p = wide_problem(l=l, n=500, used=30, nnz_per_row=5)
     c = compact_problem(p)
     assert c.n_features == 500 and c.problem.n_features == len(c.used) == 30
     X = p.to_scipy()

@@ -464,3 +464,18 @@ def test_reader_memory_is_the_arrays_plus_one_chunk(tmp_path):
     assert text > result            # the text alone would break the bound below
     assert p.nnz == X.nnz
     assert peak < 1.1 * result + 2 * chunk + (1 << 20), (peak, result, text)
+
+
+def test_small_and_large_inputs_count_rows_alike(tmp_path, monkeypatch):
+    """A small input sizes the arrays by NumPy's counts, a large one by the kernel's: the
+    same problem either way, also when the text grows the arrays chunk by chunk."""
+    import dlinear.data as data_module
+
+    path = tmp_path / "f"
+    path.write_text("".join(f"{i % 3 - 1} {i % 7 + 1}:0.5 {i % 7 + 9}:-2e-3 # c:\n\n"
+                            for i in range(3000)))
+    monkeypatch.setattr(data_module, "READ_CHUNK_BYTES", 1000)
+    small = read_libsvm(path)
+    monkeypatch.setattr(data_module, "_NUMPY_COUNT_BYTES", 0)
+    assert_same_problem(read_libsvm(path), small)
+    assert small.n_samples == 3000 and small.nnz == 6000
