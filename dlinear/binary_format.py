@@ -32,9 +32,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .data import (Problem, _read_into, is_url, line_aligned_ranges, open_input,
-                   read_libsvm)
+from .data import Problem, line_aligned_ranges, read_libsvm
 from .errors import DlinearError
+from .input_files import _read_into, is_url, open_input
 from .kernels import csr_check as _check
 from .threads import PassPool
 

@@ -29,7 +29,7 @@ import time
 from .cluster.session import CONNECT_TIMEOUT
 from .cli import (UsageError, _HelpRequested, _print_version, _VersionRequested, interrupted,
                   parse_train_args, version_line)
-from .data import is_url
+from .input_files import is_url
 from .errors import DlinearError
 
 USAGE = ("usage: dlinear-submit --scheduler ADDRESS --name JOB "

@@ -8,8 +8,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .data import Problem, open_input, parse_libsvm_bytes
+from .data import Problem, parse_libsvm_bytes
 from .errors import DlinearError
+from .input_files import open_input
 from .kernels import libsvm as _libsvm
 
 # dlinear-train times parsing this much of a training file to predict its cost

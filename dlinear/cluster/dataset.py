@@ -17,8 +17,9 @@ import numpy as np
 from ..columns import part_columns
 from ..binary_format import (check_binary_dtype, is_binary_dataset, read_binary_part,
                              read_header)
-from ..data import Problem, file_stamp, is_url, line_aligned_ranges, read_libsvm
+from ..data import Problem, line_aligned_ranges, read_libsvm
 from ..errors import DlinearError
+from ..input_files import file_stamp, is_url
 from .session import worker_addresses
 
 # Aim for blocks of about this many bytes of LIBSVM text (a few MB of CSR each).

@@ -3,7 +3,8 @@ the Eisel-Lemire algorithm (Lemire, "Number Parsing at a Gigabyte per Second", 2
 import math
 
 import numpy as np
-from numba import njit
+
+from . import kernel_only
 
 # w * 10**q for 10**-342 <= 10**q <= 10**308 from a 128-bit product of w with 5**q
 # scaled to [2**127, 2**128) (truncated; for -27 <= q < 0 the reciprocal of 5**-q
@@ -38,7 +39,7 @@ _U2_53 = np.uint64(2**53)
 _LOW_9_BITS = np.uint64(0x1FF)
 
 
-@njit(cache=True, nogil=True)
+@kernel_only
 def _multiply_64x64(a, b):
     """The 128-bit product of two uint64s as (high, low) uint64 halves."""
     a_low, a_high = a & _U32_MASK, a >> _U32
@@ -52,7 +53,7 @@ def _multiply_64x64(a, b):
     return high, low
 
 
-@njit(cache=True, nogil=True)
+@kernel_only
 def eisel_lemire(w, q):
     """The double nearest to w * 10**q (0 < w < 2**63) as (ok, value); ok is False for
     the rare products too close to a rounding boundary to decide, and for overflow."""

@@ -104,10 +104,10 @@ def compiled_functions(tmp_path, *command):
 
 
 # What a cold `train -s 1` of the small example needs: the LIBSVM reader (any of its
-# helpers) and the serial dual CD kernel with its random permutations. Not the column
+# helpers, and its decimal conversion) and the serial dual CD kernel with its random permutations. Not the column
 # bitmaps (a small block is sorted), not the threaded or cluster variants.
 S1_KERNELS = {"dlinear.kernels.dual_cd_svc.dual_cd_svc", "dlinear.kernels.rng.shuffle_prefix"}
-READER = "dlinear.kernels.libsvm."
+READER = ("dlinear.kernels.libsvm.", "dlinear.kernels.decimal.")
 
 
 @pytest.mark.slow

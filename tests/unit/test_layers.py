@@ -36,7 +36,7 @@ LAYERS = [
     ("solvers: fit functions, Newton drivers, objectives",
      ["dlinear.solvers", "dlinear.solvers.*"]),
     ("problems, models, parameters and prediction",
-     ["dlinear.data", "dlinear.libsvm_writer", "dlinear.problem", "dlinear.columns",
+     ["dlinear.data", "dlinear.input_files", "dlinear.libsvm_writer", "dlinear.problem", "dlinear.columns",
       "dlinear.binary_format",
       "dlinear.text_sample", "dlinear.datasets", "dlinear.click_data", "dlinear.model",
       "dlinear.params", "dlinear.predict"]),
