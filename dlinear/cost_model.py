@@ -13,8 +13,10 @@ scan of the whole file for line starts).
     cluster = start + read / K + scan + passes * (problems * nnz * t_nz / K + problems * n *
               t_entry + latency + K * bytes_per_worker / bandwidth)
 
-with bytes_per_worker = 2 * 8 * problems * (the worker's columns): n today, its occurring
-columns once rounds ship only those (CLUSTER_SHIPS_OCCURRING_COLUMNS). t_nz is larger
+with bytes_per_worker = 2 * 8 * problems * (the worker's columns): its occurring columns
+(CLUSTER_SHIPS_OCCURRING_COLUMNS; else n). A worker's columns, like the whole set's, are
+counted where they are known (a binary dataset's header) and otherwise estimated by Heaps'
+law, distinct columns ~ rows ** growth, the exponent fitted on a sample (columns_seen). t_nz is larger
 when the weights of the columns the rows touch do not fit the cache (the wide, hashed
 sets). The same pass count serves both paths (the same Newton iterations).
 
@@ -27,6 +29,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Optional
+
+import numpy as np
 
 # ---- measured constants (python -m benchmarks.backend_cost constants) ----------------
 # 2026-11-25, 2 cores shared with other jobs: CPU seconds (the wall clock was 2-4x that)
@@ -71,6 +75,7 @@ class Workload:
     occurring_columns: Optional[int] = None
     read_s: float = 0.0                 # reading the input in one process, one core
     text_bytes: int = 0                 # of LIBSVM text (0: a binary dataset)
+    columns_growth: Optional[float] = None    # Heaps' exponent: columns ~ rows ** growth
 
     @property
     def touched_columns(self) -> int:
@@ -83,8 +88,33 @@ class Workload:
         most its nonzeros, at most all that occur)."""
         if not CLUSTER_SHIPS_OCCURRING_COLUMNS:
             return self.n_features
+        k = max(1, workers)
         occurring = self.occurring_columns or self.n_features
-        return int(min(occurring, self.nnz / max(1, workers)))
+        if self.columns_growth is not None:     # a 1/k of the rows uses k**-growth of them
+            occurring = occurring * k ** -self.columns_growth
+        return int(min(occurring, self.nnz / k))
+
+
+def columns_seen(growth_rows: tuple, growth_columns: tuple, rows: int, n_features: int,
+                 nnz: int) -> tuple:
+    """(columns estimated to occur in `rows` rows, Heaps' exponent) from the distinct
+    columns counted in the first `growth_rows` rows of a sample (e.g. a quarter, a half and
+    all of it): the exponent from the last two counts, the columns extrapolated from the
+    last and capped by n_features and the nonzeros."""
+    (r1, r2), (c1, c2) = growth_rows[-2:], growth_columns[-2:]
+    growth = float(np.clip(np.log(c2 / c1) / np.log(r2 / r1), 0.0, 1.0)) \
+        if min(r1, r2, c1, c2) > 0 and r1 != r2 else 1.0
+    return int(min(n_features, nnz, c2 * (rows / r2) ** growth)), growth
+
+
+def columns_growth_of_parts(part_columns, occurring: int) -> Optional[float]:
+    """Heaps' exponent from the columns of P equal parts and of their union: a part
+    holds about P ** -growth of them."""
+    part_columns = [c for c in part_columns if c > 0]
+    if len(part_columns) < 2 or occurring <= 0:
+        return None
+    mean = float(np.mean(part_columns))
+    return float(np.clip(np.log(occurring / mean) / np.log(len(part_columns)), 0.0, 1.0))
 
 
 def pass_s_per_nonzero(touched_columns: int) -> float:
