@@ -348,7 +348,9 @@ def _backend(opts, params, train_file) -> Choice:
     data = Data()
     if cluster is not None and not cluster.asked and job == "train" and is_map_reduce(params):
         data = input_shape(train_file, opts["storage_options"] or None)
-    return choose(params, data, cluster, job=job, n_threads=os.cpu_count() or 1)
+    # the process's threads as training will use them (-m, default one per core)
+    return choose(params, data, cluster, job=job,
+                  n_threads=opts["threads"] or os.cpu_count() or 1)
 
 
 def input_shape(train_file, storage_options=None) -> Data:
