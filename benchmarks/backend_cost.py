@@ -111,6 +111,7 @@ def constants(args, report):
     t_col = max(0.0, (sa / pa - a.nnz * t_nz) / ca)
     t_nz_wide = max(t_nz, (sb / pb - cb * t_col) / b.nnz)
     passes = int(round(np.median([f[2] for f in fits.values()])))
+    narrow_bytes, wide_bytes = 8 * fits["rcv1 100k"][3], 8 * cb
     shapes.pop("click 1.6M")
     fits.pop("click 1.6M")
 
@@ -126,7 +127,10 @@ def constants(args, report):
                 seconds, shipped = _fit_on_cluster(client, problem, params)
             p = fits[name][2] if name in fits else _fit_in_process(problem, params)[1]
             occurring = _occurring(problem)
-            rate = t_nz if occurring * 8 <= 8 << 20 else t_nz_wide
+            # a worker's pass over its half, its columns' weights between the two sets'
+            share = min(1.0, np.log(max(shipped / 2 * 8, narrow_bytes) / narrow_bytes)
+                        / np.log(wide_bytes / narrow_bytes))
+            rate = t_nz + share * (t_nz_wide - t_nz)
             compute = problem.nnz * rate / 2 + occurring * t_col
             per_round[name] = (seconds / p - compute, 2 * 8 * shipped)
             report.add(shape=name, where="cluster 2", nnz=problem.nnz, columns=shipped,
@@ -138,6 +142,7 @@ def constants(args, report):
     bandwidth = (b2 - b1) / max(r2 - r1, 1e-9)
     latency = max(0.0, r1 - b1 / bandwidth)
     text = (f"PASS_S_PER_NONZERO = {t_nz:.3g}\nPASS_S_PER_NONZERO_WIDE = {t_nz_wide:.3g}\n"
+            f"NARROW_BYTES = {narrow_bytes}\nWIDE_BYTES = {wide_bytes}\n"
             f"PASS_S_PER_COLUMN = {t_col:.3g}\nNEWTON_PASSES = {passes}\n"
             f"ROUND_LATENCY_S = {latency:.3g}\nROUND_BYTES_PER_S = {bandwidth:.3g}\n"
             f"CLUSTER_START_S = {start_s:.3g}")
