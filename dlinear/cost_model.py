@@ -9,11 +9,12 @@ latency and its bytes (w out, Xᵀv back) through the loopback network. The clus
 pays its start, and reads text on K cores where this process reads it on one (after one
 scan of the whole file for line starts).
 
-    process = read + passes * (problems * nnz * t_nz / threads + problems * n * t_entry)
-    cluster = start + read / K + scan + passes * (problems * nnz * t_nz / K + problems * n *
-              t_entry + latency + K * bytes_per_worker / bandwidth)
+    process = read + passes * (problems * nnz * t_nz / threads + problems * columns * t_col)
+    cluster = start + read / K + scan + passes * (problems * nnz * t_nz / K
+              + problems * columns * t_col + latency + K * bytes_per_worker / bandwidth)
 
-with bytes_per_worker = 2 * 8 * problems * (the worker's columns): its occurring columns
+where columns are those that occur (the fit runs on them, dlinear.columns), and
+bytes_per_worker = 2 * 8 * problems * (the worker's columns): its occurring columns
 (CLUSTER_SHIPS_OCCURRING_COLUMNS; else n). A worker's columns, like the whole set's, are
 counted where they are known (a binary dataset's header) and otherwise estimated by
 Heaps' law, distinct columns ~ rows ** growth, the exponent fitted on a sample
