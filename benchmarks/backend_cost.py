@@ -56,25 +56,41 @@ def _fit_in_process(problem, params):
 
 
 def _fit_on_cluster(client, problem, params):
-    """CPU seconds of a map-reduced fit on the critical path of its rounds: the client's
-    (driver, sending and receiving) plus the busiest worker's (its rows, its messages);
-    on an idle machine they follow one another in each round."""
+    """(CPU seconds of a map-reduced fit on the critical path of its rounds, the columns
+    its rounds ship): the client's CPU (driver, sending and receiving) plus the busiest
+    worker's (its rows, its messages), which on an idle machine follow one another in
+    each round; the columns are the workers' own (each worker's occurring columns),
+    summed."""
     from dlinear import train
     from dlinear.cluster import Dataset
+    from dlinear.cluster.tree import Placement
+    from dlinear.columns import part_columns
     dataset = Dataset.from_arrays(problem, None, client)
     client.gather(dataset.parts)
+    shipped = sum(len(np.unique(np.concatenate(client.gather(client.map(
+        part_columns, parts, n_features=problem.n_features, pure=False)))))
+        for parts in Placement(dataset).by_worker.values())
     before = client.run(time.process_time)
     t = harness.timed(lambda: train(dataset, params, client=client))
     after = client.run(time.process_time)
-    return t.cpu + max(after[w] - before[w] for w in after)
+    return t.cpu + max(after[w] - before[w] for w in after), shipped
+
+
+def _occurring(problem) -> int:
+    return int(np.count_nonzero(np.bincount(problem.indices, minlength=problem.n_features)))
 
 
 def constants(args, report):
+    """The constants of dlinear/cost_model.py: a pass's seconds per nonzero (weights in
+    the cache: rcv1-like; out of it: the slope between two click-like sets whose
+    occurring columns take 1.5 and 11 MB), per occurring column in the driver (the rest
+    of the small click-like set's pass), the passes of a fit, and a round's latency and
+    seconds per byte on a local cluster of 2 (from a narrow and a wide fit's rounds,
+    less their passes' share), and the cluster's start."""
     from dlinear import Params
     from dlinear.click_data import make_click_like
     from dlinear.datasets import make_rcv1_like
     params = Params(solver_type=0)
-    # the wide pair differs in rows enough for their touched columns to leave the cache
     shapes = {"rcv1 100k": make_rcv1_like(100_000, nnz_per_row=70, seed=1),
               "click 100k": make_click_like(100_000, seed=1),
               "click 1.6M": make_click_like(1_600_000, seed=1)}
@@ -83,37 +99,50 @@ def constants(args, report):
     for name, problem in shapes.items():
         with harness.benchmark_lock(args.lock):
             seconds, passes = _fit_in_process(problem, params)
-        fits[name] = (problem, seconds, passes)
-        report.add(shape=name, where="process", nnz=problem.nnz, n=problem.n_features,
+        occurring = _occurring(problem)
+        fits[name] = (problem, seconds, passes, occurring)
+        report.add(shape=name, where="process", nnz=problem.nnz, columns=occurring,
                    cpu_s=seconds, passes=passes, s_per_pass=seconds / passes)
-    narrow, s_narrow, p_narrow = fits["rcv1 100k"]
+    narrow, s_narrow, p_narrow, _ = fits["rcv1 100k"]
     t_nz = s_narrow / p_narrow / narrow.nnz
-    (a, sa, pa), (b, sb, pb) = fits["click 100k"], fits["click 1.6M"]
-    t_nz_wide = (sb / pb - sa / pa) / (b.nnz - a.nnz)
-    t_col = max(0.0, (sa / pa - a.nnz * t_nz_wide) / a.n_features)
+    (a, sa, pa, ca), (b, sb, pb, cb) = fits["click 100k"], fits["click 1.6M"]
+    # the small click set's columns fit the cache: its pass is t_nz a nonzero plus the
+    # driver's work on its columns; the large one's is t_nz_wide a nonzero plus that
+    t_col = max(0.0, (sa / pa - a.nnz * t_nz) / ca)
+    t_nz_wide = max(t_nz, (sb / pb - cb * t_col) / b.nnz)
     passes = int(round(np.median([f[2] for f in fits.values()])))
+    narrow_bytes, wide_bytes = 8 * fits["rcv1 100k"][3], 8 * cb
+    shapes.pop("click 1.6M")
+    fits.pop("click 1.6M")
 
     start_s = _cluster_start_s(args)
     cluster, client = harness.local_cluster(2)
     try:
         per_round = {}
         _fit_on_cluster(client, make_rcv1_like(500, n_features=300, seed=2), params)
-        for name in ("rcv1 100k", "click 100k"):
-            problem, _, p = fits[name]
+        wide = make_click_like(400_000, seed=3)
+        for name, problem in (("rcv1 100k", narrow), ("click 400k", wide)):
             pids = list(client.run(os.getpid).values())
             with harness.benchmark_lock(args.lock, pids):
-                seconds = _fit_on_cluster(client, problem, params)
-            compute = problem.nnz * t_nz / 2 + problem.n_features * t_col    # in cache
-            per_round[name] = (seconds / p - compute, 2 * 2 * 8 * problem.n_features)
-            report.add(shape=name, where="cluster 2", nnz=problem.nnz, n=problem.n_features,
+                seconds, shipped = _fit_on_cluster(client, problem, params)
+            p = fits[name][2] if name in fits else _fit_in_process(problem, params)[1]
+            occurring = _occurring(problem)
+            # a worker's pass over its half, its columns' weights between the two sets'
+            share = min(1.0, np.log(max(shipped / 2 * 8, narrow_bytes) / narrow_bytes)
+                        / np.log(wide_bytes / narrow_bytes))
+            rate = t_nz + share * (t_nz_wide - t_nz)
+            compute = problem.nnz * rate / 2 + occurring * t_col
+            per_round[name] = (seconds / p - compute, 2 * 8 * shipped)
+            report.add(shape=name, where="cluster 2", nnz=problem.nnz, columns=shipped,
                        cpu_s=seconds, passes=p, s_per_pass=seconds / p)
     finally:
         client.close()
         cluster.close()
-    (r1, b1), (r2, b2) = per_round["rcv1 100k"], per_round["click 100k"]
+    (r1, b1), (r2, b2) = per_round["rcv1 100k"], per_round["click 400k"]
     bandwidth = (b2 - b1) / max(r2 - r1, 1e-9)
     latency = max(0.0, r1 - b1 / bandwidth)
     text = (f"PASS_S_PER_NONZERO = {t_nz:.3g}\nPASS_S_PER_NONZERO_WIDE = {t_nz_wide:.3g}\n"
+            f"NARROW_BYTES = {narrow_bytes}\nWIDE_BYTES = {wide_bytes}\n"
             f"PASS_S_PER_COLUMN = {t_col:.3g}\nNEWTON_PASSES = {passes}\n"
             f"ROUND_LATENCY_S = {latency:.3g}\nROUND_BYTES_PER_S = {bandwidth:.3g}\n"
             f"CLUSTER_START_S = {start_s:.3g}")
@@ -139,14 +168,32 @@ def _run(command):
     return t.wall, t.value.stderr
 
 
+def _threads_cpu() -> dict:
+    """CPU seconds of each of this process's threads so far, by thread id (Linux)."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    seconds = {}
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            with open(f"/proc/self/task/{tid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:         # the thread ended meanwhile
+            continue
+        seconds[tid] = (int(fields[11]) + int(fields[12])) / ticks
+    return seconds
+
+
 def _process_cpu(path, solver) -> float:
-    """CPU seconds of reading `path` and training on it in this process, as dlinear-train
-    --workers 0 does (one thread per core; a single Newton problem runs on one)."""
+    """The critical path, in CPU seconds, of reading `path` and training on it in this
+    process as dlinear-train --workers 0 does (a Newton problem's passes on one thread per
+    core): the busiest thread's CPU (the calling thread reads, drives and takes its share
+    of every pass; the others their shares), what its wall clock would be on an idle
+    machine with a core per thread."""
     from dlinear import Params, train
     from dlinear.binary_format import read_dataset
-    start = time.process_time()
+    before = _threads_cpu()
     train(read_dataset(path), Params(solver_type=int(solver)))
-    return time.process_time() - start
+    after = _threads_cpu()
+    return max(after[t] - before.get(t, 0.0) for t in after)
 
 
 def _cluster_cpu(path, solver) -> float:
@@ -173,6 +220,17 @@ def _cluster_cpu(path, solver) -> float:
     return total
 
 
+def _locked(args, measure, *how) -> float:
+    """measure(*how) holding the benchmark lock; its wall clock and the load printed."""
+    with harness.benchmark_lock(args.lock):
+        start = time.perf_counter()
+        seconds = measure(*how)
+        print(f"#   {measure.__name__}: {seconds:.2f} CPU s on the critical path, "
+              f"{time.perf_counter() - start:.2f} s wall, load {os.getloadavg()[0]:.1f}",
+              flush=True)
+    return seconds
+
+
 def check(args, report):
     """Measure each case, then judge the model's choice; with --measured, judge the rows
     of an earlier run again (after the constants changed) without measuring. The machine
@@ -188,14 +246,17 @@ def check(args, report):
         for case in args.cases:
             solver, path = case.split(":", 1)
             shape = input_shape(path)
-            process = min(_process_cpu(path, solver) for _ in range(args.repeat))
+            process = min(_locked(args, _process_cpu, path, solver)
+                          for _ in range(args.repeat))
             print(f"# {case} in process: {process:.2f} CPU s", flush=True)
-            cluster = min(_cluster_cpu(path, solver) for _ in range(args.repeat))
+            cluster = min(_locked(args, _cluster_cpu, path, solver)
+                          for _ in range(args.repeat))
             print(f"# {case} on 2 workers: {cluster:.2f} CPU s", flush=True)
             rows.append(dict(solver=solver, data=path, process_s=process, cluster_s=cluster,
                              n_samples=shape.n_samples, nnz=shape.nnz,
                              n_features=shape.n_features, problems=shape.problems(),
-                             occurring_columns=shape.occurring_columns, read_s=shape.read_s,
+                             occurring_columns=shape.occurring_columns,
+                             columns_growth=shape.columns_growth, read_s=shape.read_s,
                              file_bytes=shape.file_bytes))
     for row in rows:
         report.add(**judged(row))
@@ -207,7 +268,8 @@ def judged(row: dict) -> dict:
     from dlinear.modes import Data, newton_estimate
     from dlinear.params import Params
     keys = ("n_samples", "nnz", "n_features", "occurring_columns", "read_s", "file_bytes")
-    shape = Data(**{k: row[k] for k in keys}, n_problems=row["problems"])
+    shape = Data(**{k: row[k] for k in keys}, n_problems=row["problems"],
+                 columns_growth=row.get("columns_growth"))
     predicted = newton_estimate(Params(solver_type=int(row["solver"])).resolved(), shape, 2, 2)
     process, cluster = row["process_s"], row["cluster_s"]
     chosen = cluster if predicted.cluster_pays else process
@@ -290,7 +352,7 @@ def main(argv=None):
     args = ap.parse_args(argv)
     report = harness.Report(f"backend_cost-{args.what}", args)
     report.note("2 cores, shared with other jobs")
-    columns = {"constants": ["shape", "where", "nnz", "n", "cpu_s", "passes", "s_per_pass"],
+    columns = {"constants": ["shape", "where", "nnz", "columns", "cpu_s", "passes", "s_per_pass"],
                "check": ["solver", "data", "n_samples", "nnz", "n_features", "process_s", "cluster_s", "predicted_process_s",
                          "predicted_cluster_s", "chosen", "chosen_over_best", "ok"],
                "scale": ["K", "local_columns_mean", "local_columns_max", "local_share",

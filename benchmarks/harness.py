@@ -262,14 +262,19 @@ def skip_without_cluster() -> None:
 
 def local_cluster(n_workers: int):
     """(cluster, client): a LocalCluster of `n_workers` single-threaded worker processes,
-    quiet and without a dashboard. Close the client, then the cluster."""
+    quiet and without a dashboard, configured as dlinear-train's. Close the client, then
+    the cluster."""
     import logging
 
     import distributed
+    import dask
+
+    from dlinear.cluster.session import LOCAL_CLUSTER_CONFIG
     logging.getLogger("distributed").setLevel(logging.ERROR)
-    cluster = distributed.LocalCluster(n_workers=n_workers, threads_per_worker=1,
-                                       processes=True, dashboard_address=":0",
-                                       silence_logs=logging.CRITICAL)
+    with dask.config.set(LOCAL_CLUSTER_CONFIG):     # as dlinear-train's local cluster
+        cluster = distributed.LocalCluster(n_workers=n_workers, threads_per_worker=1,
+                                           processes=True, dashboard_address=":0",
+                                           silence_logs=logging.CRITICAL)
     client = distributed.Client(cluster)
     client.wait_for_workers(n_workers)
     return cluster, client

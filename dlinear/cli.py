@@ -18,7 +18,7 @@ from .cluster.engine import training_mode
 from .cluster.session import CONNECT_TIMEOUT, SCHEDULER_ENV
 from .compile_notice import CompileNotice
 from .binary_format import is_binary_dataset, read_dataset, read_header
-from .cost_model import BINARY_S_PER_NONZERO
+from .cost_model import BINARY_S_PER_NONZERO, columns_growth_of_parts, columns_seen
 from .data import Problem
 from .errors import ConvergenceWarning, DataError, DlinearError
 from .cli_input import check_model_size, check_weight_count, read_weight_file
@@ -348,7 +348,9 @@ def _backend(opts, params, train_file) -> Choice:
     data = Data()
     if cluster is not None and not cluster.asked and job == "train" and is_map_reduce(params):
         data = input_shape(train_file, opts["storage_options"] or None)
-    return choose(params, data, cluster, job=job, n_threads=os.cpu_count() or 1)
+    # the process's threads as training will use them (-m, default one per core)
+    return choose(params, data, cluster, job=job,
+                  n_threads=opts["threads"] or os.cpu_count() or 1)
 
 
 def input_shape(train_file, storage_options=None) -> Data:
@@ -363,6 +365,9 @@ def input_shape(train_file, storage_options=None) -> Data:
             classes = len(h.labels) if h.labels is not None else 2
             return Data(h.rows, h.nnz, n_problems=n_binary_problems(classes),
                         n_features=h.n_features, occurring_columns=h.occurring_columns,
+                        columns_growth=columns_growth_of_parts(
+                            [p.columns[1] - p.columns[0] for p in h.parts],
+                            h.occurring_columns),
                         read_s=h.nnz * BINARY_S_PER_NONZERO)
         sample = sample_libsvm(train_file, storage_options)
     except DlinearError:
@@ -371,8 +376,15 @@ def input_shape(train_file, storage_options=None) -> Data:
         return Data()
     p, scale = sample.problem, sample.scale
     classes = len(np.unique(p.y)) if np.array_equal(p.y, np.round(p.y)) else 2
-    return Data(int(p.n_samples * scale), int(p.nnz * scale), file_bytes=sample.file_bytes,
+    rows, nnz = int(p.n_samples * scale), int(p.nnz * scale)
+    # the columns that occur, from how their count grows over the sample's rows
+    counted = [max(1, p.n_samples // 2), p.n_samples]
+    occurring, growth = columns_seen(
+        tuple(counted), tuple(len(np.unique(p.indices[:p.indptr[r]])) for r in counted),
+        rows, p.n_features, nnz)
+    return Data(rows, nnz, file_bytes=sample.file_bytes,
                 n_problems=n_binary_problems(min(classes, 1000)), n_features=p.n_features,
+                occurring_columns=occurring, columns_growth=growth,
                 read_s=sample.seconds * scale, estimated=True)
 
 

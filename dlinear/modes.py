@@ -63,6 +63,7 @@ class Data:
     n_problems: Union[int, Callable[[], int], None] = None
     n_features: Optional[int] = None
     occurring_columns: Optional[int] = None
+    columns_growth: Optional[float] = None    # cost_model.Workload's
     read_s: Optional[float] = None        # reading it in this process (one core)
     estimated: bool = False               # rows and nonzeros scaled from a sample
 
@@ -267,7 +268,7 @@ def newton_estimate(params: Params, data: Data, workers: int, n_threads: int
                                    and data.n_problems is not None) else 1
     workload = Workload(
         data.n_samples, data.nnz, data.n_features, problems=problems,
-        occurring_columns=data.occurring_columns,
+        occurring_columns=data.occurring_columns, columns_growth=data.columns_growth,
         read_s=data.read_s if data.read_s is not None
         else (data.file_bytes or 0) / TEXT_BYTES_PER_S, text_bytes=data.file_bytes or 0)
     return estimate(workload, workers, n_threads)

@@ -14,7 +14,7 @@ import os
 
 import numpy as np
 
-from ..columns import part_columns
+from ..columns import part_columns, union_columns
 from ..binary_format import (check_binary_dtype, is_binary_dataset, read_binary_part,
                              read_header)
 from ..data import Problem, line_aligned_ranges, read_libsvm
@@ -406,9 +406,7 @@ class Dataset:
             found = self.client.gather(self.client.map(part_columns, self.parts,
                                                        n_features=self.n_features,
                                                        pure=False))
-            self._occurring_columns = (
-                np.unique(np.concatenate(found)).astype(np.int32, copy=False) if found
-                else np.zeros(0, dtype=np.int32))
+            self._occurring_columns = union_columns(found, self.n_features)
         return self._occurring_columns
 
     def to_problem(self) -> Problem:

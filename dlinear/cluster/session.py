@@ -121,6 +121,16 @@ class _DefaultScheduler:
 _SCHEDULER_DEFAULT = _DefaultScheduler()
 
 
+# The local cluster dlinear starts for a training runs fewer of Dask's periodic
+# callbacks: its event-loop tick (every 20 ms), system monitor (500 ms) and statistical
+# profiler (10 ms) cost an idle cluster of 2 workers 2.2 CPU s per 20 s on the
+# development machine, 0.67 s without them, and they run on the cores the training
+# uses. (The workers take the config their nanny was made with.)
+LOCAL_CLUSTER_CONFIG = {"distributed.admin.tick.interval": "1s",
+                        "distributed.admin.system-monitor.interval": "5s",
+                        "distributed.worker.profile.enabled": False}
+
+
 @contextmanager
 def _open_client(scheduler, n_workers, security, log, connect_timeout):
     import dask
@@ -150,7 +160,7 @@ def _open_client(scheduler, n_workers, security, log, connect_timeout):
     # workers' own logs stay quiet: errors reach the user through the client, once.
     # ":0": a free port (None means the default 8787, which warns "Port 8787 is already
     # in use" when another cluster runs); without bokeh there is no dashboard, silently
-    with _children_ignore_interrupts():
+    with _children_ignore_interrupts(), dask.config.set(LOCAL_CLUSTER_CONFIG):
         cluster = LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
                                dashboard_address=":0", silence_logs=logging.CRITICAL)
     client = Client(cluster)

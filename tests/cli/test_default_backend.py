@@ -50,6 +50,9 @@ def test_the_shape_from_a_sample_of_text_and_from_a_binary_header(tmp_path):
     assert (whole.n_samples, whole.nnz, whole.problems()) == (4000, problem.nnz, 3)
     assert whole.n_features == read_libsvm(tmp_path / "d.train").n_features
     assert whole.read_s > 0
+    # the whole file sampled: its occurring columns counted, not extrapolated
+    assert whole.occurring_columns == len(set(problem.indices.tolist()))
+    assert 0.0 <= whole.columns_growth <= 1.0
     from dlinear.text_sample import sample_libsvm
     part = sample_libsvm(tmp_path / "d.train", sample_bytes=50_000)
     assert 0.8 * 4000 < part.problem.n_samples * part.scale < 1.2 * 4000

@@ -32,3 +32,19 @@ def test_clients_closing_out_of_order_restore_the_default_scheduler():
         thread.join(30)
     assert dask.config.get("scheduler", None) == before
     assert dask.array.ones(3).sum().compute() == 3          # no Client needed
+
+
+def _periodic_settings():
+    return (dask.config.get("distributed.worker.profile.enabled"),
+            dask.config.get("distributed.admin.tick.interval"))
+
+
+@pytest.mark.cluster
+def test_the_local_cluster_runs_fewer_of_dasks_periodic_callbacks():
+    before = _periodic_settings()
+    with cluster_client(n_workers=1) as client:
+        on_workers = list(client.run(_periodic_settings).values())
+        tick = client.run_on_scheduler(lambda dask_scheduler: dask_scheduler._tick_interval)
+    assert on_workers == [(False, "1s")]
+    assert tick == pytest.approx(1.0)
+    assert _periodic_settings() == before           # the caller's config as it was
