@@ -6,10 +6,10 @@ A Newton fit is a number of passes over the data (fun, grad, one per CG step), e
 which, besides its nonzeros, does vector work on the columns in the driver. On a cluster a
 pass is one round of the actor tree: the rows split over the workers, plus a round's
 latency and its bytes (w out, Xᵀv back) through the loopback network. The cluster also
-pays its start, and reads text on K cores where this process reads it on one (after one
-scan of the whole file for line starts).
+pays its start, and reads text on K cores where this process reads it on its threads
+(the cluster after one scan of the whole file for line starts).
 
-    process = read + passes * (problems * nnz * t_nz / threads + problems * columns * t_col)
+    process = read / threads + passes * (problems * nnz * t_nz / threads + problems * columns * t_col)
     cluster = start + read / K + scan + passes * (problems * nnz * t_nz / K
               + problems * columns * t_col + latency + K * bytes_per_worker / bandwidth)
 
@@ -32,6 +32,8 @@ from dataclasses import dataclass
 from typing import Optional
 
 import numpy as np
+
+from .data import read_parts
 
 # ---- measured constants (python -m benchmarks.backend_cost constants) ----------------
 # 2026-11-25 03:20-03:33 UTC, 2 cores shared with other jobs (load 3-5): CPU seconds,
@@ -60,8 +62,9 @@ CLUSTER_START_S = 1.27
 # the cluster's read of text first finds line starts in the whole file, on one worker
 # (data.line_aligned_ranges), per byte (1.4-1.9e-9 on the rcv1- and dense-shaped files)
 TEXT_SCAN_S_PER_BYTE = 1.6e-9
-# LIBSVM text parsed per second on one core when no sample of the file was timed
-TEXT_BYTES_PER_S = 5.0e7
+# LIBSVM text parsed per second on one core when no sample of the file was timed (the
+# 1.04 GB rcv1-shaped text, 17-digit values: BENCHMARKS.md, "LIBSVM reading")
+TEXT_BYTES_PER_S = 3.9e8
 # reading a binary dataset: its check, per nonzero
 BINARY_S_PER_NONZERO = 3.5e-9
 
@@ -141,7 +144,15 @@ def in_process_seconds(w: Workload, n_threads: int) -> float:
     columns = w.occurring_columns or w.n_features     # the fit runs on those that occur
     per_pass = (w.problems * w.nnz * pass_s_per_nonzero(w.touched_columns) / threads
                 + w.problems * columns * PASS_S_PER_COLUMN)
-    return w.read_s + NEWTON_PASSES * per_pass
+    return in_process_read_seconds(w, n_threads) + NEWTON_PASSES * per_pass
+
+
+def in_process_read_seconds(w: Workload, n_threads: int) -> float:
+    """Text large enough to be cut into parts is parsed on the process's threads."""
+    threads = max(1, n_threads)
+    if w.text_bytes and read_parts(w.text_bytes, threads) > 1:
+        return w.read_s / threads
+    return w.read_s
 
 
 def driver_columns(w: Workload) -> int:

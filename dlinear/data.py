@@ -229,8 +229,7 @@ def read_libsvm(path, n_features: int | None = None, start: int = 0, end: int | 
                                        "at a line end")
             f.seek(start)
         threads = (os.cpu_count() or 1) if n_threads is None else max(int(n_threads), 1)
-        n_parts = 1 if remaining is None or threads == 1 else int(
-            min(threads * _PARTS_PER_THREAD, max(remaining // _MIN_PART_BYTES, 1)))
+        n_parts = read_parts(remaining, threads)
         if n_parts > 1:
             parsers = _parse_parts(name, storage_options, f, start, stop, n_parts, first_line,
                                    (max_index, int(chunk_bytes), dtype), threads)
@@ -250,6 +249,14 @@ def read_libsvm(path, n_features: int | None = None, start: int = 0, end: int | 
 # the result).
 _MIN_PART_BYTES = 16 << 20
 _PARTS_PER_THREAD = 4
+
+
+def read_parts(n_bytes: int | None, threads: int) -> int:
+    """How many parts read_libsvm parses n_bytes of plain text in, on `threads` threads
+    (None: a compressed input's unknown size, read in one)."""
+    if n_bytes is None or threads <= 1:
+        return 1
+    return int(min(threads * _PARTS_PER_THREAD, max(n_bytes // _MIN_PART_BYTES, 1)))
 
 
 def _split_targets(start: int, stop: int, n_parts: int) -> list:

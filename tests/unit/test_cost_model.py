@@ -55,12 +55,25 @@ def test_columns_growth_of_parts_from_their_columns_and_their_union():
 
 def test_the_cluster_wins_where_it_should():
     # text whose parsing dominates (long values), a pass cheap: the workers parse it in
-    # parallel where one process parses it on one core, whatever its threads
+    # parallel where a process on one thread parses it alone
     text = cm.Workload(2_000_000, 160_000_000, 47236, occurring_columns=47236,
                        read_s=60.0, text_bytes=4 << 30)
-    assert cm.estimate(text, 2, 2).cluster_pays
-    e8 = cm.estimate(text, 8, 8)
-    assert e8.cluster_pays and e8.cluster_s < cm.estimate(text, 2, 2).cluster_s
+    assert cm.estimate(text, 2, 1).cluster_pays
+    e8 = cm.estimate(text, 8, 1)
+    assert e8.cluster_pays and e8.cluster_s < cm.estimate(text, 2, 1).cluster_s
+    # a process on as many threads as there are workers parses it as fast, without the
+    # cluster's start and its scan for line starts
+    assert not cm.estimate(text, 2, 2).cluster_pays
+
+
+def test_text_cut_into_parts_is_read_on_the_process_threads():
+    large = cm.Workload(1000, 20_000, 47236, read_s=8.0, text_bytes=1 << 30)
+    assert cm.in_process_read_seconds(large, 2) == pytest.approx(4.0)
+    assert cm.in_process_read_seconds(large, 1) == pytest.approx(8.0)
+    small = cm.Workload(1000, 20_000, 47236, read_s=0.1, text_bytes=1 << 20)
+    assert cm.in_process_read_seconds(small, 2) == pytest.approx(0.1)   # one part
+    binary = cm.Workload(1000, 20_000, 47236, read_s=0.1)
+    assert cm.in_process_read_seconds(binary, 2) == pytest.approx(0.1)
 
 
 def test_the_cluster_wins_with_k_workers_beyond_the_cores_of_this_process(monkeypatch):
