@@ -130,10 +130,12 @@ def wild_dual_cd_svc(*args):
 
 
 # a round of the local scheme: its parts' copies of w are set and merged once per round,
-# O(K * n_weights); rounds per sweep so that this stays a small part of the sweep's
-# O(nnz), at most MAX_ROUNDS (more rounds: fresher w in each part)
+# O(K * n_weights), and every thread waits for the slowest part; rounds per sweep so that
+# the merge stays a small part of the sweep's O(nnz), at most MAX_ROUNDS (BENCHMARKS.md,
+# "Dual CD on threads that share no written memory": -s 1 on the rcv1-shaped set took
+# 2.85 s at 16 rounds, 1.86 s at 4, 2.25 s at 2, for 14, 15 and 16 sweeps)
 NNZ_PER_WEIGHT_PER_ROUND = 64
-MAX_ROUNDS = 16
+MAX_ROUNDS = 4
 SIGMA = None   # None: the number of parts (CoCoA+'s safe "adding")
 
 
