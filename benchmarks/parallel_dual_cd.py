@@ -3,11 +3,11 @@ liblinear-multicore's `-m 2` measured in the same run.
 
     python -m benchmarks.parallel_dual_cd --data /work/data/rcv1_542k.train \\
         --cache /tmp/rcv1.npz --lock /work/bench.lock [--rows N] [--repeat 3] \\
-        [--schemes atomic,wild] [--multicore-python /work/venv_mc/bin/python]
+        [--schemes local,atomic,wild] [--solvers 1,3,7] [--multicore-python /work/venv_mc/bin/python]
 
 For each solver (train call only, C = 1, default eps, no bias), best of --repeat:
-- dlinear on 1 thread (the serial kernel) and on 2 threads in each scheme: wall and
-  process CPU seconds. For the asynchronous schemes also the CPU critical path: per
+- dlinear on 1 thread (the serial kernel) and on 2 threads in each scheme (-s 7: local
+  and atomic only): wall and process CPU seconds. For the asynchronous schemes also the CPU critical path: per
   sweep the CPU seconds of the busiest thread, plus the driver's serial CPU; the wall a
   2-core machine would show if nothing else ran on it (on a shared machine the wall
   clock mostly measures the other processes).
@@ -97,7 +97,7 @@ def fit(problem, solver, n_threads, scheme=None):
         return harness.timed(lambda: train(problem, params, n_threads=1)), None
     saved = (parallel_dual_cd.DEFAULT_SCHEME, parallel_dual_cd.MIN_NNZ_PER_THREAD,
              parallel_dual_cd.async_sweep_part)
-    profile = SweepProfile(n_threads) if scheme != "block" else None
+    profile = SweepProfile(n_threads) if scheme in ("wild", "atomic") else None
     parallel_dual_cd.DEFAULT_SCHEME = scheme
     parallel_dual_cd.MIN_NNZ_PER_THREAD = 1
     if profile is not None:
@@ -162,7 +162,7 @@ def main(argv=None):
                                                   " the peer needs one)")
     ap.add_argument("--rows", type=int, default=0)
     ap.add_argument("--solvers", default="1,3")
-    ap.add_argument("--schemes", default="atomic,wild")
+    ap.add_argument("--schemes", default="local,atomic")
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--multicore-python", default="/work/venv_mc/bin/python")
     ap.add_argument("--peer-timeout", type=float, default=60.0,

@@ -10,7 +10,7 @@ from ..kernels.dual_cd_lr import dual_cd_lr
 from ..kernels.dual_cd_svc import dual_cd_svc
 from ..kernels.dual_cd_svr import dual_cd_svr
 from ..kernels.online_dual_cd_svc import online_dual_cd_svc
-from .parallel_dual_cd import (async_dual_cd_lr, async_dual_cd_svr, run_on_threads,
+from .parallel_dual_cd import (RUN_LR, RUN_SVR, run_on_threads, scheme_for,
                                solver_threads)
 from .task import FitResult
 
@@ -146,17 +146,19 @@ def fit_online_dual_cd_svc(task, params):
 
 def fit_dual_cd_lr(task, params):
     """-s 7: L2-regularized logistic regression in the dual, on one binary task, on
-    task.n_threads threads (PASSCoDe-Atomic) when the problem is large enough."""
+    task.n_threads threads (dlinear.solvers.parallel_dual_cd) when the problem is large
+    enough and a scheme serves it."""
     X = task.problem
     alpha = np.empty(2 * X.n_samples)
     w = np.zeros(task.w_size)
     args = (float(task.bias), task.y, task.C, float(params.eps), int(params.max_iter),
             int(task.seed), alpha, w)
     threads = solver_threads(task.n_threads, X.nnz)
+    scheme = scheme_for(RUN_LR, threads)
     details = []
-    if threads > 1:
-        n_iter, newton_steps, obj = async_dual_cd_lr(X, *args, threads)
-        details = [f"atomic parallel dual CD on {threads} threads"]
+    if scheme:
+        n_iter, newton_steps, obj = RUN_LR[scheme](X, *args, threads)
+        details = [f"{scheme} parallel dual CD on {threads} threads"]
     else:
         n_iter, newton_steps, obj = dual_cd_lr(X.indptr, X.indices, X.data, X.n_features,
                                                *args)
@@ -171,17 +173,19 @@ def fit_dual_cd_lr(task, params):
 
 def fit_dual_cd_svr(task, params):
     """-s 12 (L2-loss) or -s 13 (L1-loss) support vector regression in the dual, on
-    task.n_threads threads (PASSCoDe-Atomic) when the problem is large enough."""
+    task.n_threads threads (dlinear.solvers.parallel_dual_cd) when the problem is large
+    enough and a scheme serves it."""
     X = task.problem
     beta = np.zeros(X.n_samples)
     w = np.zeros(task.w_size)
     args = (float(task.bias), task.y, task.C, float(params.p), params.spec.squared_loss,
             float(params.eps), int(params.max_iter), int(task.seed), beta, w)
     threads = solver_threads(task.n_threads, X.nnz)
+    scheme = scheme_for(RUN_SVR, threads)
     details = []
-    if threads > 1:
-        n_iter, active, restarts, obj = async_dual_cd_svr(X, *args, threads)
-        details = [f"atomic parallel dual CD on {threads} threads"]
+    if scheme:
+        n_iter, active, restarts, obj = RUN_SVR[scheme](X, *args, threads)
+        details = [f"{scheme} parallel dual CD on {threads} threads"]
     else:
         n_iter, active, restarts, obj = dual_cd_svr(X.indptr, X.indices, X.data,
                                                     X.n_features, *args)

@@ -1,14 +1,19 @@
 """Dual CD on several threads of this process (task.n_threads > 1).
 
--s 1 / -s 3 in one of three schemes (dlinear.kernels.parallel_dual_cd_svc):
-- "block": the gradients of a block of candidates in parallel, the steps serial
+-s 1 / -s 3 in one of four schemes:
+- "local" (the default; dlinear.kernels.local_dual_cd): CoCoA+'s local sub-problems,
+  one part of each round per thread, each on its own copy of w, merged at the round's
+  end. Deterministic for a seed and a number of threads: the model does not depend on
+  the threads' timing, but a round's parts do on their number.
+- "block" (dlinear.kernels.parallel_dual_cd_svc): the gradients of a block of candidates in parallel, the steps serial
   (liblinear-multicore). Deterministic: the same seed gives the same model on any
   number of threads above one.
 - "wild" / "atomic": asynchronous steps on shared w (PASSCoDe-Wild / -Atomic): each
   sweep's active set is split into shares that the threads of a PassPool take in turn.
   Not deterministic: the threads' timing decides the order in which their steps see
   each other's.
--s 7 and -s 12 / -s 13 run "atomic" (kernels.parallel_dual_cd_lr, parallel_dual_cd_svr).
+-s 7 runs "local" (sigma = the number of parts) or "atomic"; -s 12 / -s 13 "atomic" only
+(kernels.parallel_dual_cd_lr, parallel_dual_cd_svr), so one thread by default.
 
 One thread runs the serial kernels, today's models bit for bit.
 """
@@ -19,6 +24,8 @@ import numpy as np
 
 from ..kernels.dual_cd_lr import INNER_EPS_FLOOR, INNER_EPS_START
 from ..kernels.dual_cd_svc import INF, dual_objective, end_of_sweep
+from ..kernels.local_dual_cd import (local_sweep_part, lr_local_sweep_part, merge_parts,
+                                     part_copies, round_terms, safe_fraction, scale_round)
 from ..kernels.parallel_dual_cd_svc import (async_sweep_part, block_parallel_dual_cd_svc,
                                             dual_state, gather_active, shuffle_active,
                                             w_from_alpha)
@@ -29,12 +36,13 @@ from ..kernels.parallel_dual_cd_svr import (objective_of_svr, svr_async_sweep_pa
 from ..kernels.rng import seed_state
 from ..threads import PassPool
 
-SCHEMES = ("block", "wild", "atomic")
-# the default for n_threads > 1 (BENCHMARKS.md, "Dual CD on threads"): as many sweeps as
-# one thread in every run, where wild's vary (its lost additions to w can fail the
-# sweep that confirms a stop, or stop it away from the optimum: wild is measured, never
-# chosen) and block synchronizes thousands of times a sweep
-DEFAULT_SCHEME = "atomic"
+SCHEMES = ("local", "block", "wild", "atomic")
+# the default for n_threads > 1 (BENCHMARKS.md, "Dual CD on threads that share no written
+# memory"): where both cores run at once, atomic's and wild's threads spend more on the
+# shared w's cache lines than on their steps (2 threads slower than 1); local's write
+# only their own copies, for a few more sweeps than one thread. Wild can also stop away
+# from the optimum (measured, never chosen); block synchronizes thousands of times a sweep
+DEFAULT_SCHEME = "local"
 # below this many nonzeros a sweep takes a few milliseconds, and handing its shares to
 # threads costs more than it saves: one thread (not measured finely: a sweep of 2M
 # nonzeros takes about 5 ms here, the hand-over about 0.1-1 ms on a loaded machine)
@@ -121,7 +129,80 @@ def wild_dual_cd_svc(*args):
     return async_dual_cd_svc(*args, atomic=False)
 
 
-RUN = {"block": block_dual_cd_svc, "wild": wild_dual_cd_svc, "atomic": async_dual_cd_svc}
+# a round of the local scheme: its parts' copies of w are set and merged once per round,
+# O(K * n_weights), and every thread waits for the slowest part; rounds per sweep so that
+# the merge stays a small part of the sweep's O(nnz), at most MAX_ROUNDS (BENCHMARKS.md,
+# "Dual CD on threads that share no written memory": -s 1 on the rcv1-shaped set took
+# 2.85 s at 16 rounds, 1.86 s at 4, 2.25 s at 2, for 14, 15 and 16 sweeps)
+NNZ_PER_WEIGHT_PER_ROUND = 64
+MAX_ROUNDS = 4
+SIGMA = None   # None: the number of parts (CoCoA+'s safe "adding")
+
+
+def rounds_per_sweep(nnz: int, n_weights: int) -> int:
+    return max(1, min(MAX_ROUNDS, int(nnz) // (NNZ_PER_WEIGHT_PER_ROUND * max(n_weights, 1))))
+
+
+def local_dual_cd_svc(X, bias, y, C, l2_loss, eps, max_iter, seed, alpha, w, n_threads):
+    """CoCoA+'s local sub-problems (kernels.local_dual_cd) on n_threads parts, merged at
+    the end of each round (a few rounds a sweep), sigma measured at each merge, in place
+    on `alpha` (warm start) and `w`. LIBLINEAR's test ends a sweep, its projected
+    gradients taken by the parts. The returned w is rebuilt from the returned alpha.
+    Returns (iterations, active-set size, shrinking restarts, objective)."""
+    indptr, indices, data, n = X.indptr, X.indices, X.data, X.n_features
+    inst, index, l = dual_state(indptr, indices, data, n, bias, y, C, l2_loss, alpha, w)
+    state = seed_state(seed)
+    scratch = np.empty(max(l, 1), dtype=np.int64)
+    step = np.empty(max(l, 1))
+    pool = PassPool(n_threads, "dual-cd")
+    copies = part_copies(n_threads, len(w))
+    sigma = float(SIGMA or n_threads)
+    rounds = rounds_per_sweep(len(indices), len(w))
+    n_parts = rounds * n_threads
+    active_size = l
+    PGmax_old, PGmin_old = INF, -INF
+    it = restarts = 0
+    try:
+        while it < max_iter:
+            shuffle_active(state, index, active_size)
+            bounds = np.linspace(0, active_size, n_parts + 1).astype(np.int64)
+            kept = np.empty(n_parts, dtype=np.int64)
+            PGmax_new, PGmin_new = -INF, INF
+            for r in range(0, n_parts, n_threads):
+                parts = pool.run(local_sweep_part, [
+                    (indptr, indices, data, n, bias, l2_loss, inst, index, bounds[r + k],
+                     bounds[r + k + 1], PGmax_old, PGmin_old, w, copies[k], sigma, step)
+                    for k in range(n_threads)])
+                w_dW, dW2, parts2 = round_terms(w, copies, n_threads, sigma)
+                gamma = safe_fraction(w_dW, dW2, sum([part[3] for part in parts]),
+                                      sum([part[4] for part in parts]))
+                if gamma < 1.0:
+                    scale_round(inst, index, step, bounds[r], bounds[r + n_threads], gamma,
+                                l2_loss)
+                merge_parts(w, copies, n_threads, sigma / gamma if gamma > 0.0 else INF)
+                for k, part in enumerate(parts):
+                    kept[r + k] = part[0]
+                    PGmax_new = max(PGmax_new, part[1])
+                    PGmin_new = min(PGmin_new, part[2])
+                if SIGMA is None and parts2 > 0.0:
+                    sigma = min(float(n_threads), max(1.0, dW2 / parts2))
+            active_size = gather_active(index, bounds, kept, scratch)
+            it += 1
+            stop, restart, PGmax_old, PGmin_old = end_of_sweep(PGmax_new, PGmin_new, eps,
+                                                               active_size, l)
+            if stop:
+                break
+            if restart:
+                active_size = l
+                restarts += 1
+    finally:
+        pool.close()
+    w_from_alpha(indptr, indices, data, n, bias, inst, w)
+    return it, active_size, restarts, dual_objective(w, inst, l2_loss, alpha)
+
+
+RUN = {"block": block_dual_cd_svc, "wild": wild_dual_cd_svc, "atomic": async_dual_cd_svc,
+       "local": local_dual_cd_svc}
 
 
 def async_dual_cd_svr(X, bias, y, C, p, l2_loss, eps, max_iter, seed, beta, w, n_threads):
@@ -195,6 +276,58 @@ def async_dual_cd_lr(X, bias, y, C, eps, max_iter, seed, alpha, w, n_threads):
         pool.close()
     w_from_pairs(indptr, indices, data, n, bias, inst, w)
     return it, total_newton, objective_of_lr(w, inst, C, alpha)
+
+
+def local_dual_cd_lr(X, bias, y, C, eps, max_iter, seed, alpha, w, n_threads):
+    """-s 7 by CoCoA+'s local sub-problems on n_threads parts (local_dual_cd_svc),
+    LIBLINEAR's rules as in async_dual_cd_lr. Returns (iterations, Newton steps,
+    objective)."""
+    indptr, indices, data, n = X.indptr, X.indices, X.data, X.n_features
+    inst, index, n_all = lr_state(indptr, indices, data, n, bias, y, C, w)
+    state = seed_state(seed)
+    pool = PassPool(n_threads, "dual-cd")
+    copies = part_copies(n_threads, len(w))
+    sigma = float(n_threads)
+    n_parts = rounds_per_sweep(len(indices), len(w)) * n_threads
+    bounds = np.linspace(0, n_all, n_parts + 1).astype(np.int64)
+    innereps, innereps_min = INNER_EPS_START, min(INNER_EPS_FLOOR, eps)
+    it = total_newton = 0
+    try:
+        while it < max_iter:
+            shuffle_active(state, index, n_all)
+            newton_iter, Gmax = 0, 0.0
+            for r in range(0, n_parts, n_threads):
+                parts = pool.run(lr_local_sweep_part, [
+                    (indptr, indices, data, n, bias, inst, index, bounds[r + k],
+                     bounds[r + k + 1], innereps, w, copies[k], sigma)
+                    for k in range(n_threads)])
+                merge_parts(w, copies, n_threads, sigma)
+                Gmax = max([Gmax] + [part[0] for part in parts])
+                newton_iter += sum([part[1] for part in parts])
+            it += 1
+            total_newton += newton_iter
+            if Gmax < eps:
+                break
+            if newton_iter <= n_all // 10:
+                innereps = max(innereps_min, 0.1 * innereps)
+    finally:
+        pool.close()
+    w_from_pairs(indptr, indices, data, n, bias, inst, w)
+    return it, total_newton, objective_of_lr(w, inst, C, alpha)
+
+
+# the schemes that serve each family of dual CD solvers: a family whose entry lacks the
+# DEFAULT_SCHEME runs on one thread (-s 12 / -s 13: PASSCoDe-Atomic only, which is slower on
+# 2 threads than on 1 where both cores run at once; BENCHMARKS.md, "Dual CD on threads that
+# share no written memory")
+RUN_LR = {"local": local_dual_cd_lr, "atomic": async_dual_cd_lr}
+RUN_SVR = {"atomic": async_dual_cd_svr}
+
+
+def scheme_for(family: dict, n_threads: int):
+    """The DEFAULT_SCHEME when it serves `family` and n_threads > 1, else None (one
+    thread)."""
+    return DEFAULT_SCHEME if n_threads > 1 and DEFAULT_SCHEME in family else None
 
 
 def run_on_threads(X, args, n_threads):

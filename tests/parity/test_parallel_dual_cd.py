@@ -1,8 +1,10 @@
-"""-s 1 and -s 3 (every scheme) and -s 7, -s 12, -s 13 (the atomic scheme) on several
-threads (dlinear.solvers.parallel_dual_cd) reach LIBLINEAR 2.50's optimum; the block
-scheme is deterministic on any number of threads; the asynchronous schemes return the w
-of their alpha (they are not deterministic, so only the objective is compared); one
-thread, or a small problem, is today's solver.
+"""-s 1 and -s 3 (every scheme), -s 7 (local and atomic) and -s 12, -s 13 (the atomic
+scheme) on several threads (dlinear.solvers.parallel_dual_cd) reach LIBLINEAR 2.50's
+optimum; the block scheme is deterministic on any number of threads, the local scheme
+for a seed and a number of threads; the asynchronous schemes return the w of their alpha
+(they are not deterministic, so only the objective is compared); one thread, or a small
+problem, is today's solver; -s 12 / -s 13 run on one thread unless the atomic scheme is
+chosen.
 
 The test sets are small, so the nonzeros-per-thread threshold is lowered to put them on
 threads."""
@@ -78,7 +80,7 @@ def test_block_scheme_same_model_on_any_thread_count(solver, binary_split, on_th
     np.testing.assert_array_equal(a.w, b.w)
 
 
-@pytest.mark.parametrize("scheme", ["wild", "atomic"])
+@pytest.mark.parametrize("scheme", ["wild", "atomic", "local"])
 @pytest.mark.parametrize("solver", [1, 3])
 def test_asynchronous_schemes_return_the_w_of_their_alpha(scheme, solver, binary_split):
     X, _ = binary_split
@@ -111,6 +113,19 @@ def test_one_thread_and_small_problems_take_the_serial_solver(solver, binary_spl
     assert parallel_dual_cd.solver_threads(1, 10 ** 9) == 1
 
 
+@pytest.mark.parametrize("solver", [1, 3, 7])
+def test_local_scheme_same_model_for_a_seed_and_thread_count(solver, binary_split,
+                                                            on_threads):
+    train_set, _ = binary_split
+    on_threads("local")
+    params = Params(solver_type=solver, eps=1e-3, seed=5)
+    lines = []
+    a = train(train_set, params, log=lines.append, n_threads=2)
+    b = train(train_set, params, n_threads=2)
+    assert threaded_log(lines) == ["local parallel dual CD on 2 threads"], lines
+    np.testing.assert_array_equal(a.w, b.w)
+
+
 @pytest.fixture(scope="module")
 def regression():
     # real-valued targets: a planted dense model plus noise (test_cd_solvers' recipe)
@@ -140,10 +155,22 @@ def test_svr_on_two_threads_reaches_liblinear_optimum(solver, bias, regression, 
                         f_star(regression, params), SVR_GAP[solver])
 
 
+def test_svr_takes_one_thread_unless_atomic_is_chosen(regression, on_threads):
+    on_threads(parallel_dual_cd.DEFAULT_SCHEME)
+    params = Params(solver_type=12, eps=1e-3, p=0.1, C=0.5)
+    lines = []
+    model = train(regression, params, log=lines.append, n_threads=2)
+    assert parallel_dual_cd.DEFAULT_SCHEME not in parallel_dual_cd.RUN_SVR
+    assert not threaded_log(lines)
+    np.testing.assert_array_equal(model.w, train(regression, params, n_threads=1).w)
+
+
+@pytest.mark.parametrize("scheme", ["local", "atomic"])
 @pytest.mark.parametrize("bias", [-1.0, 1.0])
-def test_dual_lr_on_two_threads_reaches_liblinear_optimum(bias, binary_split, on_threads):
+def test_dual_lr_on_two_threads_reaches_liblinear_optimum(scheme, bias, binary_split,
+                                                          on_threads):
     train_set, _ = binary_split
-    on_threads("atomic")
+    on_threads(scheme)
     params = Params(solver_type=7, eps=EPS, bias=bias)
     lines = []
     model = train(train_set, params, log=lines.append, n_threads=2)
