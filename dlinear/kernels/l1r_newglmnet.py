@@ -49,11 +49,32 @@ def _sq_norm_change(wpd, w, n):
 
 
 @njit(cache=True, nogil=True)
-def l1r_lr(col_ptr, row_ind, vals, y, C, unreg_bias, l1_ratio, eps, max_newton_iter,
-           max_inner_iter, seed, w, cd_passes):
-    """-s 6 (newGLMNET) from w = 0 (w is overwritten). y is +1/-1 per row; l1_ratio is
-    the elastic-net rho (1: LIBLINEAR's -s 6). cd_passes (length >= max_newton_iter)
-    receives the CD passes of each Newton iteration.
+def negative_rows_column_sums(indptr, indices, data, y, C, n_features, bias):
+    """sum_{i: y_i = -1} C_i x_ij for each column j of CSR X (the bias column last when
+    bias >= 0), the gradient's constant part. Rows are added in ascending order, the order
+    a walk down a CSC column adds them, so the sums are a column walk's bit for bit; the
+    walk over rows reads y and C in order and adds into n_features sums that stay in
+    cache, where a column walk gathers y and C at random."""
+    l = len(indptr) - 1
+    sums = np.zeros(n_features + (1 if bias >= 0 else 0))
+    for i in range(l):
+        if y[i] != -1.0:
+            continue
+        c = C[i]
+        for k in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
+            sums[np.uint64(indices[k])] += c * data[k]
+        if bias >= 0:
+            sums[n_features] += c * bias
+    return sums
+
+
+@njit(cache=True, nogil=True)
+def l1r_lr(col_ptr, row_ind, vals, y, C, xjneg_sum, unreg_bias, l1_ratio, eps,
+           max_newton_iter, max_inner_iter, seed, w, cd_passes):
+    """-s 6 (newGLMNET) from w = 0 (w is overwritten). y is +1/-1 per row; xjneg_sum is
+    negative_rows_column_sums of the same X; l1_ratio is the elastic-net rho (1:
+    LIBLINEAR's -s 6). cd_passes (length >= max_newton_iter) receives the CD passes of
+    each Newton iteration.
 
     Returns (Newton iterations, objective, non-zero weights, inner solves that hit the cap,
     line searches that failed)."""
@@ -72,7 +93,6 @@ def l1r_lr(col_ptr, row_ind, vals, y, C, unreg_bias, l1_ratio, eps, max_newton_i
     Hdiag = np.zeros(w_size)
     Grad = np.zeros(w_size)
     wpd = np.empty(w_size)
-    xjneg_sum = np.zeros(w_size)
     exp_wTx = np.zeros(l)
     exp_wTx_new = np.empty(l)
     # The per-row quantities the column loops gather, in 16-byte records holding what
@@ -89,12 +109,6 @@ def l1r_lr(col_ptr, row_ind, vals, y, C, unreg_bias, l1_ratio, eps, max_newton_i
     for j in range(w_size):
         wpd[j] = w[j]
         index[j] = j
-        acc = 0.0
-        for k in range(np.uint64(col_ptr[j]), np.uint64(col_ptr[j + 1])):
-            r = np.uint64(row_ind[k])
-            if y[r] == -1.0:
-                acc += C[r] * vals[k]
-        xjneg_sum[j] = acc
     for i in range(l):
         e = np.exp(exp_wTx[i])
         exp_wTx[i] = e

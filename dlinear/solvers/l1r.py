@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..kernels.l1r_cd import l1r_l2_svc
-from ..kernels.l1r_newglmnet import l1r_lr
+from ..kernels.l1r_newglmnet import l1r_lr, negative_rows_column_sums
 from .newton import primal_solver_tol
 from .task import FitResult
 
@@ -51,8 +51,12 @@ def fit_l1r(task, params, max_outer_iter: int = L1R_L2SVC_MAX_OUTER_ITER,
     elif params.spec.loss == "logistic_regression":
         passes = np.zeros(max_newton_iter, dtype=np.int64)
         l1_ratio = 1.0 if params.l1_ratio is None else float(params.l1_ratio)
+        X = task.problem
+        xjneg_sum = negative_rows_column_sums(X.indptr, X.indices, X.data, y, C,
+                                              int(X.n_features), float(task.bias))
         n_iter, obj, nnz, inner_capped, _ = l1r_lr(
-            col_ptr, row_ind, vals, y, C, unreg_bias, l1_ratio, tol, int(max_newton_iter),
+            col_ptr, row_ind, vals, y, C, xjneg_sum, unreg_bias, l1_ratio, tol,
+            int(max_newton_iter),
             int(max_inner_iter), int(task.seed), w, passes)
         log += [f"iter {k + 1:3d}  #CD cycles {int(passes[k])}" for k in range(n_iter)]
         if inner_capped:
