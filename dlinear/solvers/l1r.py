@@ -12,10 +12,10 @@ and dlinear/kernels/l1r_newglmnet.py (-s 6) give the algorithms and their consta
 
 Both walk features, so they read X transposed to CSC, with the `-B` bias as an explicit
 last column of that copy; one-vs-rest classes share one copy (SubProblem.columns). On
-SubProblem.n_threads threads, the transposition runs in parts and -s 6's gradient pass
-(each column's gradient and Hessian diagonal, its own) in ranges of columns: the same
-model on any number of threads. The coordinate descent itself, and -s 5's, is sequential
-(each step reads what the last one wrote). As in
+SubProblem.n_threads threads, -s 6's gradient pass (each column's gradient and Hessian
+diagonal, its own) runs in ranges of columns: the same model on any number of threads.
+The coordinate descent itself, -s 6's and -s 5's, is sequential (each step reads what the
+last one wrote), and so is the line search (its sums are over rows in order). As in
 LIBLINEAR's train_one, the stopping tolerance handed to the kernels is
 eps * max(min(#pos, #neg), 1) / l, relative to the first pass's sum of optimality
 violations.

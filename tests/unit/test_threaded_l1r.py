@@ -1,5 +1,5 @@
-"""-s 5 and -s 6 on threads: the transposition in parts and -s 6's gradient pass in
-ranges of columns give the same model to the bit on any number of threads."""
+"""-s 5 and -s 6 on threads (-s 6's gradient pass in ranges of columns; -s 5 has no
+threaded part) give the same model to the bit on any number of threads."""
 import numpy as np
 import pytest
 
