@@ -8,9 +8,8 @@ import numpy as np
 
 from ..data import Problem, arrays_nbytes
 from ..errors import DlinearError
-from ..kernels import transpose as T
 from ..kernels.sparse_ops import csr_to_csc
-from ..threads import PassPool, SharedValues
+from ..threads import SharedValues
 
 
 class SharedColumns:
@@ -23,53 +22,17 @@ class SharedColumns:
     def __init__(self):
         self._arrays = SharedValues()
 
-    def get(self, problem: Problem, bias: float, n_threads: Optional[int] = None):
+    def get(self, problem: Problem, bias: float):
         """(col_ptr int64, row_ind int32, vals float64), with a last column of `bias` when
         bias >= 0."""
         key = float(bias) if bias >= 0 else -1.0
-        return self._arrays.get(key, lambda: columns_of(problem, bias, n_threads))
+        return self._arrays.get(key, lambda: columns_of(problem, bias))
 
 
-def columns_of(problem: Problem, bias: float, n_threads: Optional[int] = None):
-    """X by columns (see SharedColumns.get), without sharing; on n_threads threads when
-    more than one (the same arrays: dlinear/kernels/transpose.py)."""
-    bias = float(bias) if bias >= 0 else -1.0
-    n_features = int(problem.n_features)
-    if n_threads is None or n_threads <= 1 or problem.n_samples < 2:
-        return csr_to_csc(problem.indptr, problem.indices, problem.data, n_features, bias)
-    indptr, indices, data = problem.indptr, problem.indices, problem.data
-    l = problem.n_samples
-    pool = PassPool(n_threads, "transpose")
-    try:
-        # parts of rows with about equal non-zeros, one a thread
-        cuts = np.searchsorted(indptr, np.linspace(0, indptr[-1], n_threads + 1)[1:-1])
-        bounds = [0, *sorted(set(int(c) for c in cuts) - {0, l}), l]
-        rows = list(zip(bounds[:-1], bounds[1:]))
-        counts = np.zeros((len(rows), n_features), dtype=np.int64)
-        pool.run(lambda q, r0, r1: T.count_columns(indptr, indices, r0, r1, counts[q]),
-                 [(q, r0, r1) for q, (r0, r1) in enumerate(rows)])
-        shift = T.bucket_shift(n_features)
-        col_ptr, starts = T.bucket_starts(counts, l, bias >= 0, shift)
-        del counts
-        row_ind = np.empty(col_ptr[-1], dtype=np.int32)
-        vals = np.empty(col_ptr[-1], dtype=np.float64)
-        col_in_bucket = np.empty(indptr[-1], dtype=np.uint16)
-        pool.run(lambda q, r0, r1: T.rows_to_buckets(indptr, indices, data, r0, r1, shift,
-                                                     starts[q], row_ind, vals, col_in_bucket),
-                 [(q, r0, r1) for q, (r0, r1) in enumerate(rows)])
-        # ranges of buckets with about equal non-zeros
-        n_buckets = starts.shape[1]
-        bucket_end = col_ptr[np.minimum((np.arange(n_buckets) + 1) << shift, n_features)]
-        cuts = np.searchsorted(bucket_end, np.linspace(0, bucket_end[-1], n_threads + 1)[1:-1])
-        edges = [0, *sorted(set(int(c) + 1 for c in cuts) - {0, n_buckets}), n_buckets]
-        pool.run(lambda b0, b1: T.buckets_to_columns(col_ptr, n_features, shift, b0, b1,
-                                                     row_ind, vals, col_in_bucket),
-                 list(zip(edges[:-1], edges[1:])))
-    finally:
-        pool.close()
-    if bias >= 0:
-        T.add_bias_column(col_ptr, n_features, l, bias, row_ind, vals)
-    return col_ptr, row_ind, vals
+def columns_of(problem: Problem, bias: float):
+    """X by columns (see SharedColumns.get), without sharing."""
+    return csr_to_csc(problem.indptr, problem.indices, problem.data,
+                      int(problem.n_features), float(bias) if bias >= 0 else -1.0)
 
 
 @dataclass
@@ -93,9 +56,8 @@ class SubProblem:
 
     def columns(self, with_bias: bool = True):
         """X by columns (with the bias column when with_bias and bias >= 0)."""
-        # on one thread: in parts on two it was slower on the 2-core machine (its page
-        # faults on the new arrays serialize; BENCHMARKS.md, "-s 5 and -s 6 against
-        # LIBLINEAR, and on threads")
+        # on one thread: in parts on two it was slower on the 2-core machine (BENCHMARKS.md,
+        # "-s 5 and -s 6 against LIBLINEAR, and on threads")
         bias = self.bias if with_bias else -1.0
         if self.shared_columns is not None:
             return self.shared_columns.get(self.problem, bias)

@@ -61,18 +61,3 @@ def test_no_rows():
                                         np.zeros(0), 5, 1.0)
     assert list(col_ptr) == [0] * 7 and len(row_ind) == 0 and len(vals) == 0
 
-
-@pytest.mark.parametrize("n_threads", [2, 3, 5])
-@pytest.mark.parametrize("n_rows,n_features,bias", [(400, 70_001, 1.0), (300, 200, -1.0),
-                                                    (2, 30_000, 0.5), (7, 3, 1.0)])
-def test_parts_on_threads_give_the_same_arrays(n_threads, n_rows, n_features, bias):
-    from dlinear.data import Problem
-    from dlinear.solvers.task import columns_of
-    X = _random_csr(n_rows, n_features, 0.01, np.float64, n_rows)
-    problem = Problem(X.indptr.astype(np.int64), X.indices, X.data, np.ones(n_rows),
-                      n_features)
-    one = columns_of(problem, bias)
-    many = columns_of(problem, bias, n_threads)
-    for a, b in zip(one, many):
-        assert a.dtype == b.dtype
-        np.testing.assert_array_equal(a, b)
