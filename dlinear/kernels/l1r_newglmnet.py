@@ -49,228 +49,260 @@ def _sq_norm_change(wpd, w, n):
 
 
 @njit(cache=True, nogil=True)
-def l1r_lr(col_ptr, row_ind, vals, y, C, unreg_bias, l1_ratio, eps, max_newton_iter,
-           max_inner_iter, seed, w, cd_passes):
-    """-s 6 (newGLMNET) from w = 0 (w is overwritten). y is +1/-1 per row; l1_ratio is
-    the elastic-net rho (1: LIBLINEAR's -s 6). cd_passes (length >= max_newton_iter)
-    receives the CD passes of each Newton iteration.
+def negative_rows_column_sums(indptr, indices, data, y, C, n_features, bias):
+    """sum_{i: y_i = -1} C_i x_ij for each column j of CSR X (the bias column last when
+    bias >= 0), the gradient's constant part. Rows are added in ascending order, the order
+    a walk down a CSC column adds them, so the sums are a column walk's bit for bit; the
+    walk over rows reads y and C in order and adds into n_features sums that stay in
+    cache, where a column walk gathers y and C at random."""
+    l = len(indptr) - 1
+    sums = np.zeros(n_features + (1 if bias >= 0 else 0))
+    for i in range(l):
+        if y[i] != -1.0:
+            continue
+        c = C[i]
+        for k in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
+            sums[np.uint64(indices[k])] += c * data[k]
+        if bias >= 0:
+            sums[n_features] += c * bias
+    return sums
 
-    Returns (Newton iterations, objective, non-zero weights, inner solves that hit the cap,
-    line searches that failed)."""
+
+# The scalars a Newton iteration hands to the next (newton_state's array)
+GMAX_OLD, GNORM1_INIT, INNER_EPS, W_NORM, INNER_CAPPED, FAILED_SEARCHES = range(6)
+
+
+@njit(cache=True, nogil=True)
+def newton_setup(y, C, w_size):
+    """The solver's arrays at w = 0: (index, Hdiag, Grad, wpd, exp_wTx, exp_wTx_new,
+    grad_rec, cd_rec, scalars). The per-row quantities the column loops gather are in
+    16-byte records holding what one loop reads: (D_i, tau_i) for the gradient pass,
+    (D_i, (X d)_i) for the CD passes (D_i kept in both). A row met in a column costs one
+    cache miss, not one per array, and a loop's records take half the cache lines of one
+    32-byte record."""
     l = len(y)
-    w_size = len(col_ptr) - 1
-    nu = 1e-12
-    inner_eps = 1.0
-    sigma = 0.01
-    max_num_linesearch = 20
-    l1 = l1_ratio                  # weight of ||w||_1
-    l2 = 1.0 - l1_ratio            # weight of ||w||^2 / 2
-    half_l2 = 0.5 * l2
-    last_penalized = w_size - 1 if unreg_bias else w_size
-
-    index = np.empty(w_size, dtype=np.int64)
+    index = np.arange(w_size)
     Hdiag = np.zeros(w_size)
     Grad = np.zeros(w_size)
-    wpd = np.empty(w_size)
-    xjneg_sum = np.zeros(w_size)
+    wpd = np.zeros(w_size)
     exp_wTx = np.zeros(l)
     exp_wTx_new = np.empty(l)
-    # The per-row quantities the column loops gather, in 16-byte records holding what
-    # one loop reads: (D_i, tau_i) for the gradient pass, (D_i, (X d)_i) for the CD
-    # passes (D_i kept in both). A row met in a column costs one cache miss, not one per
-    # array, and a loop's records take half the cache lines of one 32-byte record.
     grad_rec = np.zeros((l, 2))
     cd_rec = np.zeros((l, 2))
-
     # w starts at 0, so exp(w.x_i) = 1 without a pass over X
-    for j in range(w_size):
-        w[j] = 0.0
-    w_norm = 0.0
-    for j in range(w_size):
-        wpd[j] = w[j]
-        index[j] = j
-        acc = 0.0
-        for k in range(np.uint64(col_ptr[j]), np.uint64(col_ptr[j + 1])):
-            r = np.uint64(row_ind[k])
-            if y[r] == -1.0:
-                acc += C[r] * vals[k]
-        xjneg_sum[j] = acc
     for i in range(l):
         e = np.exp(exp_wTx[i])
         exp_wTx[i] = e
         tau_tmp = 1.0 / (1.0 + e)
         grad_rec[i, TAU] = C[i] * tau_tmp
         grad_rec[i, D] = cd_rec[i, D] = C[i] * e * tau_tmp * tau_tmp
+    scalars = np.zeros(6)
+    scalars[GMAX_OLD] = INF
+    scalars[GNORM1_INIT] = -1.0
+    scalars[INNER_EPS] = 1.0
+    return index, Hdiag, Grad, wpd, exp_wTx, exp_wTx_new, grad_rec, cd_rec, scalars
 
-    state = seed_state(seed)
-    Gmax_old = INF
-    Gnorm1_init = -1.0
-    newton_iter = 0
-    inner_capped = 0
-    failed_searches = 0
-    while newton_iter < max_newton_iter:
-        Gmax_new = 0.0
-        Gnorm1_new = 0.0
-        active_size = w_size
+
+@njit(cache=True, nogil=True)
+def gradient_columns(col_ptr, row_ind, vals, grad_rec, xjneg_sum, w, l2, last_penalized,
+                     j0, j1, Hdiag, Grad):
+    """The Hessian diagonal (with nu and the L2 curvature) and the gradient of the loss
+    (with the L2 term) of columns [j0, j1): each column's own, so column ranges can run
+    on threads and give the same numbers."""
+    nu = 1e-12
+    for j in range(j0, j1):
+        l2j = l2 if j < last_penalized else 0.0
+        h = nu + l2j
+        tmp = 0.0
+        for k in range(np.uint64(col_ptr[j]), np.uint64(col_ptr[j + 1])):
+            r = np.uint64(row_ind[k])
+            v = vals[k]
+            h += v * v * grad_rec[r, D]
+            tmp += v * grad_rec[r, TAU]
+        Hdiag[j] = h
+        g = -tmp + xjneg_sum[j]
+        if l2j != 0.0:
+            g += l2j * w[j]
+        Grad[j] = g
+
+
+@njit(cache=True, nogil=True)
+def newton_step(col_ptr, row_ind, vals, y, C, unreg_bias, l1_ratio, eps, max_inner_iter,
+                first, rng, w, index, Hdiag, Grad, wpd, exp_wTx, exp_wTx_new, grad_rec,
+                cd_rec, scalars):
+    """One Newton iteration after gradient_columns of every column (w, the arrays and
+    the scalars updated): the outer shrinking and stopping test, coordinate descent on
+    the quadratic model, the line search. Returns the CD passes, or -1 when the outer
+    stop is met (nothing changed then)."""
+    l = len(y)
+    w_size = len(col_ptr) - 1
+    nu = 1e-12
+    sigma = 0.01
+    max_num_linesearch = 20
+    l1 = l1_ratio                  # weight of ||w||_1
+    l2 = 1.0 - l1_ratio            # weight of ||w||^2 / 2
+    half_l2 = 0.5 * l2
+    last_penalized = w_size - 1 if unreg_bias else w_size
+    Gmax_old = scalars[GMAX_OLD]
+    w_norm = scalars[W_NORM]
+
+    Gmax_new = 0.0
+    Gnorm1_new = 0.0
+    active_size = w_size
+    s = 0
+    while s < active_size:
+        j = index[s]
+        violation, shrink = l1_violation(Grad[j], w[j], unreg_bias and j == w_size - 1,
+                                          Gmax_old / l, l1)
+        if shrink:                                              # outer shrinking
+            active_size -= 1
+            index[s], index[active_size] = index[active_size], index[s]
+            continue
+        if violation > Gmax_new:
+            Gmax_new = violation
+        Gnorm1_new += violation
+        s += 1
+
+    if first:
+        scalars[GNORM1_INIT] = Gnorm1_new
+    Gnorm1_init = scalars[GNORM1_INIT]
+    if Gnorm1_new <= eps * Gnorm1_init:
+        return -1
+
+    # coordinate descent on the quadratic model, over wpd = w + d
+    inner_eps = scalars[INNER_EPS]
+    it = 0
+    QP_Gmax_old = INF
+    QP_active_size = active_size
+    for i in range(l):
+        cd_rec[i, XTD] = 0.0
+    while it < max_inner_iter:
+        QP_Gmax_new = 0.0
+        QP_Gnorm1_new = 0.0
+        shuffle_prefix(rng, index, QP_active_size)
 
         s = 0
-        while s < active_size:
+        while s < QP_active_size:
             j = index[s]
-            l2j = l2 if j < last_penalized else 0.0
-            h = nu + l2j
-            tmp = 0.0
+            H = Hdiag[j]
+            # the model's diagonal shift: nu, plus the L2 term's curvature
+            shift = nu + (l2 if j < last_penalized else 0.0)
+            G = Grad[j] + (wpd[j] - w[j]) * shift
             for k in range(np.uint64(col_ptr[j]), np.uint64(col_ptr[j + 1])):
                 r = np.uint64(row_ind[k])
-                v = vals[k]
-                h += v * v * grad_rec[r, D]
-                tmp += v * grad_rec[r, TAU]
-            Hdiag[j] = h
-            g = -tmp + xjneg_sum[j]
-            if l2j != 0.0:
-                g += l2j * w[j]
-            Grad[j] = g
+                G += vals[k] * cd_rec[r, D] * cd_rec[r, XTD]
 
-            violation, shrink = l1_violation(g, w[j], unreg_bias and j == w_size - 1,
-                                              Gmax_old / l, l1)
-            if shrink:                                              # outer shrinking
-                active_size -= 1
-                index[s], index[active_size] = index[active_size], index[s]
+            free = unreg_bias and j == w_size - 1
+            violation, shrink = l1_violation(G, wpd[j], free, QP_Gmax_old / l, l1)
+            if shrink:                                          # inner shrinking
+                QP_active_size -= 1
+                index[s], index[QP_active_size] = index[QP_active_size], index[s]
                 continue
-            if violation > Gmax_new:
-                Gmax_new = violation
-            Gnorm1_new += violation
+            z = l1_newton_step(G, H, wpd[j], free, l1)
+            if violation > QP_Gmax_new:
+                QP_Gmax_new = violation
+            QP_Gnorm1_new += violation
+
+            if abs(z) < 1.0e-12:
+                s += 1
+                continue
+            z = min(max(z, -10.0), 10.0)
+            wpd[j] += z
+            for k in range(np.uint64(col_ptr[j]), np.uint64(col_ptr[j + 1])):
+                cd_rec[np.uint64(row_ind[k]), XTD] += z * vals[k]
             s += 1
 
-        if newton_iter == 0:
-            Gnorm1_init = Gnorm1_new
-        if Gnorm1_new <= eps * Gnorm1_init:
-            break
+        it += 1
+        if QP_Gnorm1_new <= inner_eps * Gnorm1_init:
+            if QP_active_size == active_size:
+                break
+            QP_active_size = active_size     # reactivate the inner set
+            QP_Gmax_old = INF
+            continue
+        QP_Gmax_old = QP_Gmax_new
 
-        # coordinate descent on the quadratic model, over wpd = w + d
-        it = 0
-        QP_Gmax_old = INF
-        QP_active_size = active_size
+    if it >= max_inner_iter:
+        scalars[INNER_CAPPED] += 1
+
+    delta = 0.0
+    w_norm_new = 0.0
+    for j in range(w_size):
+        delta += Grad[j] * (wpd[j] - w[j])
+        if wpd[j] != 0.0:
+            w_norm_new += abs(wpd[j])
+    if unreg_bias:
+        w_norm_new -= abs(wpd[w_size - 1])
+    delta += l1 * (w_norm_new - w_norm)
+    sq_change = _sq_norm_change(wpd, w, last_penalized) if l2 != 0.0 else 0.0
+
+    negsum_xTd = 0.0
+    for i in range(l):
+        if y[i] == -1.0:
+            negsum_xTd += C[i] * cd_rec[i, XTD]
+
+    num_linesearch = 0
+    while num_linesearch < max_num_linesearch:
+        reg_change = l1 * (w_norm_new - w_norm)
+        if l2 != 0.0:
+            reg_change += half_l2 * sq_change
+        cond = reg_change + negsum_xTd - sigma * delta
         for i in range(l):
-            cd_rec[i, XTD] = 0.0
-        while it < max_inner_iter:
-            QP_Gmax_new = 0.0
-            QP_Gnorm1_new = 0.0
-            shuffle_prefix(state, index, QP_active_size)
-
-            s = 0
-            while s < QP_active_size:
-                j = index[s]
-                H = Hdiag[j]
-                # the model's diagonal shift: nu, plus the L2 term's curvature
-                shift = nu + (l2 if j < last_penalized else 0.0)
-                G = Grad[j] + (wpd[j] - w[j]) * shift
-                for k in range(np.uint64(col_ptr[j]), np.uint64(col_ptr[j + 1])):
-                    r = np.uint64(row_ind[k])
-                    G += vals[k] * cd_rec[r, D] * cd_rec[r, XTD]
-
-                free = unreg_bias and j == w_size - 1
-                violation, shrink = l1_violation(G, wpd[j], free, QP_Gmax_old / l, l1)
-                if shrink:                                          # inner shrinking
-                    QP_active_size -= 1
-                    index[s], index[QP_active_size] = index[QP_active_size], index[s]
-                    continue
-                z = l1_newton_step(G, H, wpd[j], free, l1)
-                if violation > QP_Gmax_new:
-                    QP_Gmax_new = violation
-                QP_Gnorm1_new += violation
-
-                if abs(z) < 1.0e-12:
-                    s += 1
-                    continue
-                z = min(max(z, -10.0), 10.0)
-                wpd[j] += z
-                for k in range(np.uint64(col_ptr[j]), np.uint64(col_ptr[j + 1])):
-                    cd_rec[np.uint64(row_ind[k]), XTD] += z * vals[k]
-                s += 1
-
-            it += 1
-            if QP_Gnorm1_new <= inner_eps * Gnorm1_init:
-                if QP_active_size == active_size:
-                    break
-                QP_active_size = active_size     # reactivate the inner set
-                QP_Gmax_old = INF
-                continue
-            QP_Gmax_old = QP_Gmax_new
-
-        if it >= max_inner_iter:
-            inner_capped += 1
-
-        delta = 0.0
+            exp_xTd = np.exp(cd_rec[i, XTD])
+            exp_wTx_new[i] = exp_wTx[i] * exp_xTd
+            cond += C[i] * np.log((1.0 + exp_wTx_new[i]) / (exp_xTd + exp_wTx_new[i]))
+        if cond <= 0.0:
+            w_norm = w_norm_new
+            for j in range(w_size):
+                w[j] = wpd[j]
+            for i in range(l):
+                e = exp_wTx_new[i]
+                exp_wTx[i] = e
+                tau_tmp = 1.0 / (1.0 + e)
+                grad_rec[i, TAU] = C[i] * tau_tmp
+                grad_rec[i, D] = cd_rec[i, D] = C[i] * e * tau_tmp * tau_tmp
+            break
         w_norm_new = 0.0
         for j in range(w_size):
-            delta += Grad[j] * (wpd[j] - w[j])
+            wpd[j] = (w[j] + wpd[j]) * 0.5
             if wpd[j] != 0.0:
                 w_norm_new += abs(wpd[j])
         if unreg_bias:
             w_norm_new -= abs(wpd[w_size - 1])
-        delta += l1 * (w_norm_new - w_norm)
-        sq_change = _sq_norm_change(wpd, w, last_penalized) if l2 != 0.0 else 0.0
-
-        negsum_xTd = 0.0
+        if l2 != 0.0:
+            sq_change = _sq_norm_change(wpd, w, last_penalized)
+        delta *= 0.5
+        negsum_xTd *= 0.5
         for i in range(l):
-            if y[i] == -1.0:
-                negsum_xTd += C[i] * cd_rec[i, XTD]
+            cd_rec[i, XTD] *= 0.5
+        num_linesearch += 1
 
-        num_linesearch = 0
-        while num_linesearch < max_num_linesearch:
-            reg_change = l1 * (w_norm_new - w_norm)
-            if l2 != 0.0:
-                reg_change += half_l2 * sq_change
-            cond = reg_change + negsum_xTd - sigma * delta
-            for i in range(l):
-                exp_xTd = np.exp(cd_rec[i, XTD])
-                exp_wTx_new[i] = exp_wTx[i] * exp_xTd
-                cond += C[i] * np.log((1.0 + exp_wTx_new[i]) / (exp_xTd + exp_wTx_new[i]))
-            if cond <= 0.0:
-                w_norm = w_norm_new
-                for j in range(w_size):
-                    w[j] = wpd[j]
-                for i in range(l):
-                    e = exp_wTx_new[i]
-                    exp_wTx[i] = e
-                    tau_tmp = 1.0 / (1.0 + e)
-                    grad_rec[i, TAU] = C[i] * tau_tmp
-                    grad_rec[i, D] = cd_rec[i, D] = C[i] * e * tau_tmp * tau_tmp
-                break
-            w_norm_new = 0.0
-            for j in range(w_size):
-                wpd[j] = (w[j] + wpd[j]) * 0.5
-                if wpd[j] != 0.0:
-                    w_norm_new += abs(wpd[j])
-            if unreg_bias:
-                w_norm_new -= abs(wpd[w_size - 1])
-            if l2 != 0.0:
-                sq_change = _sq_norm_change(wpd, w, last_penalized)
-            delta *= 0.5
-            negsum_xTd *= 0.5
-            for i in range(l):
-                cd_rec[i, XTD] *= 0.5
-            num_linesearch += 1
+    if num_linesearch >= max_num_linesearch:
+        # too many halvings: recompute exp(w.x) from w to shed rounding drift
+        scalars[FAILED_SEARCHES] += 1
+        for i in range(l):
+            exp_wTx[i] = 0.0
+        for j in range(w_size):
+            if w[j] == 0.0:
+                continue
+            for k in range(np.uint64(col_ptr[j]), np.uint64(col_ptr[j + 1])):
+                exp_wTx[np.uint64(row_ind[k])] += w[j] * vals[k]
+        for i in range(l):
+            exp_wTx[i] = np.exp(exp_wTx[i])
 
-        if num_linesearch >= max_num_linesearch:
-            # too many halvings: recompute exp(w.x) from w to shed rounding drift
-            failed_searches += 1
-            for i in range(l):
-                exp_wTx[i] = 0.0
-            for j in range(w_size):
-                if w[j] == 0.0:
-                    continue
-                for k in range(np.uint64(col_ptr[j]), np.uint64(col_ptr[j + 1])):
-                    exp_wTx[np.uint64(row_ind[k])] += w[j] * vals[k]
-            for i in range(l):
-                exp_wTx[i] = np.exp(exp_wTx[i])
+    if it == 1:
+        scalars[INNER_EPS] = inner_eps * 0.25
+    scalars[W_NORM] = w_norm
+    scalars[GMAX_OLD] = Gmax_new
+    return it
 
-        if it == 1:
-            inner_eps *= 0.25
-        cd_passes[newton_iter] = it
-        newton_iter += 1
-        Gmax_old = Gmax_new
 
+@njit(cache=True, nogil=True)
+def objective(y, C, unreg_bias, l1_ratio, w, exp_wTx):
+    """(objective at w, non-zero weights), from exp(w.x_i)."""
+    l1 = l1_ratio
+    l2 = 1.0 - l1_ratio
+    w_size = len(w)
+    last_penalized = w_size - 1 if unreg_bias else w_size
     v = 0.0
     nnz = 0
     for j in range(w_size):
@@ -284,10 +316,10 @@ def l1r_lr(col_ptr, row_ind, vals, y, C, unreg_bias, l1_ratio, eps, max_newton_i
         sq = 0.0
         for j in range(last_penalized):
             sq += w[j] * w[j]
-        v += half_l2 * sq
-    for i in range(l):
+        v += 0.5 * l2 * sq
+    for i in range(len(y)):
         if y[i] == 1.0:
             v += C[i] * np.log(1.0 + 1.0 / exp_wTx[i])
         else:
             v += C[i] * np.log(1.0 + exp_wTx[i])
-    return newton_iter, v, nnz, inner_capped, failed_searches
+    return v, nnz

@@ -11,7 +11,11 @@ and dlinear/kernels/l1r_newglmnet.py (-s 6) give the algorithms and their consta
 (LIBLINEAR 2.50's).
 
 Both walk features, so they read X transposed to CSC, with the `-B` bias as an explicit
-last column of that copy; one-vs-rest classes share one copy (SubProblem.columns). As in
+last column of that copy; one-vs-rest classes share one copy (SubProblem.columns). On
+SubProblem.n_threads threads, -s 6's gradient pass (each column's gradient and Hessian
+diagonal, its own) runs in ranges of columns: the same model on any number of threads.
+The coordinate descent itself, -s 6's and -s 5's, is sequential (each step reads what the
+last one wrote), and so is the line search (its sums are over rows in order). As in
 LIBLINEAR's train_one, the stopping tolerance handed to the kernels is
 eps * max(min(#pos, #neg), 1) / l, relative to the first pass's sum of optimality
 violations.
@@ -21,8 +25,10 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..kernels import l1r_newglmnet as NG
 from ..kernels.l1r_cd import l1r_l2_svc
-from ..kernels.l1r_newglmnet import l1r_lr
+from ..kernels.rng import seed_state
+from ..threads import PassPool
 from .newton import primal_solver_tol
 from .task import FitResult
 
@@ -51,9 +57,12 @@ def fit_l1r(task, params, max_outer_iter: int = L1R_L2SVC_MAX_OUTER_ITER,
     elif params.spec.loss == "logistic_regression":
         passes = np.zeros(max_newton_iter, dtype=np.int64)
         l1_ratio = 1.0 if params.l1_ratio is None else float(params.l1_ratio)
-        n_iter, obj, nnz, inner_capped, _ = l1r_lr(
-            col_ptr, row_ind, vals, y, C, unreg_bias, l1_ratio, tol, int(max_newton_iter),
-            int(max_inner_iter), int(task.seed), w, passes)
+        xjneg_sum = NG.negative_rows_column_sums(
+            task.problem.indptr, task.problem.indices, task.problem.data, y, C,
+            int(task.problem.n_features), float(task.bias))
+        n_iter, obj, nnz, inner_capped = l1r_lr(
+            (col_ptr, row_ind, vals), y, C, xjneg_sum, unreg_bias, l1_ratio, tol,
+            max_newton_iter, max_inner_iter, int(task.seed), w, passes, task.n_threads)
         log += [f"iter {k + 1:3d}  #CD cycles {int(passes[k])}" for k in range(n_iter)]
         if inner_capped:
             log.append(f"WARNING: reaching max number of inner iterations "
@@ -66,3 +75,48 @@ def fit_l1r(task, params, max_outer_iter: int = L1R_L2SVC_MAX_OUTER_ITER,
         log.append("WARNING: reaching max number of iterations")
     log += [f"Objective value = {obj:f}", f"#nonzeros/#features = {nnz}/{task.w_size}"]
     return FitResult(w=w, n_iter=int(n_iter), log=log, hit_max_iter=hit)
+
+
+def column_ranges(col_ptr, n_parts: int) -> list:
+    """[(j0, j1)] covering the columns in n_parts ranges of about equal non-zeros."""
+    n = len(col_ptr) - 1
+    cuts = np.searchsorted(col_ptr, np.linspace(0, col_ptr[-1], n_parts + 1)[1:-1])
+    edges = [0, *sorted(set(int(c) for c in cuts) - {0, n}), n]
+    return list(zip(edges[:-1], edges[1:]))
+
+
+def l1r_lr(columns, y, C, xjneg_sum, unreg_bias, l1_ratio, eps, max_newton_iter,
+           max_inner_iter, seed, w, cd_passes, n_threads=None):
+    """-s 6 (newGLMNET, dlinear/kernels/l1r_newglmnet.py) from w = 0 (w is overwritten),
+    the gradient pass of each Newton iteration on n_threads threads. cd_passes receives
+    the CD passes of each Newton iteration. Returns (Newton iterations, objective,
+    non-zero weights, inner solves that hit the cap)."""
+    col_ptr, row_ind, vals = columns
+    w_size = len(col_ptr) - 1
+    w[:] = 0.0
+    (index, Hdiag, Grad, wpd, exp_wTx, exp_wTx_new, grad_rec, cd_rec,
+     scalars) = NG.newton_setup(y, C, w_size)
+    l2 = 1.0 - l1_ratio
+    last_penalized = w_size - 1 if unreg_bias else w_size
+    rng = seed_state(seed)
+    pool = PassPool(n_threads or 1, "l1r")
+    ranges = column_ranges(col_ptr, pool.n_threads)
+
+    def gradient(j0, j1):
+        NG.gradient_columns(col_ptr, row_ind, vals, grad_rec, xjneg_sum, w, l2,
+                            last_penalized, j0, j1, Hdiag, Grad)
+    try:
+        newton_iter = 0
+        while newton_iter < max_newton_iter:
+            pool.run(gradient, ranges)
+            it = NG.newton_step(col_ptr, row_ind, vals, y, C, unreg_bias, l1_ratio, eps,
+                                max_inner_iter, newton_iter == 0, rng, w, index, Hdiag,
+                                Grad, wpd, exp_wTx, exp_wTx_new, grad_rec, cd_rec, scalars)
+            if it < 0:
+                break
+            cd_passes[newton_iter] = it
+            newton_iter += 1
+    finally:
+        pool.close()
+    obj, nnz = NG.objective(y, C, unreg_bias, l1_ratio, w, exp_wTx)
+    return newton_iter, obj, nnz, int(scalars[NG.INNER_CAPPED])
