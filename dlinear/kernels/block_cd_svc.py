@@ -24,8 +24,8 @@ import numpy as np
 from numba import njit
 
 from .rng import seed_state, shuffle_prefix
-from .dual_cd_svc import (ALPHA, BOUND, QD, Y, dual_objective, end_of_sweep, init_dual_state,
-                          one_variable_step)
+from .dual_cd_svc import (ALPHA, QD, Y, dual_objective, end_of_sweep, gradient_parts,
+                          init_dual_state, one_variable_step, projected_gradient)
 from .sparse_ops import row_axpy
 
 INF = np.inf
@@ -181,28 +181,6 @@ def solve_pair(a, b, c, gi, gj, lo_i, hi_i, lo_j, hi_j):
 # random order costs two cache misses instead of two per array.
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _gradient_parts(inst, i, l2_loss):
-    """(alpha_i, D_ii, U_i) of instance i."""
-    if l2_loss:
-        return inst[i, ALPHA], inst[i, BOUND], INF
-    return inst[i, ALPHA], 0.0, inst[i, BOUND]
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _projected(G, a, U, PGmax_old, PGmin_old):
-    """(projected gradient, shrink?) by LIBLINEAR's rule with last iteration's bounds."""
-    if a == 0.0:
-        if G > PGmax_old:
-            return 0.0, True
-        return (G if G < 0.0 else 0.0), False
-    if a == U:
-        if G < PGmin_old:
-            return 0.0, True
-        return (G if G > 0.0 else 0.0), False
-    return G, False
-
-
 @njit(cache=True, nogil=True)
 def block_cd_svc(indptr, indices, data, n_features, bias, y, C, l2_loss, eps, max_iter,
                  seed, alpha, w, shrinking=True, trace=None):
@@ -236,10 +214,10 @@ def block_cd_svc(indptr, indices, data, n_features, bias, y, C, l2_loss, eps, ma
             # first variable of the pair: index[s]
             i = index[s]
             yi = inst[i, Y]
-            ai, Di, Ui = _gradient_parts(inst, i, l2_loss)
+            ai, Di, Ui = gradient_parts(inst, i, l2_loss)
             Gi = (yi * dot_and_scatter(w, indptr, indices, data, i, n_features, bias, buf)
                   - 1.0 + ai * Di)
-            PGi, shrink = _projected(Gi, ai, Ui, PGmax_old, PGmin_old)
+            PGi, shrink = projected_gradient(Gi, ai, Ui, PGmax_old, PGmin_old)
             if shrink:
                 clear_row(indptr, indices, i, buf)
                 active_size -= 1
@@ -262,10 +240,10 @@ def block_cd_svc(indptr, indices, data, n_features, bias, y, C, l2_loss, eps, ma
             while s + 1 < active_size:
                 j = index[s + 1]
                 yj = inst[j, Y]
-                aj, Dj, Uj = _gradient_parts(inst, j, l2_loss)
+                aj, Dj, Uj = gradient_parts(inst, j, l2_loss)
                 wxj, xixj = dot_and_cross(w, indptr, indices, data, j, n_features, bias, buf)
                 Gj = yj * wxj - 1.0 + aj * Dj
-                PGj, shrink = _projected(Gj, aj, Uj, PGmax_old, PGmin_old)
+                PGj, shrink = projected_gradient(Gj, aj, Uj, PGmax_old, PGmin_old)
                 if shrink:
                     active_size -= 1
                     index[s + 1], index[active_size] = index[active_size], index[s + 1]

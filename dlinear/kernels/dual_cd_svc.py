@@ -69,6 +69,28 @@ def one_variable_step(a, G, qd, U):
 
 
 @njit(cache=True, nogil=True, inline="always")
+def gradient_parts(inst, i, l2_loss):
+    """(alpha_i, D_ii, U_i) of instance i."""
+    if l2_loss:
+        return inst[i, ALPHA], inst[i, BOUND], INF
+    return inst[i, ALPHA], 0.0, inst[i, BOUND]
+
+
+@njit(cache=True, nogil=True, inline="always")
+def projected_gradient(G, a, U, PGmax_old, PGmin_old):
+    """(projected gradient, shrink?) by LIBLINEAR's rule with last iteration's bounds."""
+    if a == 0.0:
+        if G > PGmax_old:
+            return 0.0, True
+        return (G if G < 0.0 else 0.0), False
+    if a == U:
+        if G < PGmin_old:
+            return 0.0, True
+        return (G if G > 0.0 else 0.0), False
+    return G, False
+
+
+@njit(cache=True, nogil=True, inline="always")
 def end_of_sweep(PGmax_new, PGmin_new, eps, active_size, n_all):
     """LIBLINEAR's test after a sweep of the active set: (stop, restart, PGmax_old,
     PGmin_old). Converged on a shrunk set means restart on all n_all variables to confirm;
@@ -121,32 +143,13 @@ def dual_cd_svc(indptr, indices, data, n_features, bias, y, C, l2_loss, eps, max
         while s < active_size:
             i = index[s]
             yi = inst[i, Y]
-            a_i = inst[i, ALPHA]
-            if l2_loss:
-                Di = inst[i, BOUND]
-                Ui = INF
-            else:
-                Di = 0.0
-                Ui = inst[i, BOUND]
+            a_i, Di, Ui = gradient_parts(inst, i, l2_loss)
             G = yi * row_dot(w, indptr, indices, data, i, n_features, bias) - 1.0 + a_i * Di
-
-            PG = 0.0
-            if a_i == 0.0:
-                if G > PGmax_old:
-                    active_size -= 1
-                    index[s], index[active_size] = index[active_size], index[s]
-                    continue
-                elif G < 0.0:
-                    PG = G
-            elif a_i == Ui:
-                if G < PGmin_old:
-                    active_size -= 1
-                    index[s], index[active_size] = index[active_size], index[s]
-                    continue
-                elif G > 0.0:
-                    PG = G
-            else:
-                PG = G
+            PG, shrink = projected_gradient(G, a_i, Ui, PGmax_old, PGmin_old)
+            if shrink:
+                active_size -= 1
+                index[s], index[active_size] = index[active_size], index[s]
+                continue
 
             if PG > PGmax_new:
                 PGmax_new = PG

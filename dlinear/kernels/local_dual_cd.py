@@ -27,7 +27,8 @@ import numpy as np
 from numba import njit
 
 from .dual_cd_lr import A1, A2, XTX, YC, one_variable_newton
-from .dual_cd_svc import ALPHA, BOUND, INF, QD, Y, one_variable_step
+from .dual_cd_svc import (ALPHA, BOUND, INF, QD, Y, gradient_parts, one_variable_step,
+                          projected_gradient)
 from .sparse_ops import row_axpy, row_dot
 
 
@@ -52,31 +53,13 @@ def local_sweep_part(indptr, indices, data, n_features, bias, l2_loss, inst, ind
     while s < end:
         i = index[s]
         yi = inst[i, Y]
-        a_i = inst[i, ALPHA]
-        if l2_loss:
-            Di = inst[i, BOUND]
-            Ui = INF
-        else:
-            Di = 0.0
-            Ui = inst[i, BOUND]
+        a_i, Di, Ui = gradient_parts(inst, i, l2_loss)
         G = yi * row_dot(v, indptr, indices, data, i, n_features, bias) - 1.0 + a_i * Di
-        PG = 0.0
-        if a_i == 0.0:
-            if G > PGmax_old:
-                end -= 1
-                index[s], index[end] = index[end], index[s]
-                continue
-            elif G < 0.0:
-                PG = G
-        elif a_i == Ui:
-            if G < PGmin_old:
-                end -= 1
-                index[s], index[end] = index[end], index[s]
-                continue
-            elif G > 0.0:
-                PG = G
-        else:
-            PG = G
+        PG, shrink = projected_gradient(G, a_i, Ui, PGmax_old, PGmin_old)
+        if shrink:
+            end -= 1
+            index[s], index[end] = index[end], index[s]
+            continue
         if PG > PGmax_new:
             PGmax_new = PG
         if PG < PGmin_new:

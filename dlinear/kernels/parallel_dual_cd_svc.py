@@ -24,7 +24,8 @@ from numba import njit, prange, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-from .dual_cd_svc import ALPHA, BOUND, INF, QD, Y, init_dual_state, one_variable_step
+from .dual_cd_svc import (ALPHA, BOUND, INF, QD, Y, gradient_parts, init_dual_state,
+                          one_variable_step, projected_gradient)
 from .rng import seed_state, shuffle_prefix
 from .sparse_ops import row_axpy, row_dot
 
@@ -67,31 +68,13 @@ def async_sweep_part(indptr, indices, data, n_features, bias, l2_loss, inst, ind
     while s < end:
         i = index[s]
         yi = inst[i, Y]
-        a_i = inst[i, ALPHA]
-        if l2_loss:
-            Di = inst[i, BOUND]
-            Ui = INF
-        else:
-            Di = 0.0
-            Ui = inst[i, BOUND]
+        a_i, Di, Ui = gradient_parts(inst, i, l2_loss)
         G = yi * row_dot(w, indptr, indices, data, i, n_features, bias) - 1.0 + a_i * Di
-        PG = 0.0
-        if a_i == 0.0:
-            if G > PGmax_old:
-                end -= 1
-                index[s], index[end] = index[end], index[s]
-                continue
-            elif G < 0.0:
-                PG = G
-        elif a_i == Ui:
-            if G < PGmin_old:
-                end -= 1
-                index[s], index[end] = index[end], index[s]
-                continue
-            elif G > 0.0:
-                PG = G
-        else:
-            PG = G
+        PG, shrink = projected_gradient(G, a_i, Ui, PGmax_old, PGmin_old)
+        if shrink:
+            end -= 1
+            index[s], index[end] = index[end], index[s]
+            continue
         if PG > PGmax_new:
             PGmax_new = PG
         if PG < PGmin_new:
