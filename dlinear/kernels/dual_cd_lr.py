@@ -66,6 +66,17 @@ def one_variable_newton(a, b, a1, a2, Ci, innereps):
 
 
 @njit(cache=True, nogil=True, inline="always")
+def store_solution(inst, i, z, sign, Ci):
+    """Stores z, the solution of instance i's sub-problem, in the member of its pair
+    that `sign` names (the other becomes C_i - z); returns alpha_i's change."""
+    ind1, ind2 = (A1, A2) if sign > 0.0 else (A2, A1)
+    z_old = inst[i, ind1]
+    inst[i, ind1] = z
+    inst[i, ind2] = Ci - z
+    return sign * (z - z_old)
+
+
+@njit(cache=True, nogil=True, inline="always")
 def init_lr_state(indptr, indices, data, n_features, bias, y, C, w):
     """(inst, index, n): the packed records at LIBLINEAR's starting point, w of it, and
     in index[:n] the instances with C_i > 0."""
@@ -135,12 +146,8 @@ def dual_cd_lr(indptr, indices, data, n_features, bias, y, C, eps, max_iter, see
                 Gmax = abs(first_gp)
             newton_iter += inner
             if inner > 0:
-                ind1, ind2 = (A1, A2) if sign > 0.0 else (A2, A1)
-                z_old = inst[i, ind1]
-                inst[i, ind1] = z
-                inst[i, ind2] = Ci - z
-                row_axpy(sign * (z - z_old) * yi, indptr, indices, data, i, w,
-                         n_features, bias)
+                row_axpy(store_solution(inst, i, z, sign, Ci) * yi, indptr, indices, data,
+                         i, w, n_features, bias)
         it += 1
         total_newton += newton_iter
         if Gmax < eps:

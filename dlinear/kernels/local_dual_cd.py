@@ -26,7 +26,7 @@ dual objective.
 import numpy as np
 from numba import njit
 
-from .dual_cd_lr import A1, A2, XTX, YC, one_variable_newton
+from .dual_cd_lr import A1, A2, XTX, YC, one_variable_newton, store_solution
 from .dual_cd_svc import (ALPHA, BOUND, INF, QD, Y, gradient_parts, one_variable_step,
                           projected_gradient)
 from .sparse_ops import row_axpy, row_dot
@@ -97,12 +97,8 @@ def lr_local_sweep_part(indptr, indices, data, n_features, bias, inst, index, lo
             Gmax = abs(first_gp)
         newton_iter += inner
         if inner > 0:
-            ind1, ind2 = (A1, A2) if sign > 0.0 else (A2, A1)
-            z_old = inst[i, ind1]
-            inst[i, ind1] = z
-            inst[i, ind2] = Ci - z
-            row_axpy(sigma * sign * (z - z_old) * yi, indptr, indices, data, i, v,
-                     n_features, bias)
+            row_axpy(sigma * store_solution(inst, i, z, sign, Ci) * yi, indptr, indices,
+                     data, i, v, n_features, bias)
     return Gmax, newton_iter
 
 

@@ -5,7 +5,8 @@ asynchronous steps (see parallel_dual_cd_svc.py) on the dual of dual_cd_lr.py.
 LIBLINEAR's stop and adds up their Newton steps for the inner tolerance's rule."""
 from numba import njit
 
-from .dual_cd_lr import A1, A2, XTX, YC, init_lr_state, lr_objective, one_variable_newton
+from .dual_cd_lr import (A1, A2, XTX, YC, init_lr_state, lr_objective, one_variable_newton,
+                         store_solution)
 from .parallel_dual_cd_svc import row_axpy_atomic
 from .sparse_ops import row_axpy, row_dot
 
@@ -35,12 +36,8 @@ def lr_async_sweep_part(indptr, indices, data, n_features, bias, inst, index, lo
             Gmax = abs(first_gp)
         newton_iter += inner
         if inner > 0:
-            ind1, ind2 = (A1, A2) if sign > 0.0 else (A2, A1)
-            z_old = inst[i, ind1]
-            inst[i, ind1] = z
-            inst[i, ind2] = Ci - z
-            row_axpy_atomic(sign * (z - z_old) * yi, indptr, indices, data, i, w,
-                            n_features, bias)
+            row_axpy_atomic(store_solution(inst, i, z, sign, Ci) * yi, indptr, indices,
+                            data, i, w, n_features, bias)
     return Gmax, newton_iter
 
 
