@@ -161,7 +161,8 @@ class _LiblinearEstimator(BaseEstimator):
     def _n_threads(self) -> int:
         """n_jobs as scikit-learn reads it (None: 1, or what joblib's context says; -1:
         one per core): the threads of an in-process fit (its one-vs-rest classes, or the
-        Newton passes of its only problem; the model is the same for any number)."""
+        passes or dual CD of its only problem; the model is the same for any number, but
+        for the dual CD of a large -s 1, 3, 7 problem: the same for the same number)."""
         return max(1, effective_n_jobs(self.n_jobs))
 
     def _log(self):
