@@ -34,7 +34,7 @@ import numpy as np
 
 from .data import Problem, line_aligned_ranges, read_libsvm
 from .errors import DlinearError
-from .input_files import _read_into, is_url, open_input
+from .input_files import is_url, open_input, read_into
 from .kernels import csr_check as _check
 from .threads import PassPool
 
@@ -195,7 +195,7 @@ def _read_range(h: Header, array: str, start: int, stop, storage_options=None) -
             return whole[start:stop]
         out = np.empty(stop - start, dtype=dtype)
         f.seek(offset + start * dtype.itemsize)
-        if _read_into(f, out.view(np.uint8)) != out.nbytes:
+        if read_into(f, out.view(np.uint8)) != out.nbytes:
             raise DlinearError(f"{name}: truncated")
         return out
 

@@ -9,7 +9,7 @@ from .errors import DlinearError
 from .kernels import libsvm as _libsvm
 from .libsvm_writer import write_libsvm  # noqa: F401  (imported from here too)
 from .problem import Problem, arrays_nbytes, data_dtype  # noqa: F401  (imported from here too)
-from .input_files import READ_CHUNK_BYTES, _read_into, open_input
+from .input_files import READ_CHUNK_BYTES, open_input, read_into
 from .threads import PassPool
 
 
@@ -373,7 +373,7 @@ class _ChunkedParser:
         while True:
             want = len(buf) - carry if remaining is None else min(len(buf) - carry, remaining)
             try:
-                got = _read_into(f, buf[carry:carry + want])
+                got = read_into(f, buf[carry:carry + want])
             except OSError as e:
                 raise DlinearError(f"{self.name}: read error: {e}") from None
             if remaining is not None:

@@ -73,7 +73,7 @@ class open_input:
         return False
 
 
-def _read_into(f, view: np.ndarray) -> int:
+def read_into(f, view: np.ndarray) -> int:
     """Fill view (a uint8 array) from f; returns the bytes read (fewer only at EOF)."""
     got = 0
     n = len(view)
