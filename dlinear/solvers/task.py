@@ -57,7 +57,7 @@ class SubProblem:
     def columns(self, with_bias: bool = True):
         """X by columns (with the bias column when with_bias and bias >= 0)."""
         # on one thread: in parts on two it was slower on the 2-core machine (BENCHMARKS.md,
-        # "-s 5 and -s 6 against LIBLINEAR, and on threads")
+        # "-s 5 and -s 6 on threads")
         bias = self.bias if with_bias else -1.0
         if self.shared_columns is not None:
             return self.shared_columns.get(self.problem, bias)
