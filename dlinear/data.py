@@ -8,8 +8,8 @@ import numpy as np
 from .errors import DlinearError
 from .kernels import libsvm as _libsvm
 from .libsvm_writer import write_libsvm  # noqa: F401  (imported from here too)
-from .problem import (NARROW_INDEX_COLUMNS, Problem, arrays_nbytes,  # noqa: F401  (imported
-                      data_dtype, index_dtype)                        # from here too)
+from .problem import Problem, arrays_nbytes, data_dtype  # noqa: F401  (imported from here too)
+from .problem import NARROW_INDEX_COLUMNS, index_dtype
 from .input_files import READ_CHUNK_BYTES, open_input, read_into
 from .threads import PassPool
 
