@@ -42,6 +42,14 @@ def _int32(indices):
     return indices if indices.dtype == np.int32 else indices.astype(np.int32)
 
 
+def _own_indices(indices):
+    """A problem's indices as the column kernels take them when renumbered by its own
+    columns: uint16 ones as they are (their ranks fit uint16 too; no 4-byte copy of the
+    largest array), any other type as int32."""
+    indices = np.asarray(indices)
+    return indices if indices.dtype == np.uint16 else _int32(indices)
+
+
 # A block of at most this many nonzeros is sorted (a few ms) even where the bitmap is
 # faster: a small run then compiles no bitmap kernels (0.3 s of a cold first run).
 SORTED_BLOCK_NNZ = 1 << 18
@@ -130,7 +138,7 @@ def compact_problem(problem: Problem, only_if_worth: bool = False
     """`problem` on the columns it uses, or None when it uses them all (or, with
     only_if_worth, more than MAX_OCCURRING_SHARE of them)."""
     start, stop = int(problem.indptr[0]), int(problem.indptr[-1])
-    indices = _int32(problem.indices[start:stop])
+    indices = _own_indices(problem.indices[start:stop])
     n = int(problem.n_features)
     if _flags_fit(len(indices), n):
         words = _k.mark_columns(indices, n)

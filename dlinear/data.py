@@ -9,6 +9,7 @@ from .errors import DlinearError
 from .kernels import libsvm as _libsvm
 from .libsvm_writer import write_libsvm  # noqa: F401  (imported from here too)
 from .problem import Problem, arrays_nbytes, data_dtype  # noqa: F401  (imported from here too)
+from .problem import NARROW_INDEX_COLUMNS, index_dtype
 from .input_files import READ_CHUNK_BYTES, open_input, read_into
 from .threads import PassPool
 
@@ -186,7 +187,9 @@ def read_libsvm(path, n_features: int | None = None, start: int = 0, end: int | 
         Options for fsspec's filesystem (credentials, ``endpoint_url``, ...).
     dtype : {numpy.float64, numpy.float32}, default numpy.float64
         The type of the stored values. float32 values are parsed straight into a float32
-        array (no float64 copy at any time); labels stay float64.
+        array (no float64 copy at any time); labels stay float64. With float32 values in
+        at most 65,536 columns the column indices are stored as uint16 (6 bytes a nonzero
+        instead of 8; :func:`dlinear.problem.index_dtype`).
     n_threads : int, optional
         Threads to parse with (default: one per core). A compressed file is read on one.
 
@@ -329,7 +332,7 @@ def _joined(parsers):
     indptr = np.empty(n_rows + 1, dtype=np.int64)
     indptr[0] = 0
     y = np.empty(n_rows, dtype=np.float64)
-    indices = np.empty(nnz, dtype=np.int32)
+    indices = np.empty(nnz, dtype=np.result_type(*(p.indices.dtype for p in parts)))
     data = np.empty(nnz, dtype=head.data.dtype)
     row = k = 0
     for p in parts:
@@ -352,7 +355,9 @@ def _size_hint(f) -> int:
 
 
 class _ChunkedParser:
-    """Parses text a chunk at a time into CSR arrays that grow as needed."""
+    """Parses text a chunk at a time into CSR arrays that grow as needed. float32 values
+    get uint16 indices (index_dtype) until an index beyond NARROW_INDEX_COLUMNS: the
+    indices read so far are then widened to int32, once, and the chunk parsed again."""
 
     def __init__(self, name, first_line, max_index, expected_bytes, chunk_bytes,
                  dtype=np.float64):
@@ -360,6 +365,9 @@ class _ChunkedParser:
         self.dtype = dtype
         self.line = first_line          # 1-based file line of the next chunk's first line
         self.max_index = max_index
+        # no n_features (max_index = MAX_FEATURE_INDEX): narrow until an index says otherwise
+        self.index_type = index_dtype(NARROW_INDEX_COLUMNS if max_index >= MAX_FEATURE_INDEX
+                                      else max_index, dtype)
         self.expected_bytes = max(int(expected_bytes), 1)
         self.chunk_bytes = max(chunk_bytes, 1)
         self.n_rows = 0
@@ -405,7 +413,7 @@ class _ChunkedParser:
             self.indptr = np.empty(row_cap + 1, dtype=np.int64)
             self.indptr[0] = 0
             self.y = np.empty(row_cap, dtype=np.float64)
-            self.indices = np.empty(nnz_cap, dtype=np.int32)
+            self.indices = np.empty(nnz_cap, dtype=self.index_type)
             self.data = np.empty(nnz_cap, dtype=self.dtype)
             return
         need_rows = self.n_rows + rows
@@ -426,10 +434,14 @@ class _ChunkedParser:
         else:
             n_newlines, n_colons = _libsvm.count_newlines_and_colons(text)
         self._ensure_room(n_newlines + 1, n_colons, len(text))
+        narrow = self.index_type is np.uint16
         (error, line, error_start, error_end, error_aux, n_rows, nnz, largest_index,
          self.slow, n_slow) = _libsvm.parse_libsvm_into(
-            text, self.max_index, self.indptr, self.indices, self.data, self.y,
-            self.n_rows, self.slow)
+            text, min(self.max_index, NARROW_INDEX_COLUMNS) if narrow else self.max_index,
+            self.indptr, self.indices, self.data, self.y, self.n_rows, self.slow)
+        if narrow and error == _libsvm.ERR_INDEX_TOO_LARGE and error_aux <= self.max_index:
+            self._widen_indices()
+            return self._parse(text)
         if n_slow:
             _resolve_slow_tokens(text, self.slow[:n_slow], self.indices, self.data, self.y,
                                  self.name, self.line)
@@ -441,6 +453,13 @@ class _ChunkedParser:
         self.n_rows = n_rows
         self.largest_index = max(self.largest_index, int(largest_index))
         self.line += line
+
+    def _widen_indices(self):
+        """int32 indices from here on: the rows parsed so far copied, the room untouched."""
+        filled = int(self.indptr[self.n_rows])
+        wide = np.empty(len(self.indices), dtype=np.int32)
+        wide[:filled] = self.indices[:filled]
+        self.indices, self.index_type = wide, np.int32
 
     def result(self, n_features) -> Problem:
         if self.indptr is None:       # no text at all

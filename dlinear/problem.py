@@ -12,6 +12,20 @@ from .errors import DlinearError
 # nonzero with the int32 index instead of 12); the kernels accumulate in float64 either way.
 DATA_DTYPES = (np.float64, np.float32)
 
+# float32 data of at most this many columns is read with uint16 column indices: 6 bytes a
+# nonzero instead of 8 (BENCHMARKS.md, "float32 data"). float64 data keeps int32 indices,
+# so the default path compiles no kernel for another index type.
+NARROW_INDEX_COLUMNS = 1 << 16
+
+
+def index_dtype(n_columns: int, dtype) -> type:
+    """The type of the column indices the LIBSVM reader stores for values of `dtype`
+    (np.float64 or np.float32) in n_columns columns: np.uint16 for float32 values in at
+    most NARROW_INDEX_COLUMNS columns, else np.int32."""
+    if dtype == np.float32 and int(n_columns) <= NARROW_INDEX_COLUMNS:
+        return np.uint16
+    return np.int32
+
 
 def data_dtype(dtype) -> type:
     """np.float64 or np.float32 from a dtype-like; anything else is a DlinearError."""
@@ -48,8 +62,10 @@ class Problem:
     ----------
     indptr : numpy.ndarray of int64, shape (l + 1,)
         Row pointers of X (l rows).
-    indices : numpy.ndarray of int32, shape (nnz,)
-        0-based column ids, strictly increasing within a row.
+    indices : numpy.ndarray of int32 or uint16, shape (nnz,)
+        0-based column ids, strictly increasing within a row. The LIBSVM reader stores
+        uint16 for float32 values in at most 65,536 columns (:func:`index_dtype`); the
+        kernels take either.
     data : numpy.ndarray of float64 or float32, shape (nnz,)
         The nonzero values (float32 halves their memory; sums are float64 either way).
     y : numpy.ndarray of float64, shape (l,)
@@ -84,7 +100,8 @@ class Problem:
         return int(self.indptr[-1])
 
     def to_scipy(self) -> sp.csr_matrix:
-        """X as a ``scipy.sparse.csr_matrix`` sharing the arrays (no copy)."""
+        """X as a ``scipy.sparse.csr_matrix`` sharing the values (no copy; scipy makes
+        its own int32 index arrays where it needs them)."""
         import scipy.sparse as sp   # in the functions: a LIBSVM file trains without it
         return sp.csr_matrix((self.data, self.indices, self.indptr),
                              shape=(self.n_samples, self.n_features))

@@ -55,9 +55,10 @@ def used_columns(words):
 
 @njit(cache=True, nogil=True)
 def renumber(indices, words, before):
-    """Each index's rank among the set columns, as a new int32 array (never written in
-    place: blocks from Dask may be read-only)."""
-    out = np.empty(indices.shape[0], dtype=np.int32)
+    """Each index's rank among the set columns, as a new array of the indices' type (int32,
+    or uint16: a rank is below the index's column count); never written in place: blocks
+    from Dask may be read-only."""
+    out = np.empty(indices.shape[0], dtype=indices.dtype)
     for k in range(indices.shape[0]):
         j = np.uint64(indices[k])
         w = j >> _SIX

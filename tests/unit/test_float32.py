@@ -43,7 +43,7 @@ def test_read_float32_is_the_float64_read_rounded(tmp_path):
     p64 = read_libsvm(path)
     p32 = read_libsvm(path, dtype=np.float32, chunk_bytes=8)    # several chunks
     assert p32.data.dtype == np.float32 and p32.y.dtype == np.float64
-    assert p32.indices.dtype == np.int32
+    assert p32.indices.dtype == np.uint16      # at most 65,536 columns (test_narrow_indices.py)
     np.testing.assert_array_equal(p32.data, p64.data.astype(np.float32))
     np.testing.assert_array_equal(p32.indices, p64.indices)
     np.testing.assert_array_equal(p32.indptr, p64.indptr)
@@ -148,8 +148,9 @@ def test_estimators_keep_float32_without_a_copy(dense, solver_data):
 
 
 def test_a_float64_run_compiles_no_float32_specialization():
-    """float32 kernels are compiled (or loaded) only when float32 data is used: the
-    default path's cold start pays nothing for them."""
+    """float32 kernels (and those for float32 data's uint16 indices) are compiled (or
+    loaded) only when float32 data is used: the default path's cold start pays nothing
+    for them."""
     code = f"""
 import importlib, pkgutil
 import numpy as np
@@ -167,7 +168,7 @@ for info in pkgutil.iter_modules(dlinear.kernels.__path__):
         if isinstance(value, CPUDispatcher):
             signatures += [str(s) for s in value.signatures]
 assert signatures, "no kernel ran"
-print(sum("float32" in s for s in signatures))
+print(sum("float32" in s or "uint16" in s for s in signatures))
 """
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                        timeout=300)
