@@ -119,3 +119,22 @@ def test_a_cold_s1_run_compiles_the_reader_and_the_serial_kernel_once_each(tmp_p
     # one signature each: a second one (read-only or literal arguments, int32 against
     # int64) is a whole compilation more
     assert len(names) == len(set(names)), found
+
+
+def test_a_run_leaves_scipy_linalg_unimported_and_numba_still_calls_blas(tmp_path):
+    """dlinear.kernels loads Numba's array support without its scipy.linalg probe; a
+    kernel that does use BLAS (np.dot) still gets it, importing scipy.linalg then."""
+    code = ("import sys\n"
+            "import numpy as np\n"
+            "from numba import njit\n"
+            "from dlinear.data import parse_libsvm_bytes\n"
+            "p = parse_libsvm_bytes(b'1 1:2 3:4\\n', 'mem')\n"
+            "assert 'scipy.linalg' not in sys.modules\n"
+            "dot = njit(lambda a, b: np.dot(a, b))\n"
+            "a = np.arange(30.0)\n"
+            "assert dot(a, a) == a @ a\n"
+            "assert 'scipy.linalg' in sys.modules\n")
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"))
+    r = subprocess.run([sys.executable, "-c", code], env=env, cwd=REPO, capture_output=True,
+                       text=True, timeout=600)
+    assert r.returncode == 0, r.stderr
