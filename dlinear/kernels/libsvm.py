@@ -36,7 +36,7 @@ _BYTE_CLASS[ord("\r")] = _BLANK  # CRLF files: the CR is just trailing blank spa
 _BYTE_CLASS[ord("\n")] = _NEWLINE
 _BYTE_CLASS[ord("#")] = _HASH
 
-# Error codes returned by parse_libsvm (0 means success).
+# Error codes returned by the parsing kernels (0 means success).
 OK = 0
 ERR_LABEL_NOT_NUMBER = 1
 ERR_VALUE_NOT_NUMBER = 2
