@@ -123,7 +123,8 @@ root, path, repeat = sys.argv[1], sys.argv[2], int(sys.argv[3])
 options = {} if sys.argv[4] == "default" else {"n_threads": int(sys.argv[4])}
 assert read_libsvm.__code__.co_filename.startswith(root), read_libsvm.__code__.co_filename
 with tempfile.NamedTemporaryFile("w", suffix=".svm") as warm:
-    warm.write("1 1:0.5 3:1\n-1 2:0.25\n")
+    # a 17-digit value too: a reader with a fast-path kernel then compiles both
+    warm.write("1 1:0.5 3:1\n-1 2:0.25 3:0.30000000000000004\n")
     warm.flush()
     read_libsvm(warm.name, **options)
 best = best_cpu = float("inf")

@@ -107,11 +107,6 @@ def _resolve_slow_tokens(buf, slow, indices, data, y, name, first_line):
     data[targets[~is_label]] = values[~is_label]
 
 
-def _trimmed(array: np.ndarray, length: int) -> np.ndarray:
-    """array[:length], copied when the over-allocation is large (comments full of ':')."""
-    return array[:length].copy() if length < 0.9 * len(array) else array[:length]
-
-
 def parse_libsvm_bytes(buf, name: str, first_line: int = 1, *, n_features: int | None = None,
                        allow_empty: bool = False) -> Problem:
     """Parse LIBSVM text held in memory (a uint8 array, or bytes) into a Problem.
@@ -126,23 +121,11 @@ def parse_libsvm_bytes(buf, name: str, first_line: int = 1, *, n_features: int |
     if n_features is not None and int(n_features) < 0:
         raise DlinearError(f"{name}: n_features must not be negative, got {n_features}")
     max_index = MAX_FEATURE_INDEX if n_features is None else min(int(n_features), MAX_FEATURE_INDEX)
-    (error, line, error_start, error_end, error_aux, indptr, indices, data, y,
-     n_rows, nnz, largest_index, slow, n_slow) = _libsvm.parse_libsvm(buf, max_index)
-    if n_slow:
-        _resolve_slow_tokens(buf, slow[:n_slow], indices, data, y, name, first_line)
-    if error != _libsvm.OK:
-        token = _token_text(buf, error_start, error_end)
-        problem = _describe_parse_error(error, token, error_aux, n_features)
-        raise DlinearError(f"{name}: line {first_line + line}: {problem}")
-    if n_rows == 0 and not allow_empty:
+    parser = _ChunkedParser(name, first_line, max_index, len(buf), len(buf))
+    parser.parse(buf)
+    if parser.n_rows == 0 and not allow_empty:
         raise DlinearError(f"{name}: line {first_line}: file has no data")
-    return Problem(
-        indptr=_trimmed(indptr, n_rows + 1),
-        indices=_trimmed(indices, nnz),
-        data=_trimmed(data, nnz),
-        y=_trimmed(y, n_rows),
-        n_features=int(largest_index if n_features is None else n_features),
-    )
+    return parser.result(n_features)
 
 
 # When the arrays sized from the first chunk are too small, they grow by at least this
@@ -374,6 +357,7 @@ class _ChunkedParser:
         self.largest_index = 0
         self.indptr = self.y = self.indices = self.data = None
         self.slow = np.empty((64, 4), dtype=np.int64)
+        self.general = False        # whether some text needed the general kernel
 
     def run(self, f, remaining):
         buf = np.empty(self.chunk_bytes, dtype=np.uint8)
@@ -397,7 +381,7 @@ class _ChunkedParser:
                 buf = np.concatenate([buf, np.empty(len(buf), dtype=np.uint8)])
                 carry = filled
                 continue
-            self._parse(_readonly_bytes(buf[:cut]))
+            self.parse(_readonly_bytes(buf[:cut]))
             if at_end:
                 return
             carry = filled - cut
@@ -427,32 +411,50 @@ class _ChunkedParser:
             self.indices.resize(cap, refcheck=False)
             self.data.resize(cap, refcheck=False)
 
-    def _parse(self, text):
+    def parse(self, text):
+        """Parse `text` (whole lines) into the arrays, after the rows parsed so far."""
         if self.expected_bytes <= _NUMPY_COUNT_BYTES:
             n_newlines = int(np.count_nonzero(text == 10))
             n_colons = int(np.count_nonzero(text == 58))
         else:
             n_newlines, n_colons = _libsvm.count_newlines_and_colons(text)
         self._ensure_room(n_newlines + 1, n_colons, len(text))
+        if not self.general:
+            # the fast-path kernel; at the first line it cannot parse, the general one
+            # (compiled only when some text needs it) goes on from that line's start
+            stopped = self._parse_with(_libsvm.parse_fast_path_into, text)
+            if stopped is None:
+                return
+            self.general = True
+            text = text[stopped:]
+        self._parse_with(_libsvm.parse_libsvm_into, text)
+
+    def _parse_with(self, kernel, text):
+        """Run one parsing kernel on text; the start of the line it stopped at for the
+        general kernel, else None."""
         narrow = self.index_type is np.uint16
+        max_index = min(self.max_index, NARROW_INDEX_COLUMNS) if narrow else self.max_index
         (error, line, error_start, error_end, error_aux, n_rows, nnz, largest_index,
-         self.slow, n_slow) = _libsvm.parse_libsvm_into(
-            text, min(self.max_index, NARROW_INDEX_COLUMNS) if narrow else self.max_index,
-            self.indptr, self.indices, self.data, self.y, self.n_rows, self.slow)
+         self.slow, n_slow) = kernel(text, max_index, self.indptr, self.indices,
+                                     self.data, self.y, self.n_rows, self.slow)
         if narrow and error == _libsvm.ERR_INDEX_TOO_LARGE and error_aux <= self.max_index:
+            # a column beyond 2-byte indices: this text again, into int32 indices
             self._widen_indices()
-            return self._parse(text)
+            return self._parse_with(kernel, text)
         if n_slow:
             _resolve_slow_tokens(text, self.slow[:n_slow], self.indices, self.data, self.y,
                                  self.name, self.line)
+        self.n_rows = n_rows
+        self.largest_index = max(self.largest_index, int(largest_index))
+        self.line += line
+        if error == _libsvm.NEEDS_GENERAL:
+            return error_start
         if error != _libsvm.OK:
             token = _token_text(text, error_start, error_end)
             n_features = None if self.max_index == MAX_FEATURE_INDEX else self.max_index
             problem = _describe_parse_error(error, token, error_aux, n_features)
-            raise _LineError(self.name, self.line + line, problem)
-        self.n_rows = n_rows
-        self.largest_index = max(self.largest_index, int(largest_index))
-        self.line += line
+            raise _LineError(self.name, self.line, problem)
+        return None
 
     def _widen_indices(self):
         """int32 indices from here on: the rows parsed so far copied, the room untouched."""

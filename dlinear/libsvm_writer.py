@@ -6,7 +6,7 @@ import numpy as np
 
 from .errors import DlinearError
 from .fileio import atomic_output
-from .kernels import libsvm as _libsvm
+from .kernels import libsvm_format as _format
 from .problem import Problem
 
 _WRITE_CHUNK_NONZEROS = 1 << 20  # rows are formatted and written about this many nonzeros at a time
@@ -66,12 +66,12 @@ def write_libsvm(path, problem_or_X, y=None) -> None:
             row_end = int(np.searchsorted(indptr, indptr[row] + _WRITE_CHUNK_NONZEROS, "right")) - 1
             row_end = min(max(row_end, row + 1), row + _WRITE_CHUNK_ROWS, n_rows)
             values = data[indptr[row]:indptr[row_end]]
-            value_decimals, value_mantissas = _libsvm.plan_decimals(values)
+            value_decimals, value_mantissas = _format.plan_decimals(values)
             chunk_labels = labels[row:row_end]
-            label_decimals, label_mantissas = _libsvm.plan_decimals(chunk_labels)
-            out = np.empty(len(values) * _libsvm.MAX_FEATURE_BYTES
-                           + (row_end - row) * _libsvm.MAX_LABEL_BYTES, dtype=np.uint8)
-            n_bytes = _libsvm.format_rows(
+            label_decimals, label_mantissas = _format.plan_decimals(chunk_labels)
+            out = np.empty(len(values) * _format.MAX_FEATURE_BYTES
+                           + (row_end - row) * _format.MAX_LABEL_BYTES, dtype=np.uint8)
+            n_bytes = _format.format_rows(
                 indptr, indices, data, labels, row, row_end,
                 value_decimals, value_mantissas, _fallback_text(values, value_decimals),
                 label_decimals, label_mantissas, _fallback_text(chunk_labels, label_decimals),

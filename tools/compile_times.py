@@ -7,7 +7,8 @@ unless one is set) and prints, for every compilation (a function and one signatu
 arguments), its CPU seconds without the compilations nested in it, then the total. A
 function listed twice was compiled for two signatures: read-only and writeable arrays,
 int32 and int64 indices, a literal constant argument (Literal[int](0)) or an omitted
-optional argument each make a new one. --passes adds the slowest compiler passes.
+optional argument each make a new one. A kernel made by a factory (one source, two
+kernels) shows its closure's constants: parse_into[general=False]. --passes adds the slowest compiler passes.
 """
 from __future__ import annotations
 
@@ -18,6 +19,16 @@ import sys
 import tempfile
 import time
 from collections import defaultdict
+
+
+def function_name(func) -> str:
+    """'module.qualname', and for a kernel made by a factory its closure's constants,
+    e.g. 'dlinear.kernels.libsvm._libsvm_parser.<locals>.parse_into[general=False]'."""
+    name = f"{func.__module__}.{func.__qualname__}"
+    if func.__closure__:
+        name += "[" + ", ".join(f"{var}={cell.cell_contents!r}" for var, cell
+                                in zip(func.__code__.co_freevars, func.__closure__)) + "]"
+    return name
 
 
 def record_compilations(command):
@@ -39,8 +50,7 @@ def record_compilations(command):
             if stack:
                 stack[-1][1] += took
             func = ev.data["dispatcher"].py_func
-            found.append((took - nested, f"{func.__module__}.{func.__qualname__}",
-                          str(ev.data["args"])))
+            found.append((took - nested, function_name(func), str(ev.data["args"])))
 
     class Passes(event.Listener):
         def __init__(self):

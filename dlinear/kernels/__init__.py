@@ -8,6 +8,7 @@ a namespace package that shadows a later editable install. NUMBA_CACHE_DIR, when
 still wins, as Numba documents.
 """
 import os
+import sys
 
 from numba import njit
 from numba.core import caching, config
@@ -51,3 +52,28 @@ def kernel_only(func):
     (calling it from Python would crash: tests/unit/test_kernel_only.py checks that no
     Python code calls one outside dlinear/kernels)."""
     return njit(cache=True, nogil=True, no_cpython_wrapper=True, no_cfunc_wrapper=True)(func)
+
+
+def _load_numba_array_math_without_probing_blas():
+    """Numba's NumPy support (numba.np.arraymath, loaded with the first kernel) imports
+    scipy.linalg to see whether np.dot can call BLAS: 0.17 s of CPU on every run, though
+    no kernel here calls BLAS. It is loaded here with that probe answering yes (SciPy is
+    a dependency of dlinear); Numba's BLAS functions still import scipy.linalg when a
+    kernel compiles one. With another Numba, or arraymath already loaded, nothing is
+    changed."""
+    if "numba.np.arraymath" in sys.modules:
+        return
+    from numba.np import linalg
+    probe = getattr(linalg, "ensure_blas", None)
+    if probe is None:
+        return
+    linalg.ensure_blas = lambda: None
+    try:
+        from numba.np import arraymath
+    finally:
+        linalg.ensure_blas = probe
+    if getattr(arraymath, "ensure_blas", None) is not None:
+        arraymath.ensure_blas = probe
+
+
+_load_numba_array_math_without_probing_blas()

@@ -30,7 +30,7 @@ def init_dual_state(indptr, indices, data, n_features, bias, y, C, l2_loss, alph
     w = sum_i alpha_i y_i x_i, and in index[:n] the rows that take part. A row with
     C_i <= 0 (zero instance weight) is left out: its alpha_i is 0 and it is never visited."""
     l = len(indptr) - 1
-    inst = np.zeros((l, 4))
+    inst = np.empty((l, 4))
     index = np.empty(l, dtype=np.int64)
     for j in range(len(w)):
         w[j] = 0.0
@@ -38,6 +38,8 @@ def init_dual_state(indptr, indices, data, n_features, bias, y, C, l2_loss, alph
     # is passed to (shuffle_prefix) once more, for Literal[int](0)
     n = np.int64(0)
     for i in range(l):
+        for f in range(4):
+            inst[i, f] = 0.0
         if C[i] <= 0.0:
             continue
         bound = 0.5 / C[i] if l2_loss else C[i]

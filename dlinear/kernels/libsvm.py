@@ -1,4 +1,5 @@
-"""Numba kernels for LIBSVM/svmlight text: bytes -> CSR arrays, and CSR arrays -> bytes.
+"""Numba kernels that read LIBSVM/svmlight text: bytes -> CSR arrays (writing:
+dlinear.kernels.libsvm_format).
 
 Reading works on a `np.uint8` buffer that starts at a line start and ends at a line end
 (or EOF), so Dask workers can parse byte ranges of one file independently. The kernels
@@ -13,9 +14,11 @@ five). The few tokens neither can decide (a product too close to a rounding boun
 more than 18 significant digits whose truncation changes the double, overflow) are
 reported back by position ("slow tokens") and converted by `float()` afterwards.
 
-Writing uses the same idea backwards: a value x is printed as the decimal m / 10**k
-with the smallest k for which that quotient, computed exactly by the fast path, is x
-again; the few values with no such short form are formatted by Python's `repr`.
+Two kernels share one source: parse_fast_path_into reads the common text (plain
+`index:value` features, fast-path numbers) and stops at the first line with anything else,
+where parse_libsvm_into (every number, `qid:`, the errors) goes on. Numba compiles a kernel
+when it is first called, so a file of ordinary text compiles neither Eisel-Lemire nor the
+error paths on a first run.
 """
 import numpy as np
 from numba import njit
@@ -33,7 +36,7 @@ _BYTE_CLASS[ord("\r")] = _BLANK  # CRLF files: the CR is just trailing blank spa
 _BYTE_CLASS[ord("\n")] = _NEWLINE
 _BYTE_CLASS[ord("#")] = _HASH
 
-# Error codes returned by parse_libsvm (0 means success).
+# Error codes returned by the parsing kernels (0 means success).
 OK = 0
 ERR_LABEL_NOT_NUMBER = 1
 ERR_VALUE_NOT_NUMBER = 2
@@ -46,6 +49,8 @@ ERR_MISSING_COLON = 8
 ERR_INDEX_TOO_LARGE = 9
 ERR_QID_MISPLACED = 10
 ERR_QID_NOT_INTEGER = 11
+# Not an error: parse_fast_path_into stopped at text for parse_libsvm_into.
+NEEDS_GENERAL = 100
 
 # What _scan_number found.
 _NUM_EXACT, _NUM_SLOW, _NUM_INVALID, _NUM_NAN_INF = 0, 1, 2, 3
@@ -114,49 +119,31 @@ _INFINITY = np.frombuffer(b"infinity", dtype=np.uint8).copy()
 _QID = np.frombuffer(b"qid:", dtype=np.uint8).copy()
 
 
-@kernel_only
-def _scan_number(buf, pos, n):
-    """Scan `[+-]?(digits[.digits*]|.digits)([eE][+-]?digits)?` at pos.
-
-    Returns (kind, value, end): end is the first byte not consumed; the caller checks
-    that it is a separator. `value` is only meaningful for _NUM_EXACT.
-    """
-    negative = False
-    if pos < n:
-        c = buf[pos]
-        if c == 45:  # '-'
-            negative = True
-            pos += 1
-        elif c == 43:  # '+'
-            pos += 1
-    # value = (mantissa + a fraction, nonzero when `truncated`) * 10**exponent: the
-    # mantissa keeps the first _MAX_MANTISSA_DIGITS significant digits (`kept`)
-    mantissa = 0
-    kept = 0
-    exponent = 0
-    truncated = False
-    digits_start = pos
-    while pos < n and buf[pos] == 48:  # leading zeros
-        pos += 1
-    while pos < n:
-        d = np.int64(buf[pos]) - 48
-        if d < 0 or d > 9:
-            break
-        if kept < _MAX_MANTISSA_DIGITS:
-            mantissa = mantissa * 10 + d
-            kept += 1
-        else:
-            exponent += 1
-            truncated |= d != 0
-        pos += 1
-    n_digits = pos - digits_start
-    if pos < n and buf[pos] == 46:  # '.'
-        pos += 1
-        fraction_start = pos
-        if kept == 0:  # zeros before the first significant digit
-            while pos < n and buf[pos] == 48:
+def _number_scanner(general):
+    """The kernel that scans `[+-]?(digits[.digits*]|.digits)([eE][+-]?digits)?` at pos:
+    with `general`, every number; without, only those the fast path converts (anything
+    else is _NUM_SLOW or _NUM_INVALID), so that it compiles neither Eisel-Lemire nor the
+    words nan and inf."""
+    def scan_number(buf, pos, n):
+        """Returns (kind, value, end): end is the first byte not consumed; the caller
+        checks that it is a separator. `value` is only meaningful for _NUM_EXACT."""
+        negative = False
+        if pos < n:
+            c = buf[pos]
+            if c == 45:  # '-'
+                negative = True
                 pos += 1
-            exponent -= pos - fraction_start
+            elif c == 43:  # '+'
+                pos += 1
+        # value = (mantissa + a fraction, nonzero when `truncated`) * 10**exponent: the
+        # mantissa keeps the first _MAX_MANTISSA_DIGITS significant digits (`kept`)
+        mantissa = 0
+        kept = 0
+        exponent = 0
+        truncated = False
+        digits_start = pos
+        while pos < n and buf[pos] == 48:  # leading zeros
+            pos += 1
         while pos < n:
             d = np.int64(buf[pos]) - 48
             if d < 0 or d > 9:
@@ -164,67 +151,97 @@ def _scan_number(buf, pos, n):
             if kept < _MAX_MANTISSA_DIGITS:
                 mantissa = mantissa * 10 + d
                 kept += 1
-                exponent -= 1
             else:
+                exponent += 1
                 truncated |= d != 0
             pos += 1
-        n_digits += pos - fraction_start
-    if n_digits == 0:
-        # No digits: only "nan", "inf" and "infinity" are numbers (and not allowed).
-        if _is_word(buf, pos, n, _INFINITY):
-            return _NUM_NAN_INF, 0.0, pos + 8
-        if _is_word(buf, pos, n, _NAN) or _is_word(buf, pos, n, _INF):
-            return _NUM_NAN_INF, 0.0, pos + 3
-        return _NUM_INVALID, 0.0, pos
-    if pos < n and (buf[pos] | 32) == 101:  # 'e' or 'E'
-        pos += 1
-        exponent_negative = False
-        if pos < n:
-            c = buf[pos]
-            if c == 45:
-                exponent_negative = True
-                pos += 1
-            elif c == 43:
-                pos += 1
-        n_exponent_digits = 0
-        exponent_value = 0
-        while pos < n:
-            d = np.int64(buf[pos]) - 48
-            if d < 0 or d > 9:
-                break
-            if exponent_value < 100_000_000:  # saturate: far beyond any double anyway
-                exponent_value = exponent_value * 10 + d
-            n_exponent_digits += 1
+        n_digits = pos - digits_start
+        if pos < n and buf[pos] == 46:  # '.'
             pos += 1
-        if n_exponent_digits == 0:
+            fraction_start = pos
+            if kept == 0:  # zeros before the first significant digit
+                while pos < n and buf[pos] == 48:
+                    pos += 1
+                exponent -= pos - fraction_start
+            while pos < n:
+                d = np.int64(buf[pos]) - 48
+                if d < 0 or d > 9:
+                    break
+                if kept < _MAX_MANTISSA_DIGITS:
+                    mantissa = mantissa * 10 + d
+                    kept += 1
+                    exponent -= 1
+                else:
+                    truncated |= d != 0
+                pos += 1
+            n_digits += pos - fraction_start
+        if n_digits == 0:
+            if not general:
+                return _NUM_INVALID, 0.0, pos
+            # No digits: only "nan", "inf" and "infinity" are numbers (and not allowed).
+            if _is_word(buf, pos, n, _INFINITY):
+                return _NUM_NAN_INF, 0.0, pos + 8
+            if _is_word(buf, pos, n, _NAN) or _is_word(buf, pos, n, _INF):
+                return _NUM_NAN_INF, 0.0, pos + 3
             return _NUM_INVALID, 0.0, pos
-        exponent += -exponent_value if exponent_negative else exponent_value
+        if pos < n and (buf[pos] | 32) == 101:  # 'e' or 'E'
+            pos += 1
+            exponent_negative = False
+            if pos < n:
+                c = buf[pos]
+                if c == 45:
+                    exponent_negative = True
+                    pos += 1
+                elif c == 43:
+                    pos += 1
+            n_exponent_digits = 0
+            exponent_value = 0
+            while pos < n:
+                d = np.int64(buf[pos]) - 48
+                if d < 0 or d > 9:
+                    break
+                if exponent_value < 100_000_000:  # saturate: far beyond any double anyway
+                    exponent_value = exponent_value * 10 + d
+                n_exponent_digits += 1
+                pos += 1
+            if n_exponent_digits == 0:
+                return _NUM_INVALID, 0.0, pos
+            exponent += -exponent_value if exponent_negative else exponent_value
 
-    if mantissa == 0:
-        value = 0.0
-    elif truncated or mantissa > _MAX_EXACT_INT:
-        # the value lies in (mantissa, mantissa + 1) * 10**exponent: when both ends round
-        # to the same double, so does the value
-        ok, value = eisel_lemire(mantissa, exponent)
-        if truncated and ok:
-            ok, upper = eisel_lemire(mantissa + 1, exponent)
-            ok = ok and upper == value
-        if not ok:
-            return _NUM_SLOW, 0.0, pos
-    elif 0 <= exponent <= 22:
-        value = float(mantissa) * _POW10[exponent]
-    elif -22 <= exponent < 0:
-        value = float(mantissa) / _POW10[-exponent]
-    elif 22 < exponent <= 22 + 15 and mantissa <= _MAX_EXACT_INT // _POW10_INT[exponent - 22]:
-        # Move the excess exponent into the mantissa while it stays exact.
-        value = float(mantissa * _POW10_INT[exponent - 22]) * _POW10[22]
-    else:
-        ok, value = eisel_lemire(mantissa, exponent)
-        if not ok:
-            return _NUM_SLOW, 0.0, pos
-    if negative:
-        value = -value
-    return _NUM_EXACT, value, pos
+        if mantissa == 0:
+            value = 0.0
+        elif truncated or mantissa > _MAX_EXACT_INT:
+            if not general:
+                return _NUM_SLOW, 0.0, pos
+            # the value lies in (mantissa, mantissa + 1) * 10**exponent: when both ends round
+            # to the same double, so does the value
+            ok, value = eisel_lemire(mantissa, exponent)
+            if truncated and ok:
+                ok, upper = eisel_lemire(mantissa + 1, exponent)
+                ok = ok and upper == value
+            if not ok:
+                return _NUM_SLOW, 0.0, pos
+        elif 0 <= exponent <= 22:
+            value = float(mantissa) * _POW10[exponent]
+        elif -22 <= exponent < 0:
+            value = float(mantissa) / _POW10[-exponent]
+        elif 22 < exponent <= 22 + 15 and mantissa <= _MAX_EXACT_INT // _POW10_INT[exponent - 22]:
+            # Move the excess exponent into the mantissa while it stays exact.
+            value = float(mantissa * _POW10_INT[exponent - 22]) * _POW10[22]
+        else:
+            if not general:
+                return _NUM_SLOW, 0.0, pos
+            ok, value = eisel_lemire(mantissa, exponent)
+            if not ok:
+                return _NUM_SLOW, 0.0, pos
+        if negative:
+            value = -value
+        return _NUM_EXACT, value, pos
+    return kernel_only(scan_number)
+
+
+_scan_number = _number_scanner(True)
+_scan_fast_path_number = _number_scanner(False)
 
 
 @kernel_only
@@ -289,162 +306,178 @@ def _unusual_index_token(buf, pos, n, first_in_row):
 
 
 
-@njit(cache=True, nogil=True)
-def parse_libsvm(buf, max_index):
-    """Parse a whole number of LIBSVM lines into new CSR arrays.
+def _libsvm_parser(general):
+    """The kernel parse_libsvm_into (general) or parse_fast_path_into (not general). The
+    latter parses the common text only: plain `index:value` features and numbers in
+    Clinger's fast path. At the first line holding anything else (an error, `qid:`, a
+    sign before an index, nan or inf, a number that needs Eisel-Lemire or float()) it
+    stops and returns NEEDS_GENERAL with that line's start in error_start, the rows
+    before it parsed; the general kernel goes on from there. A first run on such text
+    compiles neither Eisel-Lemire nor the error paths."""
+    def parse_into(buf, max_index, indptr, indices, data, y, first_row, slow):
+        """Parse a whole number of LIBSVM lines, appending rows to CSR arrays from row
+        first_row on (indptr[first_row] holds the nonzeros before it), so that a file can
+        be parsed a chunk at a time into one set of arrays. The caller guarantees room: at
+        least newlines + 1 more rows and colons more nonzeros than buf holds.
 
-    Returns (error, line, error_start, error_end, error_aux, indptr, indices, data, y,
-    n_rows, nnz, largest_index, slow, n_slow): see parse_libsvm_into. Arrays are sized by
-    counting newlines and colons first: only indptr[:n_rows+1], indices/data[:nnz],
-    y[:n_rows], slow[:n_slow] are valid.
-    """
-    n_newlines, n_colons = count_newlines_and_colons(buf)
-    indptr = np.empty(n_newlines + 2, dtype=np.int64)
-    indptr[0] = 0
-    y = np.empty(n_newlines + 1, dtype=np.float64)
-    indices = np.empty(n_colons, dtype=np.int32)
-    data = np.empty(n_colons, dtype=np.float64)
-    slow = np.empty((64, 4), dtype=np.int64)
-    (error, line, error_start, error_end, error_aux, n_rows, nnz, largest_index, slow,
-     n_slow) = parse_libsvm_into(buf, max_index, indptr, indices, data, y, 0, slow)
-    return (error, line, error_start, error_end, error_aux, indptr, indices, data, y,
-            n_rows, nnz, largest_index, slow, n_slow)
-
-
-@njit(cache=True, nogil=True)
-def parse_libsvm_into(buf, max_index, indptr, indices, data, y, first_row, slow):
-    """Parse a whole number of LIBSVM lines, appending rows to CSR arrays from row
-    first_row on (indptr[first_row] holds the nonzeros before it), so that a file can be
-    parsed a chunk at a time into one set of arrays. The caller guarantees room: at
-    least newlines + 1 more rows and colons more nonzeros than buf holds.
-
-    Returns (error, line, error_start, error_end, error_aux, n_rows, nnz, largest_index,
-    slow, n_slow): n_rows and nnz are the totals including the rows before first_row.
-    `line` is the 0-based line inside buf of an error (the number of lines in buf when
-    there is none); error_start/end span the offending text in buf; error_aux is the
-    feature index (or the previous index for ERR_INDEX_NOT_INCREASING). `slow` (grown
-    when full, returned) lists the tokens left to Python's float(), with positions in
-    buf and targets in the arrays. `largest_index` is the largest 1-based feature index
-    in buf; indices above max_index fail.
-    """
-    n = buf.shape[0]
-    # np.int64(0), not 0: a loop variable that starts as a literal makes Numba compile
-    # the helpers it is passed to once more, for Literal[int](0)
-    n_slow = np.int64(0)
-    n_rows = first_row
-    nnz = indptr[first_row]
-    line = np.int64(0)
-    largest_index = 0
-    error = OK
-    error_start = 0
-    error_end = 0
-    error_aux = 0
-    pos = 0
-    while pos < n:
-        while pos < n and _BYTE_CLASS[buf[pos]] == _BLANK:
-            pos += 1
-        if pos >= n:
-            break
-        kind = _BYTE_CLASS[buf[pos]]
-        if kind == _NEWLINE:  # blank line
-            pos += 1
-            line += 1
-            continue
-        if kind == _HASH:  # comment-only line
-            pos = _skip_to_newline(buf, pos, n)
-            continue
-
-        # The label.
-        token_start = pos
-        number_kind, value, pos = _scan_number(buf, pos, n)
-        if pos < n and _BYTE_CLASS[buf[pos]] == _TEXT:
-            number_kind = _NUM_INVALID
-        if number_kind != _NUM_EXACT:
-            if number_kind == _NUM_SLOW:
-                slow, n_slow = _push_slow(slow, n_slow, token_start, pos, -1 - n_rows, line)
-            else:
-                error = ERR_LABEL_NOT_FINITE if number_kind == _NUM_NAN_INF else ERR_LABEL_NOT_NUMBER
-                error_start = token_start
-                error_end = _token_end(buf, pos, n)
-                break
-        y[n_rows] = value
-
-        # The features.
-        previous_index = 0
-        row_start = nnz
-        while True:
+        Returns (error, line, error_start, error_end, error_aux, n_rows, nnz,
+        largest_index, slow, n_slow): n_rows and nnz are the totals including the rows
+        before first_row. `line` is the 0-based line inside buf of an error (the number of
+        lines in buf when there is none); error_start/end span the offending text in buf;
+        error_aux is the feature index (or the previous index for
+        ERR_INDEX_NOT_INCREASING). `slow` (grown when full, returned) lists the tokens left
+        to Python's float(), with positions in buf and targets in the arrays.
+        `largest_index` is the largest 1-based feature index in buf; indices above
+        max_index fail.
+        """
+        n = buf.shape[0]
+        # np.int64(0), not 0: a loop variable that starts as a literal makes Numba compile
+        # the helpers it is passed to once more, for Literal[int](0)
+        n_slow = np.int64(0)
+        n_rows = first_row
+        nnz = indptr[first_row]
+        line = np.int64(0)
+        largest_index = 0
+        error = OK
+        error_start = 0
+        error_end = 0
+        error_aux = 0
+        pos = 0
+        line_start = 0
+        while pos < n:
             while pos < n and _BYTE_CLASS[buf[pos]] == _BLANK:
                 pos += 1
             if pos >= n:
                 break
             kind = _BYTE_CLASS[buf[pos]]
-            if kind == _NEWLINE:
-                break
-            if kind == _HASH:
-                pos = _skip_to_newline(buf, pos, n)
-                break
-            token_start = pos
-            index = 0
-            while pos < n:
-                d = np.int64(buf[pos]) - 48
-                if d < 0 or d > 9:
-                    break
-                if index < 10_000_000_000:
-                    index = index * 10 + d
+            if kind == _NEWLINE:  # blank line
                 pos += 1
-            if pos == token_start or pos >= n or buf[pos] != 58:
-                code, index, pos = _unusual_index_token(buf, token_start, n, nnz == row_start)
-                if code == -1:  # qid:N, ignored
-                    continue
-                if code != OK:
-                    error = code
-                    error_start = token_start
-                    error_end = pos
-                    error_aux = index
-                    break
-            if index < 1:
-                error = ERR_INDEX_BELOW_ONE
-            elif index > max_index:
-                error = ERR_INDEX_TOO_LARGE
-            elif index <= previous_index:
-                error = ERR_INDEX_NOT_INCREASING
-            if error != OK:
-                error_start = token_start
-                error_end = pos
-                error_aux = previous_index if error == ERR_INDEX_NOT_INCREASING else index
-                break
-            pos += 1  # the ':'
-            value_start = pos
-            number_kind, value, pos = _scan_number(buf, pos, n)
+                line += 1
+                continue
+            if kind == _HASH:  # comment-only line
+                pos = _skip_to_newline(buf, pos, n)
+                continue
+            line_start = pos
+
+            # The label.
+            token_start = pos
+            if general:
+                number_kind, value, pos = _scan_number(buf, pos, n)
+            else:
+                number_kind, value, pos = _scan_fast_path_number(buf, pos, n)
             if pos < n and _BYTE_CLASS[buf[pos]] == _TEXT:
                 number_kind = _NUM_INVALID
             if number_kind != _NUM_EXACT:
+                if not general:
+                    error = NEEDS_GENERAL
+                    break
                 if number_kind == _NUM_SLOW:
-                    slow, n_slow = _push_slow(slow, n_slow, value_start, pos, nnz, line)
+                    slow, n_slow = _push_slow(slow, n_slow, token_start, pos, -1 - n_rows,
+                                              line)
                 else:
-                    error = ERR_VALUE_NOT_FINITE if number_kind == _NUM_NAN_INF else ERR_VALUE_NOT_NUMBER
-                    error_start = value_start
+                    error = (ERR_LABEL_NOT_FINITE if number_kind == _NUM_NAN_INF
+                             else ERR_LABEL_NOT_NUMBER)
+                    error_start = token_start
                     error_end = _token_end(buf, pos, n)
+                    break
+            y[n_rows] = value
+
+            # The features.
+            previous_index = 0
+            row_start = nnz
+            while True:
+                while pos < n and _BYTE_CLASS[buf[pos]] == _BLANK:
+                    pos += 1
+                if pos >= n:
+                    break
+                kind = _BYTE_CLASS[buf[pos]]
+                if kind == _NEWLINE:
+                    break
+                if kind == _HASH:
+                    pos = _skip_to_newline(buf, pos, n)
+                    break
+                token_start = pos
+                index = 0
+                while pos < n:
+                    d = np.int64(buf[pos]) - 48
+                    if d < 0 or d > 9:
+                        break
+                    if index < 10_000_000_000:
+                        index = index * 10 + d
+                    pos += 1
+                if pos == token_start or pos >= n or buf[pos] != 58:
+                    if not general:
+                        error = NEEDS_GENERAL
+                        break
+                    code, index, pos = _unusual_index_token(buf, token_start, n,
+                                                            nnz == row_start)
+                    if code == -1:  # qid:N, ignored
+                        continue
+                    if code != OK:
+                        error = code
+                        error_start = token_start
+                        error_end = pos
+                        error_aux = index
+                        break
+                if index < 1:
+                    error = ERR_INDEX_BELOW_ONE
+                elif index > max_index:
+                    error = ERR_INDEX_TOO_LARGE
+                elif index <= previous_index:
+                    error = ERR_INDEX_NOT_INCREASING
+                if error != OK:
+                    error_start = token_start
+                    error_end = pos
+                    error_aux = previous_index if error == ERR_INDEX_NOT_INCREASING else index
+                    break
+                pos += 1  # the ':'
+                value_start = pos
+                if general:
+                    number_kind, value, pos = _scan_number(buf, pos, n)
+                else:
+                    number_kind, value, pos = _scan_fast_path_number(buf, pos, n)
+                if pos < n and _BYTE_CLASS[buf[pos]] == _TEXT:
+                    number_kind = _NUM_INVALID
+                if number_kind != _NUM_EXACT:
+                    if not general:
+                        error = NEEDS_GENERAL
+                        break
+                    if number_kind == _NUM_SLOW:
+                        slow, n_slow = _push_slow(slow, n_slow, value_start, pos, nnz, line)
+                    else:
+                        error = (ERR_VALUE_NOT_FINITE if number_kind == _NUM_NAN_INF
+                                 else ERR_VALUE_NOT_NUMBER)
+                        error_start = value_start
+                        error_end = _token_end(buf, pos, n)
+                        error_aux = index
+                        break
+                indices[nnz] = index - 1
+                data[nnz] = value
+                if data[nnz] - data[nnz] != 0:     # beyond float32's range in a float32 array
+                    error = ERR_VALUE_NOT_FINITE
+                    error_start = value_start
+                    error_end = pos
                     error_aux = index
                     break
-            indices[nnz] = index - 1
-            data[nnz] = value
-            if data[nnz] - data[nnz] != 0:     # beyond float32's range in a float32 array
-                error = ERR_VALUE_NOT_FINITE
-                error_start = value_start
-                error_end = pos
-                error_aux = index
+                nnz += 1
+                previous_index = index
+            if error != OK:
                 break
-            nnz += 1
-            previous_index = index
-        if error != OK:
-            break
-        if previous_index > largest_index:
-            largest_index = previous_index
-        n_rows += 1
-        indptr[n_rows] = nnz
-    return (error, line, error_start, error_end, error_aux, n_rows, nnz, largest_index,
-            slow, n_slow)
+            if previous_index > largest_index:
+                largest_index = previous_index
+            n_rows += 1
+            indptr[n_rows] = nnz
+        if error != OK and not general:
+            # the line's rows and nonzeros are the general kernel's to write
+            return (NEEDS_GENERAL, line, line_start, line_start, 0, n_rows, indptr[n_rows],
+                    largest_index, slow, n_slow)
+        return (error, line, error_start, error_end, error_aux, n_rows, nnz, largest_index,
+                slow, n_slow)
+    return njit(cache=True, nogil=True)(parse_into)
+
+
+parse_libsvm_into = _libsvm_parser(True)
+parse_fast_path_into = _libsvm_parser(False)
 
 
 @njit(cache=True, nogil=True)
@@ -462,126 +495,3 @@ def gather_tokens(buf, starts, ends):
         out[pos] = 32
         pos += 1
     return out
-
-
-# ---------------------------------------------------------------- writing
-
-
-@njit(cache=True, nogil=True)
-def plan_decimals(values):
-    """For each value x, the shortest (k, m) with |x| == m / 10**k exactly, k <= 22 and
-    m < 2**53, so that printing m with k decimals reads back as x. k = -1 when there is
-    no such form (e.g. 17-digit values, huge or tiny ones): those go through repr."""
-    decimals = np.empty(values.shape[0], dtype=np.int8)
-    mantissas = np.empty(values.shape[0], dtype=np.int64)
-    for i in range(values.shape[0]):
-        magnitude = abs(values[i])
-        decimals[i] = -1
-        mantissas[i] = 0
-        if not np.isfinite(magnitude):
-            continue
-        for k in range(23):
-            scale = _POW10[k]
-            scaled = magnitude * scale
-            if scaled >= _MAX_EXACT_INT:
-                break
-            nearest = np.int64(scaled + 0.5)
-            # scaled is rounded, so the right m may be one off the nearest integer.
-            found = -1
-            for candidate in (nearest, nearest - 1, nearest + 1):
-                if candidate >= 0 and candidate / scale == magnitude:
-                    found = candidate
-                    break
-            if found >= 0:
-                while k > 0 and found % 10 == 0:
-                    found //= 10
-                    k -= 1
-                decimals[i] = k
-                mantissas[i] = found
-                break
-    return decimals, mantissas
-
-
-@njit(cache=True, nogil=True)
-def _write_uint(out, pos, value):
-    n_digits = 1
-    rest = value
-    while rest >= 10:
-        rest //= 10
-        n_digits += 1
-    for j in range(n_digits - 1, -1, -1):
-        out[pos + j] = 48 + value % 10
-        value //= 10
-    return pos + n_digits
-
-
-@njit(cache=True, nogil=True)
-def _write_number(out, pos, value, k, mantissa, fallback_text, fallback_pos):
-    """Write value as planned by plan_decimals; returns (pos, fallback_pos)."""
-    if k < 0:
-        # Copy the next repr() token of the fallback text (tokens end with a space).
-        while fallback_text[fallback_pos] != 32:
-            out[pos] = fallback_text[fallback_pos]
-            pos += 1
-            fallback_pos += 1
-        return pos, fallback_pos + 1
-    if value < 0 or (value == 0 and np.signbit(value)):
-        out[pos] = 45
-        pos += 1
-    if k >= 16:  # mantissa < 2**53 < 10**16: no integer part
-        integer_part = 0
-        fraction = mantissa
-    else:
-        integer_part = mantissa // _POW10_INT[k]
-        fraction = mantissa - integer_part * _POW10_INT[k]
-    pos = _write_uint(out, pos, integer_part)
-    if k > 0:
-        out[pos] = 46
-        pos += 1
-        for j in range(k - 1, -1, -1):
-            out[pos + j] = 48 + fraction % 10
-            fraction //= 10
-        pos += k
-    return pos, fallback_pos
-
-
-# Longest text of one feature (" 2147483647:" + a 25-byte number) and of one label + '\n'.
-MAX_FEATURE_BYTES = 40
-MAX_LABEL_BYTES = 28
-
-
-@njit(cache=True, nogil=True)
-def format_rows(indptr, indices, data, y, row_start, row_end,
-                value_decimals, value_mantissas, value_fallback,
-                label_decimals, label_mantissas, label_fallback, out):
-    """Write rows [row_start, row_end) as LIBSVM lines into out; returns the byte count,
-    or -1 - row if that row's indices are not strictly increasing. value_* and label_*
-    come from plan_decimals over data[indptr[row_start]:indptr[row_end]] and
-    y[row_start:row_end]; the *_fallback buffers hold the repr() texts of the values
-    planned as -1, in order, each followed by a space."""
-    pos = 0
-    value_fallback_pos = 0
-    label_fallback_pos = 0
-    first_nonzero = indptr[row_start]
-    for row in range(row_start, row_end):
-        r = row - row_start
-        pos, label_fallback_pos = _write_number(out, pos, y[row], label_decimals[r],
-                                                label_mantissas[r], label_fallback,
-                                                label_fallback_pos)
-        previous = -1
-        for k in range(indptr[row], indptr[row + 1]):
-            index = indices[k]
-            if index <= previous:
-                return -1 - row
-            previous = index
-            out[pos] = 32
-            pos = _write_uint(out, pos + 1, np.int64(index) + 1)
-            out[pos] = 58
-            pos += 1
-            c = k - first_nonzero
-            pos, value_fallback_pos = _write_number(out, pos, data[k], value_decimals[c],
-                                                    value_mantissas[c], value_fallback,
-                                                    value_fallback_pos)
-        out[pos] = 10
-        pos += 1
-    return pos

@@ -103,19 +103,55 @@ def compiled_functions(tmp_path, *command):
             if name.startswith("dlinear.")]
 
 
-# What a cold `train -s 1` of the small example needs: the LIBSVM reader (any of its
-# helpers, and its decimal conversion) and the serial dual CD kernel with its random permutations. Not the column
-# bitmaps (a small block is sorted), not the threaded or cluster variants.
-S1_KERNELS = {"dlinear.kernels.dual_cd_svc.dual_cd_svc", "dlinear.kernels.rng.shuffle_prefix"}
-READER = ("dlinear.kernels.libsvm.", "dlinear.kernels.decimal.")
+# What a cold `train -s 1` of the small example needs: the LIBSVM reader's fast-path
+# kernel (the example's numbers all take Clinger's fast path) and the serial dual CD
+# kernel with its random permutations. Not the general reader (Eisel-Lemire, qid, the
+# error paths), not the column bitmaps (a small block is sorted), not the threaded or
+# cluster variants.
+S1_KERNELS = {"dlinear.kernels.libsvm._libsvm_parser.<locals>.parse_into[general=False]",
+              "dlinear.kernels.libsvm._number_scanner.<locals>.scan_number[general=False]",
+              "dlinear.kernels.libsvm._skip_to_newline",
+              "dlinear.kernels.dual_cd_svc.dual_cd_svc", "dlinear.kernels.rng.shuffle_prefix"}
 
 
 @pytest.mark.slow
-def test_a_cold_s1_run_compiles_the_reader_and_the_serial_kernel_once_each(tmp_path):
+def test_a_cold_s1_run_compiles_the_fast_path_reader_and_the_serial_kernel_once_each(
+        tmp_path):
     found = compiled_functions(tmp_path, "train", "-q", "-s", "1", str(EXAMPLE),
                                str(tmp_path / "model"))
     names = [name for name, _ in found]
-    assert {n for n in names if not n.startswith(READER)} == S1_KERNELS, found
+    assert set(names) == S1_KERNELS, found
     # one signature each: a second one (read-only or literal arguments, int32 against
     # int64) is a whole compilation more
     assert len(names) == len(set(names)), found
+
+
+@pytest.mark.slow
+def test_a_file_outside_the_fast_path_compiles_the_general_reader_too(tmp_path):
+    data = tmp_path / "long.train"
+    data.write_text("1 1:0.5 2:1\n-1 1:0.30000000000000004\n")
+    found = compiled_functions(tmp_path, "train", "-q", "-s", "1", str(data),
+                               str(tmp_path / "model"))
+    names = {name for name, _ in found}
+    assert {"dlinear.kernels.libsvm._libsvm_parser.<locals>.parse_into[general=True]",
+            "dlinear.kernels.libsvm._libsvm_parser.<locals>.parse_into[general=False]",
+            "dlinear.kernels.decimal.eisel_lemire"} <= names, found
+
+
+def test_a_run_leaves_scipy_linalg_unimported_and_numba_still_calls_blas(tmp_path):
+    """dlinear.kernels loads Numba's array support without its scipy.linalg probe; a
+    kernel that does use BLAS (np.dot) still gets it, importing scipy.linalg then."""
+    code = ("import sys\n"
+            "import numpy as np\n"
+            "from numba import njit\n"
+            "from dlinear.data import parse_libsvm_bytes\n"
+            "p = parse_libsvm_bytes(b'1 1:2 3:4\\n', 'mem')\n"
+            "assert 'scipy.linalg' not in sys.modules\n"
+            "dot = njit(lambda a, b: np.dot(a, b))\n"
+            "a = np.arange(30.0)\n"
+            "assert dot(a, a) == a @ a\n"
+            "assert 'scipy.linalg' in sys.modules\n")
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"))
+    r = subprocess.run([sys.executable, "-c", code], env=env, cwd=REPO, capture_output=True,
+                       text=True, timeout=600)
+    assert r.returncode == 0, r.stderr

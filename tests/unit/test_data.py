@@ -133,6 +133,36 @@ def test_parse_bytes_from_memory():
         parse_libsvm_bytes(b"1 1:2\nx 1:1\n", "mem", first_line=6)
 
 
+# Lines the fast-path kernel leaves to the general one, from the line they are on.
+UNUSUAL_LINES = ["1 qid:3 1:2", "-1 +2:0.5", "1 1:0.12345678901234567", "1 1:1e300",
+                 "0.30000000000000004 2:1", "1 1:2e-30 4:1"]
+
+
+@pytest.mark.parametrize("unusual", UNUSUAL_LINES)
+def test_fast_path_kernel_stops_at_the_line_it_cannot_parse_and_the_general_goes_on(unusual):
+    from dlinear.kernels import libsvm as kernel
+    plain = ["1 1:0.5 3:2", "", "# comment 1:1", "-1 2:1.25e3", "  2 1:-7 2:.5"]
+    lines = plain + [unusual] + plain + ["1 2:1"]
+    text = "\n".join(lines) + "\n"
+    buf = np.frombuffer(text.encode(), dtype=np.uint8)
+    indptr = np.zeros(len(lines) + 2, dtype=np.int64)
+    result = kernel.parse_fast_path_into(
+        buf, MAX_FEATURE_INDEX, indptr, np.empty(20, dtype=np.int32), np.empty(20),
+        np.empty(len(lines) + 1), 0, np.empty((64, 4), dtype=np.int64))
+    error, line, start, n_rows, nnz = (result[0], result[1], result[2], result[5], result[6])
+    assert error == kernel.NEEDS_GENERAL and line == len(plain)
+    assert start == text.index("\n" + unusual + "\n") + 1
+    assert (n_rows, nnz) == (3, 5)
+    # the whole text parses as its lines one at a time do
+    whole = parse_libsvm_bytes(text.encode(), "mem")
+    one_by_one = [parse_libsvm_bytes((line + "\n").encode(), "mem", allow_empty=True)
+                  for line in lines]
+    assert_same_problem(whole, concatenate([p for p in one_by_one if p.n_samples]))
+    # an error after the handover names its own line
+    with pytest.raises(DlinearError, match=rf"^mem: line {len(lines) + 1}: label 'x'"):
+        parse_libsvm_bytes((text + "x 1:1\n").encode(), "mem")
+
+
 def test_empty_block_allowed_on_request():
     p = parse_libsvm_bytes(b"# only a comment\n\n", "block", allow_empty=True)
     assert p.n_samples == 0 and p.nnz == 0 and p.n_features == 0

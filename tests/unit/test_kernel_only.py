@@ -9,17 +9,24 @@ KERNELS = ROOT / "dlinear" / "kernels"
 
 
 def kernel_only_functions():
-    """{name: module} of every @kernel_only function under dlinear/kernels."""
+    """{name: module} of every kernel-only function under dlinear/kernels: decorated with
+    @kernel_only, or made by a module-level factory that returns kernel_only(...)."""
     found = {}
     for path in sorted(KERNELS.glob("*.py")):
-        for name in re.findall(r"^@kernel_only\ndef (\w+)\(", path.read_text(), re.M):
+        text = path.read_text()
+        names = re.findall(r"^@kernel_only\ndef (\w+)\(", text, re.M)
+        factories = re.findall(r"^def (\w+)\((?:(?!^def ).)*?^    return kernel_only\(",
+                               text, re.M | re.S)
+        if factories:
+            names += re.findall(rf"^(\w+) = (?:{'|'.join(factories)})\(", text, re.M)
+        for name in names:
             found[name] = f"dlinear.kernels.{path.stem}"
     return found
 
 
 def test_kernel_only_functions_have_no_entry_point():
     found = kernel_only_functions()
-    assert {"_scan_number", "shuffle_prefix"} <= set(found)
+    assert {"_scan_number", "_scan_fast_path_number", "_token_end", "shuffle_prefix"} <= set(found)
     for name, module in found.items():
         options = getattr(importlib.import_module(module), name).targetoptions
         assert options.get("no_cpython_wrapper") and options.get("no_cfunc_wrapper"), name

@@ -22,10 +22,14 @@ def kernel_parse(tokens):
     text = "".join("0 " + " ".join(f"{j + 1}:{t}" for j, t in enumerate(row)) + "\n"
                    for row in rows).encode()
     buf = np.frombuffer(text, dtype=np.uint8)
-    result = kernel.parse_libsvm(buf, 2**31 - 2)
-    assert result[0] == kernel.OK
-    nnz, n_slow = result[10], result[13]
-    return result[7][:nnz], n_slow, text
+    n_rows, nnz = len(rows), len(tokens)
+    indptr = np.zeros(n_rows + 2, dtype=np.int64)
+    data = np.empty(nnz)
+    result = kernel.parse_libsvm_into(buf, 2**31 - 2, indptr, np.empty(nnz, dtype=np.int32),
+                                      data, np.empty(n_rows + 1), 0,
+                                      np.empty((64, 4), dtype=np.int64))
+    assert result[0] == kernel.OK and result[5:7] == (n_rows, nnz)
+    return data, result[9], text
 
 
 def random_double(rng):
