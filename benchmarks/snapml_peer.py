@@ -35,8 +35,8 @@ DLINEAR_EPS = {0: [1e-2, 3e-3, 1e-3, 3e-4, 1e-4, 3e-5, 1e-5, 1e-6],
                2: [1e-2, 3e-3, 1e-3, 3e-4, 1e-4, 3e-5, 1e-5, 1e-6],
                3: [1.0, 0.3, 0.1, 0.03, 0.01, 3e-3, 1e-3, 1e-4]}
 DLINEAR_EPS[1] = DLINEAR_EPS[3]
-# -s 7's stop (largest |g'| of a sweep) is far stricter than its eps suggests: at eps = 1
-# the rcv1-shaped set is already within 6e-10, so the ladder starts looser
+# -s 7's |g'| (the largest of a sweep) starts near 30 on the rcv1-shaped set and falls
+# below 1 by the sweep that reaches 1e-5, so its ladder starts looser
 DLINEAR_EPS[7] = [30.0, 10.0, 3.0] + DLINEAR_EPS[3]
 SNAPML_TOL = [1e-2, 3e-3, 1e-3, 3e-4, 1e-4, 3e-5, 1e-5, 1e-6, 1e-7]
 

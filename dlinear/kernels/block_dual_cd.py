@@ -310,10 +310,10 @@ def block_round_lr(layout, part_of, n_features, bias, y, C,
                    sq_norm, a1, a2, w, sigma, n_passes, innereps, state, step, dw, stats):
     """block_round_svc for the logistic regression dual: alpha_i = a1[i] and C_i - alpha_i
     = a2[i] (read only), the step d on alpha_i. Statistics: PG_MAX = max |y_i x_i.w +
-    log(alpha_i / (C_i - alpha_i))| (the dual's gradient at the round's start: LIBLINEAR's
-    Gmax), DUAL_PART = sum of the entropy terms less C_i log C_i, PRIMAL_LOSS = sum C_i
-    log(1 + exp(-y_i x_i.w)), STEP_LINEAR = the entropy's change over the full step (its
-    chord bounds it along the step), INNER_STEPS."""
+    log(alpha_i / (C_i - alpha_i))| (the dual's gradient at the round's start, as the -s 7
+    kernels measure it), DUAL_PART = sum of the entropy terms less C_i log C_i,
+    PRIMAL_LOSS = sum C_i log(1 + exp(-y_i x_i.w)), STEP_LINEAR = the entropy's change
+    over the full step (its chord bounds it along the step), INNER_STEPS."""
     l = len(part_of)
     index = np.empty(l, dtype=np.int64)
     n = 0

@@ -11,7 +11,9 @@ is the smaller side (g_1 or g_2 of the paper) by a safeguarded Newton method (a 
 leaving (0, C) is replaced by z <- eta z with eta = 0.1); the inner tolerance starts at
 1e-2 and shrinks tenfold (down to min(1e-8, eps)) whenever an outer iteration needed at
 most l/10 Newton steps; at most 100 Newton steps per sub-problem. Stop when the largest
-|g'(z)| met at the start of the sub-problems of one outer iteration is below eps.
+|g'(z)| at the current points of the sub-problems of one outer iteration is below eps:
+LIBLINEAR's iterates, and its test but for where g' is taken (LIBLINEAR takes it where
+its Newton starts, 0.1 z when the chosen side is the larger; `one_variable_newton`).
 No shrinking (LIBLINEAR has none for this solver). C_i is per instance.
 """
 import math
@@ -38,7 +40,8 @@ def one_variable_newton(a, b, a1, a2, Ci, innereps):
     """The one-variable sub-problem at alpha_i = a1 (C_i - alpha_i = a2), a = its Q_ii,
     b = its linear coefficient y_i x_i.w: minimised over alpha_i (sign +1) or over
     C_i - alpha_i (sign -1), whichever is the smaller side, by the safeguarded Newton
-    method. Returns (g'(z) at the start, the new value of that side, sign, Newton steps)."""
+    method. Returns (g'(z_old), the gradient at the current point; the new value of that
+    side, sign, Newton steps)."""
     sign = 1.0
     z_old = a1
     if 0.5 * a * (a2 - a1) + b < 0.0:
@@ -46,10 +49,16 @@ def one_variable_newton(a, b, a1, a2, Ci, innereps):
         z_old = a2
     # g(z) = z log z + (C-z) log(C-z) + a/2 (z - z_old)^2 + sign b (z - z_old)
     z = z_old
+    gp = sign * b + math.log(z / (Ci - z))
+    first_gp = gp               # g'(z_old): the gradient at the current point
     if Ci - z < 0.5 * Ci:
+        # the chosen side is the larger: Newton starts from 0.1 z_old, as LIBLINEAR's
+        # does, whose stop measures g' there, not at z_old: a row near alpha = C/2 whose
+        # side flips reports |g'| ~ 3.4 however close to its optimum, which holds the
+        # largest |g'| of a sweep on a plateau for several sweeps (BENCHMARKS.md,
+        # "Against Snap ML (Newton -s 0, -s 2 and dual CD -s 3)")
         z = 0.1 * z
-    gp = a * (z - z_old) + sign * b + math.log(z / (Ci - z))
-    first_gp = gp
+        gp = a * (z - z_old) + sign * b + math.log(z / (Ci - z))
     inner = 0
     while inner <= MAX_INNER_ITER:
         if abs(gp) < innereps:

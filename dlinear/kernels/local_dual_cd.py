@@ -80,7 +80,7 @@ def local_sweep_part(indptr, indices, data, n_features, bias, l2_loss, inst, ind
 def lr_local_sweep_part(indptr, indices, data, n_features, bias, inst, index, lo, hi,
                         innereps, w, v, sigma):
     """-s 7: the local sub-problems of index[lo:hi] from v = w (written into `v`).
-    Returns (largest |g'(z)| at the sub-problems' starts, Newton steps)."""
+    Returns (largest |g'(z)| at the sub-problems' current points, Newton steps)."""
     for j in range(len(w)):
         v[j] = w[j]
     Gmax = 0.0

@@ -21,7 +21,7 @@ def lr_state(indptr, indices, data, n_features, bias, y, C, w):
 def lr_async_sweep_part(indptr, indices, data, n_features, bias, inst, index, lo, hi,
                         innereps, w):
     """The sub-problems of index[lo:hi], w shared, each addition atomic. Returns
-    (largest |g'(z)| at the sub-problems' starts, Newton steps)."""
+    (largest |g'(z)| at the sub-problems' current points, Newton steps)."""
     Gmax = 0.0
     newton_iter = 0
     for s in range(lo, hi):
