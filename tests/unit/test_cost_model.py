@@ -114,8 +114,8 @@ def test_the_choice_line_says_both_predictions():
            "local cluster of 2" in line
 
 
-# `python -m benchmarks.backend_cost check` (BENCHMARKS.md, "Wide data on a local cluster
-# and the cost model re-measured"): each shape as the CLI read it, and the CPU seconds
+# `python -m benchmarks.backend_cost check` (BENCHMARKS.md, "The default backend by a
+# cost model"): each shape as the CLI read it, and the CPU seconds
 # measured on each path's critical path (held out: none was used for the constants)
 MEASURED = [  # shape (rows, nonzeros, n, occurring, growth, read s, text bytes), process s,
     # cluster s
