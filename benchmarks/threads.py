@@ -102,7 +102,7 @@ def main(argv=None):
     report = harness.Report("threads", args)
     problem = load(args.file)
     report.note(f"{args.file}: {problem.n_samples} rows, {problem.n_features} features, "
-                f"{problem.nnz} nonzeros; {len(PO.row_chunks(problem.indptr, problem.n_features))}"
+                f"{problem.nnz} nonzeros; {len(PO.row_chunks(problem.indptr, problem.indices, problem.n_features))}"
                 f" row chunks; {os.cpu_count()} cores")
     solvers = [int(s) for s in args.solvers.split(",")]
     harness.warm_up(problem, [Params(solver_type=s) for s in solvers], n_threads=2)
@@ -135,7 +135,7 @@ def main(argv=None):
             report.note(f"-s {row['solver']}: 2 threads {row['speedup']:.3f}x, "
                         f"{row['speedup'] / ceiling:.0%} of the ceiling {ceiling:.3f}x")
 
-    n_chunks = len(PO.row_chunks(problem.indptr, problem.n_features))
+    n_chunks = len(PO.row_chunks(problem.indptr, problem.indices, problem.n_features))
     for s in solvers:
         with harness.benchmark_lock(args.lock), _Profile() as profile:
             t = harness.timed(lambda: train(problem, Params(solver_type=s), n_threads=1))

@@ -37,6 +37,15 @@ def compact_columns(indices: np.ndarray, n_features: int):
     return used, np.searchsorted(used, indices).astype(np.int32)
 
 
+def count_columns(indices, n_features: int) -> int:
+    """The number of distinct columns in `indices` (a CSR block's column indices), by a
+    bitmap where it fits (_flags_fit), else by sorting."""
+    indices = _int32(indices)
+    if _flags_fit(len(indices), n_features):
+        return int(_k.count_marked(_k.mark_columns(indices, int(n_features))))
+    return len(np.unique(indices))
+
+
 def _int32(indices):
     indices = np.asarray(indices)
     return indices if indices.dtype == np.int32 else indices.astype(np.int32)

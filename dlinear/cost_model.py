@@ -37,9 +37,11 @@ from .data import read_parts
 
 # ---- measured constants (python -m benchmarks.backend_cost constants) ----------------
 # 2026-11-25 03:20-03:33 UTC, 2 cores shared with other jobs (load 3-5): CPU seconds,
-# after compaction and threads were merged (BENCHMARKS.md, "Wide data on a local cluster
-# and the cost model re-measured"; the round's rate fitted again from the same run's
-# rows once a pass's rate was interpolated between NARROW_BYTES and WIDE_BYTES)
+# after compaction and threads were merged (BENCHMARKS.md, "The default backend by a
+# cost model"; the round's rate fitted again from the same run's
+# rows once a pass's rate was interpolated between NARROW_BYTES and WIDE_BYTES); measured
+# again 2026-11-26 at 3-4x that load and kept: those values predicted the held-out shapes
+# worse, with the same choices (same section)
 # one pass, per nonzero, one thread, on sets whose touched columns' weights (8 bytes
 # each) take NARROW_BYTES (rcv1-like: 47,236 columns) and WIDE_BYTES (click-like 1.6M
 # rows: 1,142,800 columns); between them the cost grows with the log of those bytes

@@ -31,6 +31,15 @@ def mark_columns(indices, n_columns):
 
 
 @njit(cache=True, nogil=True)
+def count_marked(words):
+    """The number of set bits of a bitmap (the columns mark_columns found)."""
+    m = 0
+    for w in range(words.shape[0]):
+        m += np.int64(_popcount(words[w]))
+    return m
+
+
+@njit(cache=True, nogil=True)
 def used_columns(words):
     """(the set columns in increasing order, int32; the number of set bits before each
     word, int32)."""

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ..columns import count_columns
 from ..kernels import primal_ops as K
 from ..solver_table import SOLVERS
 from ..threads import PassPool
@@ -37,21 +38,26 @@ LINESEARCH_ETA = 0.01
 MAX_NUM_LINESEARCH = 20
 
 # A threaded LossTerm splits the rows into chunks of about CHUNK_NNZ nonzeros, and of at
-# least NNZ_PER_PART x n_variables, so that adding up the chunks' n-vectors stays a small
-# share of a pass (wide data get fewer, larger chunks). The chunks depend on the data
-# alone, never on the number of threads.
+# least NNZ_PER_PART x (the columns the rows use), so that adding up the chunks' n-vectors
+# stays a small share of a pass (wide data get fewer, larger chunks). The chunks depend on
+# the rows alone, never on the number of threads, nor on columns no row uses: a fit on the
+# columns that occur (dlinear.columns) cuts the same chunks, so its sums, hence its model,
+# are those of the fit on all columns, to the bit.
 CHUNK_NNZ = 1 << 20
 NNZ_PER_PART = 8
 
 
-def row_chunks(indptr, n_variables: int) -> list:
+def row_chunks(indptr, indices, n_features: int, bias: float = -1.0) -> list:
     """(start, stop) row ranges of one CSR block with about the same number of nonzeros
-    each (see CHUNK_NNZ); a function of the data alone."""
+    each (see CHUNK_NNZ); a function of the rows alone."""
     l = len(indptr) - 1
-    nnz = int(indptr[-1]) - int(indptr[0])
-    size = max(CHUNK_NNZ, NNZ_PER_PART * int(n_variables))
+    start, nnz = int(indptr[0]), int(indptr[-1]) - int(indptr[0])
+    columns = n_features
+    if NNZ_PER_PART * (n_features + 1) > CHUNK_NNZ:      # the count can move the size
+        columns = count_columns(indices[start:start + nnz], n_features)
+    size = max(CHUNK_NNZ, NNZ_PER_PART * (columns + (1 if bias >= 0 else 0)))
     n_chunks = max(1, min(l, -(-nnz // size)))
-    cuts = np.searchsorted(indptr, int(indptr[0]) + np.arange(1, n_chunks) * (nnz / n_chunks))
+    cuts = np.searchsorted(indptr, start + np.arange(1, n_chunks) * (nnz / n_chunks))
     bounds = [0] + [int(min(max(c, 0), l)) for c in cuts] + [l]
     return [(a, b) for a, b in zip(bounds[:-1], bounds[1:]) if b > a]
 
@@ -206,7 +212,7 @@ class _Chunks:
         self.pool = PassPool(n_threads, "newton")
         self.views = []     # per chunk: its indptr, the block's indices, data, and its rows
         for b, rows in t._pieces():
-            for a, e in row_chunks(b.indptr, t.n_variables):
+            for a, e in row_chunks(b.indptr, b.indices, t.n_features, t.bias):
                 r = slice(rows.start + a, rows.start + e)
                 self.views.append((b.indptr[a:e + 1], b.indices, b.data, t.y[r], t.C[r],
                                    t._z[r], t._zs[r], t._rows[r], t._coef[r]))

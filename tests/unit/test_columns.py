@@ -8,9 +8,10 @@ import scipy.sparse as sp
 
 from dlinear import Params, Problem
 from dlinear.columns import (SORTED_BLOCK_NNZ, compact_columns, compact_problem,
-                             fits_on_occurring_columns)
+                             count_columns, fits_on_occurring_columns)
 from dlinear.model import save_model
 from dlinear.solver_table import SOLVERS
+from dlinear.solvers import primal_objectives as PO
 from dlinear.solvers.primal_objectives import LOSS_OF_SOLVER, PrimalObjective
 from dlinear.train import _on_occurring_columns, train_in_process
 from dlinear.modes import Mode
@@ -127,6 +128,35 @@ def test_same_model_as_on_all_columns(solver, extra, classes, bias, tmp_path):
         assert _on_occurring_columns(problem, params.resolved(), Mode.ONE_PROBLEM,
                                      np.arange(3)) is not None
     _assert_same_model(*_both(problem, params), tmp_path)
+
+
+@pytest.mark.parametrize("solver", [0, 2, 11])
+@pytest.mark.parametrize("threads", [1, 2])
+def test_same_model_when_the_newton_passes_run_in_row_chunks(solver, threads, monkeypatch,
+                                                              tmp_path):
+    """A binary or regression Newton fit cuts its rows into chunks of at least
+    NNZ_PER_PART x (the columns the rows use) nonzeros: the same chunks on all n columns
+    as on the occurring ones (sized by n, the fit on all columns would add its sums in
+    one chunk and the compacted fit in several: other bits)."""
+    monkeypatch.setattr(PO, "CHUNK_NNZ", 300)
+    monkeypatch.setattr(PO, "NNZ_PER_PART", 1)
+    problem = wide_problem(n_classes=2, regression=solver == 11, seed=11)
+    assert len(PO.row_chunks(problem.indptr, problem.indices, problem.n_features, 1.0)) > 3
+    columns = compact_problem(problem)
+    assert PO.row_chunks(problem.indptr, problem.indices, problem.n_features, 1.0) \
+        == PO.row_chunks(columns.problem.indptr, columns.problem.indices,
+                         columns.problem.n_features, 1.0)
+    params = Params(solver_type=solver, C=4.0, bias=1.0)
+    _assert_same_model(train_in_process(problem, params, n_threads=threads),
+                       train_in_process(problem, params, n_threads=threads, compact=False),
+                       tmp_path)
+
+
+def test_count_columns_against_numpy():
+    rng = np.random.default_rng(8)
+    for n, nnz in [(50, SORTED_BLOCK_NNZ + 1), (1 << 24, 1000), (5000, 3000)]:
+        indices = rng.integers(0, n, size=nnz).astype(np.int32)
+        assert count_columns(indices, n) == len(np.unique(indices))
 
 
 def test_same_model_with_weights_and_class_weights(tmp_path):

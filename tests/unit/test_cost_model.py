@@ -114,15 +114,15 @@ def test_the_choice_line_says_both_predictions():
            "local cluster of 2" in line
 
 
-# `python -m benchmarks.backend_cost check` (BENCHMARKS.md, "Wide data on a local cluster
-# and the cost model re-measured"): each shape as the CLI read it, and the CPU seconds
+# `python -m benchmarks.backend_cost check` (BENCHMARKS.md, "The default backend by a
+# cost model"): each shape as the CLI read it, and the CPU seconds
 # measured on each path's critical path (held out: none was used for the constants)
 MEASURED = [  # shape (rows, nonzeros, n, occurring, growth, read s, text bytes), process s,
-    # cluster s
-    ((799937, 31197557, 16777143, 838441, 0.7147, 0.882, 262330479), 6.03, 9.67),  # click
-    ((199606, 14982518, 47232, 47232, 0.5322, 0.7991, 384726204), 1.04, 3.04),     # rcv1
-    ((541493, 40644621, 47232, 47232, 0.5322, 2.347, 1043686428), 3.65, 5.60),     # rcv1
-    ((3199709, 124788664, 16777143, 2258349, 0.7147, 3.45, 1049308764), 24.30, 25.92),
+    # cluster s (2026-11-26 12:38-12:41 UTC)
+    ((799937, 31197557, 16777143, 838441, 0.7147, 1.684, 262330479), 4.24, 9.76),  # click
+    ((542000, 40647024, 47236, 47236, 0.006584, 0.1423, 0), 1.91, 4.39),   # rcv1, binary
+    ((541493, 40644621, 47232, 47232, 0.5322, 3.534, 1043686428), 4.22, 6.69),     # rcv1
+    ((3199709, 124788664, 16777143, 2258349, 0.7147, 7.503, 1049308764), 22.94, 27.89),
 ]
 
 

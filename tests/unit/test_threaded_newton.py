@@ -49,7 +49,7 @@ def test_same_model_on_1_2_and_3_threads(solver, driver, bias, R, binary, small_
 
 
 def test_chunks_depend_on_the_data_only(binary, small_chunks):
-    chunks = row_chunks(binary.indptr, binary.n_features)
+    chunks = row_chunks(binary.indptr, binary.indices, binary.n_features, 1.0)
     assert len(chunks) > 5
     assert chunks[0][0] == 0 and chunks[-1][1] == binary.n_samples
     assert all(a[1] == b[0] for a, b in zip(chunks[:-1], chunks[1:]))
