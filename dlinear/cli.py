@@ -298,6 +298,15 @@ def _fail(message: str, usage: bool = False, status: int = 1,
     return status
 
 
+def command_line(argv, command, program: str, usage: str, **answers) -> int:
+    """dlinear's commands: argv (default sys.argv[1:]) empty prints `usage` on stderr,
+    exit 1; else exit_status(command(argv)), with `answers` passed on."""
+    argv = sys.argv[1:] if argv is None else argv
+    if not argv:
+        return _print_usage(usage, 1)
+    return exit_status(lambda: command(argv), program, usage, **answers)
+
+
 def exit_status(command, program: str = "dlinear", usage: str = "",
                 usage_hint: str = " (run with -h for the options)", error_status: int = 1) -> int:
     """Runs command() and returns its exit status; what it raises is the command line's
@@ -411,10 +420,7 @@ def input_shape(train_file, storage_options=None) -> Data:
 
 
 def train_main(argv=None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    if not argv:
-        return _print_usage(TRAIN_USAGE, 1)
-    return exit_status(lambda: _train_command(argv), "dlinear-train", TRAIN_USAGE)
+    return command_line(argv, _train_command, "dlinear-train", TRAIN_USAGE)
 
 
 def _train_command(argv: list[str]) -> int:
@@ -541,10 +547,7 @@ def _train_and_save(data, params, opts, model_file, say, before_saving=lambda: N
 
 
 def predict_main(argv=None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    if not argv:
-        return _print_usage(PREDICT_USAGE, 1)
-    return exit_status(lambda: _predict_command(argv), "dlinear-predict", PREDICT_USAGE)
+    return command_line(argv, _predict_command, "dlinear-predict", PREDICT_USAGE)
 
 
 def _predict_command(argv: list[str]) -> int:

@@ -23,12 +23,11 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 import time
 
 from .cluster.session import CONNECT_TIMEOUT
-from .cli import (UsageError, _VersionRequested, exit_status, parse_train_args,
-                  version_line)
+from .cli import (UsageError, _HelpRequested, _VersionRequested, command_line, exit_status,
+                  parse_train_args, version_line)
 from .input_files import is_url
 from .errors import DlinearError
 
@@ -91,15 +90,13 @@ def parse_submit_args(argv: list[str]):
 
 
 def submit_main(argv=None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    if not argv or argv[0] in ("-h", "--help"):
-        (sys.stdout if argv else sys.stderr).write(USAGE)
-        return 0 if argv else 1
-    return exit_status(lambda: _submit_command(argv), "dlinear-submit", USAGE,
-                       usage_hint=" (run with -h for the usage)")
+    return command_line(argv, _submit_command, "dlinear-submit", USAGE,
+                        usage_hint=" (run with -h for the usage)")
 
 
 def _submit_command(argv: list[str]) -> int:
+    if argv[0] in ("-h", "--help"):
+        raise _HelpRequested
     name, params, opts, train_file, model_file = parse_submit_args(argv)
     from .cluster import cluster_client, make_security
     from .cluster.jobs import submit

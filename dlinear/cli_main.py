@@ -5,8 +5,8 @@ from __future__ import annotations
 import sys
 
 from .binary_format import convert_libsvm
-from .cli import (UsageError, _HelpRequested, _print_usage, exit_status, parse_storage_option,
-                  predict_main, train_main)
+from .cli import (UsageError, _HelpRequested, _print_usage, command_line, exit_status,
+                  parse_storage_option, predict_main, train_main)
 from .cli_input import read_weight_file
 
 
@@ -32,10 +32,7 @@ CONVERT_USAGE = (
 
 
 def convert_main(argv=None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    if not argv:
-        return _print_usage(CONVERT_USAGE, 1)
-    return exit_status(lambda: _convert_command(argv), usage=CONVERT_USAGE)
+    return command_line(argv, _convert_command, "dlinear", CONVERT_USAGE)
 
 
 def _convert_command(argv: list[str]) -> int:
