@@ -432,6 +432,8 @@ def _train_command(argv: list[str]) -> int:
 
 
 def _run_training(params, opts, train_file, model_file) -> int:
+    """What dlinear-train's options ask for (training, -v or -C), in this process or on
+    a cluster (_backend)."""
     if opts["find_C"]:
         _prepare_search(params, opts)
     check_parameter(params)

@@ -84,6 +84,7 @@ def _same_as_old(kind, out, old) -> bool:
     return (read_header(out).rows if kind == "convert" else out.read_text()) == old
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind, naming", [("train", "unnamed"), ("train", "named"),
                                           ("predict", "unnamed"), ("predict", "named"),
                                           ("convert", "named")])     # a directory has a name
@@ -106,6 +107,7 @@ def test_a_writer_killed_mid_write_leaves_the_old_output(tmp_path, files, kind, 
     assert not _same_as_old(kind, out, old)
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not fileio.UNNAMED_FILES, reason="no unnamed files (O_TMPFILE)")
 def test_a_writer_killed_between_link_and_rename_leaves_a_name_the_next_write_removes(
         tmp_path, files):
