@@ -21,6 +21,7 @@ from .binary_format import is_binary_dataset, read_dataset, read_header
 from .cost_model import BINARY_S_PER_NONZERO, columns_growth_of_parts, columns_seen
 from .data import Problem
 from .errors import ConvergenceWarning, DataError, DlinearError
+from .cli_exit import UsageError, _HelpRequested, _VersionRequested, command_line
 from .cli_input import check_model_size, check_weight_count, read_weight_file
 from .model import save_model
 from .modes import Choice, Cluster, Data, Mode, choose, is_map_reduce
@@ -120,28 +121,6 @@ PREDICT_USAGE = (
     "-q : quiet mode (no outputs)\n"
     "--version : print dlinear's version\n"
 )
-
-
-class UsageError(DlinearError):
-    """A command-line mistake: the message points to -h."""
-
-
-class _HelpRequested(Exception):
-    pass
-
-
-class _VersionRequested(Exception):
-    pass
-
-
-def version_line(program: str) -> str:
-    from . import __version__
-    return f"{program} (dlinear) {__version__}"
-
-
-def _print_version(program: str) -> int:
-    print(version_line(program))
-    return 0
 
 
 def parse_storage_option(text: str, options: dict) -> None:
@@ -279,53 +258,6 @@ def parse_train_args(argv: list[str]):
     train_file = rest[0]
     model_file = rest[1] if len(rest) == 2 else os.path.basename(train_file) + ".model"
     return params, opts, train_file, model_file
-
-
-def interrupted() -> int:
-    """Ctrl-C: one line and exit status 130 (128 + SIGINT), as a shell reports it."""
-    sys.stderr.write("dlinear: interrupted\n")
-    return 130
-
-
-def _print_usage(text: str, code: int) -> int:
-    (sys.stdout if code == 0 else sys.stderr).write(text)
-    return code
-
-
-def _fail(message: str, usage: bool = False, status: int = 1,
-          usage_hint: str = " (run with -h for the options)") -> int:
-    sys.stderr.write(f"ERROR: {message}{usage_hint if usage else ''}\n")
-    return status
-
-
-def command_line(argv, command, program: str, usage: str, **answers) -> int:
-    """dlinear's commands: argv (default sys.argv[1:]) empty prints `usage` on stderr,
-    exit 1; else exit_status(command(argv)), with `answers` passed on."""
-    argv = sys.argv[1:] if argv is None else argv
-    if not argv:
-        return _print_usage(usage, 1)
-    return exit_status(lambda: command(argv), program, usage, **answers)
-
-
-def exit_status(command, program: str = "dlinear", usage: str = "",
-                usage_hint: str = " (run with -h for the options)", error_status: int = 1) -> int:
-    """Runs command() and returns its exit status; what it raises is the command line's
-    answer: -h (_HelpRequested) prints `usage`, exit 0; --version (_VersionRequested)
-    prints `program`'s version, exit 0; a UsageError is one line ending in `usage_hint`,
-    exit 1; another DlinearError one line, exit `error_status`; Ctrl-C one line, exit 130
-    (interrupted)."""
-    try:
-        return command()
-    except _HelpRequested:
-        return _print_usage(usage, 0)
-    except _VersionRequested:
-        return _print_version(program)
-    except UsageError as e:
-        return _fail(str(e), usage=True, usage_hint=usage_hint)
-    except DlinearError as e:
-        return _fail(str(e), status=error_status)
-    except KeyboardInterrupt:
-        return interrupted()
 
 
 UNKNOWN_WEIGHT_LABEL = "WARNING: class label "    # LIBLINEAR writes it on stderr, even with -q

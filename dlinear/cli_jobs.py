@@ -26,8 +26,9 @@ import os
 import time
 
 from .cluster.session import CONNECT_TIMEOUT
-from .cli import (UsageError, _HelpRequested, _VersionRequested, command_line, exit_status,
-                  parse_train_args, version_line)
+from .cli import parse_train_args
+from .cli_exit import (UsageError, _HelpRequested, _VersionRequested, command_line, exit_status,
+                       version_line)
 from .input_files import is_url
 from .errors import DlinearError
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import sys
 
 from .binary_format import convert_libsvm
-from .cli import (UsageError, _HelpRequested, _print_usage, command_line, exit_status,
-                  parse_storage_option, predict_main, train_main)
+from .cli import parse_storage_option, predict_main, train_main
+from .cli_exit import UsageError, _HelpRequested, _print_usage, command_line, exit_status
 from .cli_input import read_weight_file
 
 

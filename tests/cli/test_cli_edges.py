@@ -68,7 +68,7 @@ def test_bad_labels_are_one_line_without_q(tmp_path, capsys, options):
 def test_every_command_answers_ctrl_c_and_errors_alike(tmp_path, capsys, monkeypatch,
                                                         command, where):
     """Each command of python -m dlinear turns a Ctrl-C into one line and exit 130, and a
-    user error into one line and exit 1 (cli.exit_status), whatever it was doing."""
+    user error into one line and exit 1 (cli_exit.exit_status), whatever it was doing."""
     args = {"train": ["--workers", "0", "t", "m"], "predict": ["t", "m", "out"],
             "convert": ["t", "d"], "make-data": ["--rows", "10", str(tmp_path / "d")]}
     for raised, status, line in [(KeyboardInterrupt, 130, "dlinear: interrupted"),
