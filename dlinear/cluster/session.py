@@ -134,7 +134,7 @@ LOCAL_CLUSTER_CONFIG = {"distributed.admin.tick.interval": "1s",
 @contextmanager
 def _open_client(scheduler, n_workers, security, log, connect_timeout):
     import dask
-    from distributed import Client
+    from distributed import Client, LocalCluster
     emit = log or (lambda line: None)
     scheduler = scheduler or os.environ.get(SCHEDULER_ENV) or None
     if scheduler:
@@ -157,99 +157,25 @@ def _open_client(scheduler, n_workers, security, log, connect_timeout):
         return
 
     n_workers = n_workers or os.cpu_count() or 1
-    cluster = _start_local_cluster(n_workers)
-    try:
-        client = Client(cluster)
-    except BaseException:
-        cluster.close()
-        raise
+    # workers' own logs stay quiet: errors reach the user through the client, once.
+    # ":0": a free port (None means the default 8787, which warns "Port 8787 is already
+    # in use" when another cluster runs); without bokeh there is no dashboard, silently
+    with _children_ignore_interrupts(), dask.config.set(LOCAL_CLUSTER_CONFIG):
+        cluster = LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
+                               dashboard_address=":0", silence_logs=logging.CRITICAL)
+    client = Client(cluster)
     try:
         link = f"; dashboard {client.dashboard_link}" if _has_bokeh() else ""
         emit(f"dlinear: started a local Dask cluster of {n_workers} worker processes{link}")
         yield client
     except KeyboardInterrupt:
-        _quiet_pending_tasks()
+        # what the interrupt left pending in the event loop ("Task exception was never
+        # retrieved", logged as the cluster closes) is not the user's business
+        logging.getLogger("asyncio").disabled = True
         raise
     finally:
         client.close()
         cluster.close()
-
-
-def _quiet_pending_tasks() -> None:
-    """After a Ctrl-C: what the interrupt left pending in the event loop ("Task exception
-    was never retrieved", logged as the cluster closes) is not the user's business."""
-    logging.getLogger("asyncio").disabled = True
-
-
-def _start_local_cluster(n_workers: int):
-    """A LocalCluster of n_workers single-threaded worker processes, started on a thread
-    that blocks SIGINT. Every process that thread's event loop starts (the workers, also
-    those a nanny starts again later) inherits the blocked signal, so a terminal's Ctrl-C,
-    which reaches the whole process group, is this process's alone to report, once
-    (POSIX; elsewhere the workers get the Ctrl-C too). The calling thread only waits, so a Ctrl-C during the start interrupts it at once: the
-    worker processes started so far are killed, and a cluster that starts all the same is
-    closed by its thread."""
-    import multiprocessing
-    from multiprocessing import resource_tracker
-
-    import dask
-    from distributed import LocalCluster
-    from distributed.deploy.spec import SpecCluster
-
-    before = set(multiprocessing.active_children())
-    clusters_before = set(getattr(SpecCluster, "_instances", ()))
-    state, lock, started = {}, threading.Lock(), threading.Event()
-
-    def start() -> None:
-        try:
-            if hasattr(signal, "pthread_sigmask"):      # POSIX
-                # multiprocessing starts its resource tracker on first use and unblocks
-                # SIGINT in the thread that does: started here, before the mask
-                resource_tracker.ensure_running()
-                signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-            # workers' own logs stay quiet: errors reach the user through the client,
-            # once. ":0": a free port (None means the default 8787, which warns "Port 8787
-            # is already in use" when another cluster runs); without bokeh there is no
-            # dashboard, silently
-            with dask.config.set(LOCAL_CLUSTER_CONFIG):
-                cluster = LocalCluster(n_workers=n_workers, threads_per_worker=1,
-                                       processes=True, dashboard_address=":0",
-                                       silence_logs=logging.CRITICAL)
-        except BaseException as e:
-            state["error"] = e
-        else:
-            with lock:
-                state["cluster"] = cluster
-                abandoned = state.get("abandoned", False)
-            if abandoned:
-                cluster.close()
-        finally:
-            started.set()
-
-    threading.Thread(target=start, name="dlinear: local cluster start", daemon=True).start()
-    try:
-        started.wait()
-    except BaseException:          # Ctrl-C
-        _quiet_pending_tasks()
-        with lock:
-            state["abandoned"] = True
-            cluster = state.get("cluster")
-        if cluster is not None:
-            cluster.close()
-        else:
-            # Dask closes its clusters as the interpreter exits, and would wait there for
-            # the start to end first: this one is abandoned, with its workers ended here
-            for abandoned in set(getattr(SpecCluster, "_instances", ())) - clusters_before:
-                abandoned.shutdown_on_close = False
-            new = [p for p in multiprocessing.active_children() if p not in before]
-            for p in new:
-                p.kill()
-            for p in new:
-                p.join()
-        raise
-    if "error" in state:
-        raise state["error"]
-    return state["cluster"]
 
 
 def _has_bokeh() -> bool:
@@ -258,3 +184,20 @@ def _has_bokeh() -> bool:
     except ImportError:
         return False
     return True
+
+
+@contextmanager
+def _children_ignore_interrupts():
+    """Processes started meanwhile ignore SIGINT (an ignored signal stays ignored across
+    exec): Ctrl-C in a terminal reaches the whole process group, and the interrupt is this
+    process's to report, once; closing the cluster ends the workers. A Ctrl-C while the
+    cluster starts is ignored too. Signal handlers belong to the main thread only."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
