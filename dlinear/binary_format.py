@@ -25,15 +25,14 @@ from __future__ import annotations
 import json
 import math
 import os
-import shutil
 import struct
-import tempfile
 from dataclasses import dataclass
 
 import numpy as np
 
 from .data import Problem, line_aligned_ranges, read_libsvm
 from .errors import DlinearError
+from .fileio import atomic_directory
 from .input_files import is_url, open_input, read_into
 from .kernels import csr_check as _check
 from .threads import PassPool
@@ -374,23 +373,8 @@ def convert_libsvm(source, target, weights: np.ndarray | None = None,
     size = open_input_size(name, storage_options)
     n_parts = max(1, math.ceil((size or part_text_bytes) / part_text_bytes))
     ranges = line_aligned_ranges(name, n_parts, storage_options)
-    parent = os.path.dirname(target)
-    try:
-        work = tempfile.mkdtemp(prefix=f".{os.path.basename(target)}.", suffix=".part",
-                                dir=parent)
-    except OSError as e:
-        raise DlinearError(f"can't write output directory {target}: {e.strerror}") from None
-    try:
-        umask = os.umask(0)       # mkdtemp makes the directory 0700: readable by workers
-        os.umask(umask)           # of other users as any output is
-        os.chmod(work, 0o777 & ~umask)
+    with atomic_directory(target) as work:
         _write_parts(name, work, ranges, weights, storage_options)
-        _replace_directory(work, target)
-    except BaseException as e:
-        shutil.rmtree(work, ignore_errors=True)
-        if isinstance(e, OSError):
-            raise DlinearError(f"can't write output directory {target}: {e}") from None
-        raise
     return read_header(target)
 
 
@@ -453,16 +437,3 @@ def _write_parts(name, work, ranges, weights, storage_options) -> dict:
         f.flush()
         os.fsync(f.fileno())
     return header
-
-
-def _replace_directory(work: str, target: str) -> None:
-    """Rename work to target; an existing (binary dataset) target is moved away first and
-    deleted after, so target is always a whole dataset."""
-    old = None
-    if os.path.exists(target):
-        old = tempfile.mkdtemp(prefix=f".{os.path.basename(target)}.", suffix=".old",
-                               dir=os.path.dirname(target))
-        os.rename(target, os.path.join(old, "dataset"))
-    os.rename(work, target)
-    if old is not None:
-        shutil.rmtree(old, ignore_errors=True)

@@ -21,6 +21,7 @@ from .binary_format import is_binary_dataset, read_dataset, read_header
 from .cost_model import BINARY_S_PER_NONZERO, columns_growth_of_parts, columns_seen
 from .data import Problem
 from .errors import ConvergenceWarning, DataError, DlinearError
+from .cli_exit import UsageError, _HelpRequested, _VersionRequested, command_line
 from .cli_input import check_model_size, check_weight_count, read_weight_file
 from .model import save_model
 from .modes import Choice, Cluster, Data, Mode, choose, is_map_reduce
@@ -120,28 +121,6 @@ PREDICT_USAGE = (
     "-q : quiet mode (no outputs)\n"
     "--version : print dlinear's version\n"
 )
-
-
-class UsageError(DlinearError):
-    """A command-line mistake: the message points to -h."""
-
-
-class _HelpRequested(Exception):
-    pass
-
-
-class _VersionRequested(Exception):
-    pass
-
-
-def version_line(program: str) -> str:
-    from . import __version__
-    return f"{program} (dlinear) {__version__}"
-
-
-def _print_version(program: str) -> int:
-    print(version_line(program))
-    return 0
 
 
 def parse_storage_option(text: str, options: dict) -> None:
@@ -281,23 +260,6 @@ def parse_train_args(argv: list[str]):
     return params, opts, train_file, model_file
 
 
-def interrupted() -> int:
-    """Ctrl-C: one line and exit status 130 (128 + SIGINT), as a shell reports it."""
-    sys.stderr.write("dlinear: interrupted\n")
-    return 130
-
-
-def _print_usage(text: str, code: int) -> int:
-    (sys.stdout if code == 0 else sys.stderr).write(text)
-    return code
-
-
-def _fail(message: str, usage: bool = False) -> int:
-    hint = " (run with -h for the options)" if usage else ""
-    sys.stderr.write(f"ERROR: {message}{hint}\n")
-    return 1
-
-
 UNKNOWN_WEIGHT_LABEL = "WARNING: class label "    # LIBLINEAR writes it on stderr, even with -q
 
 
@@ -390,71 +352,68 @@ def input_shape(train_file, storage_options=None) -> Data:
 
 
 def train_main(argv=None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    if not argv:
-        return _print_usage(TRAIN_USAGE, 1)
-    try:
-        params, opts, train_file, model_file = parse_train_args(argv)
-        if opts["find_C"]:
-            _prepare_search(params, opts)
-        check_parameter(params)
-        say, note = _say(opts["quiet"]), _note(opts["quiet"])
-        storage_options = opts["storage_options"] or None
-        backend = _backend(opts, params, train_file)
-        if backend.mode is not Mode.CLUSTER:
-            # a progress note, shown (as git's progress) only when stderr is a terminal:
-            # piped or captured stderr carries the result lines and errors alone
-            compiling = CompileNotice(note if sys.stderr.isatty() else (lambda line: None),
-                                      f"-s {params.solver_type}")
-            weights = read_weight_file(opts["weight_file"]) if opts["weight_file"] else None
-            with compiling:
-                problem = read_dataset(train_file, storage_options=storage_options,
-                                       dtype=opts["dtype"], n_threads=opts["threads"])
-            if weights is not None:
-                problem.sample_weight = check_weight_count(weights, problem.n_samples,
-                                                           opts["weight_file"], train_file)
-            nr_class = 1
-            if params.spec.kind == "classification":
-                # on the whole file, before any fold or search: the error names its instance
-                nr_class = len(first_appearance(problem.y))
-            check_model_size(problem.n_features, nr_class, params, problem)
-            _solver_note(opts)
-            where = _deferred(note if opts["workers"] is None else (lambda line: None),
-                              f"dlinear: {backend.describe()} (--workers n starts a local "
-                              "cluster)")
-            with compiling:
-                return _train_and_save(problem, params, opts, model_file,
-                                       _say(opts["quiet"], before=where), before_saving=where)
+    return command_line(argv, _train_command, "dlinear-train", TRAIN_USAGE)
 
-        if backend.reason is not None:      # the cost model chose the local cluster
-            note(f"dlinear: {backend.describe()} (--workers 0 trains in this process)")
-        security = make_security(opts["tls-ca-file"], opts["tls-cert"], opts["tls-key"])
-        with cluster_client(opts["scheduler"], opts["workers"], security, log=note,
-                            connect_timeout=opts["connect_timeout"]) as client:
-            weights = read_weight_file(opts["weight_file"]) if opts["weight_file"] else None
-            data = Dataset.from_path(train_file, client, storage_options=storage_options,
-                                     dtype=opts["dtype"])
-            if weights is not None:
-                data = with_sample_weight(data, check_weight_count(
-                    weights, data.n_samples, opts["weight_file"], train_file))
-            check_model_size(data.n_features, 1, params)
-            params, mode = training_mode(data, params, solver_named="-s" in opts["given"])
-            _solver_note(opts)
-            if not opts["quiet"]:
-                sys.stderr.write(f"dlinear: {mode}\n")
-            return _train_and_save(data, params, opts, model_file, say)
-    except _HelpRequested:
-        return _print_usage(TRAIN_USAGE, 0)
-    except _VersionRequested:
-        return _print_version("dlinear-train")
-    except UsageError as e:
-        return _fail(str(e), usage=True)
-    except DataError as e:
-        return _fail(f"{train_file}: {e}")
-    except DlinearError as e:
-        return _fail(str(e))
-    except KeyboardInterrupt:
-        return interrupted()
+
+def _train_command(argv: list[str]) -> int:
+    params, opts, train_file, model_file = parse_train_args(argv)
+    try:
+        return _run_training(params, opts, train_file, model_file)
+    except DataError as e:          # the content of the training file: name it
+        raise DlinearError(f"{train_file}: {e}") from None
+
+
+def _run_training(params, opts, train_file, model_file) -> int:
+    """What dlinear-train's options ask for (training, -v or -C), in this process or on
+    a cluster (_backend)."""
+    if opts["find_C"]:
+        _prepare_search(params, opts)
+    check_parameter(params)
+    say, note = _say(opts["quiet"]), _note(opts["quiet"])
+    storage_options = opts["storage_options"] or None
+    backend = _backend(opts, params, train_file)
+    if backend.mode is not Mode.CLUSTER:
+        # a progress note, shown (as git's progress) only when stderr is a terminal:
+        # piped or captured stderr carries the result lines and errors alone
+        compiling = CompileNotice(note if sys.stderr.isatty() else (lambda line: None),
+                                  f"-s {params.solver_type}")
+        weights = read_weight_file(opts["weight_file"]) if opts["weight_file"] else None
+        with compiling:
+            problem = read_dataset(train_file, storage_options=storage_options,
+                                   dtype=opts["dtype"], n_threads=opts["threads"])
+        if weights is not None:
+            problem.sample_weight = check_weight_count(weights, problem.n_samples,
+                                                       opts["weight_file"], train_file)
+        nr_class = 1
+        if params.spec.kind == "classification":
+            # on the whole file, before any fold or search: the error names its instance
+            nr_class = len(first_appearance(problem.y))
+        check_model_size(problem.n_features, nr_class, params, problem)
+        _solver_note(opts)
+        where = _deferred(note if opts["workers"] is None else (lambda line: None),
+                          f"dlinear: {backend.describe()} (--workers n starts a local "
+                          "cluster)")
+        with compiling:
+            return _train_and_save(problem, params, opts, model_file,
+                                   _say(opts["quiet"], before=where), before_saving=where)
+
+    if backend.reason is not None:      # the cost model chose the local cluster
+        note(f"dlinear: {backend.describe()} (--workers 0 trains in this process)")
+    security = make_security(opts["tls-ca-file"], opts["tls-cert"], opts["tls-key"])
+    with cluster_client(opts["scheduler"], opts["workers"], security, log=note,
+                        connect_timeout=opts["connect_timeout"]) as client:
+        weights = read_weight_file(opts["weight_file"]) if opts["weight_file"] else None
+        data = Dataset.from_path(train_file, client, storage_options=storage_options,
+                                 dtype=opts["dtype"])
+        if weights is not None:
+            data = with_sample_weight(data, check_weight_count(
+                weights, data.n_samples, opts["weight_file"], train_file))
+        check_model_size(data.n_features, 1, params)
+        params, mode = training_mode(data, params, solver_named="-s" in opts["given"])
+        _solver_note(opts)
+        if not opts["quiet"]:
+            sys.stderr.write(f"dlinear: {mode}\n")
+        return _train_and_save(data, params, opts, model_file, say)
 
 
 def _prepare_search(params, opts) -> None:
@@ -522,60 +481,54 @@ def _train_and_save(data, params, opts, model_file, say, before_saving=lambda: N
 
 
 def predict_main(argv=None) -> int:
+    return command_line(argv, _predict_command, "dlinear-predict", PREDICT_USAGE)
+
+
+def _predict_command(argv: list[str]) -> int:
     from .fileio import write_text_atomically
     from .model import load_model
     from .predict import (decision_values, evaluate, labels_from_decision_values,
                           probabilities_from_decision_values)
 
-    argv = sys.argv[1:] if argv is None else argv
-    if not argv:
-        return _print_usage(PREDICT_USAGE, 1)
-    try:
-        probability, quiet, i = 0, False, 0
-        while i < len(argv) and argv[i].startswith("-") and argv[i] != "-":
-            if argv[i] in ("-h", "--help"):
-                return _print_usage(PREDICT_USAGE, 0)
-            if argv[i] == "--version":
-                return _print_version("dlinear-predict")
-            if argv[i] == "-q":
-                quiet, i = True, i + 1
-            elif argv[i] == "-b" and i + 1 < len(argv):
-                probability = _number("-b", argv[i + 1], int)
-                if probability not in (0, 1):
-                    raise UsageError("-b takes 0 or 1")
-                i += 2
-            else:
-                raise UsageError(f"unknown option: {argv[i]}")
-        if len(argv) - i != 3:
-            raise UsageError("expected: test_file model_file output_file")
-        test_file, model_file, output_file = argv[i:]
-        model = load_model(model_file)
-        if probability and not model.is_probability:
-            raise DlinearError("probability output is only supported for logistic regression")
-        problem = read_dataset(test_file)
-        dec = decision_values(model, problem)
-        labels = labels_from_decision_values(model, dec)
-        if probability:
-            probs = probabilities_from_decision_values(model, dec)
-            header = "labels " + " ".join(str(int(v)) for v in model.label) + "\n"
-            row = "%.17g" + " %g" * probs.shape[1] + "\n"
-            body = (row * len(labels)) % tuple(np.column_stack([labels, probs]).ravel().tolist())
-            text = header + body
+    probability, quiet, i = 0, False, 0
+    while i < len(argv) and argv[i].startswith("-") and argv[i] != "-":
+        if argv[i] in ("-h", "--help"):
+            raise _HelpRequested
+        if argv[i] == "--version":
+            raise _VersionRequested
+        if argv[i] == "-q":
+            quiet, i = True, i + 1
+        elif argv[i] == "-b" and i + 1 < len(argv):
+            probability = _number("-b", argv[i + 1], int)
+            if probability not in (0, 1):
+                raise UsageError("-b takes 0 or 1")
+            i += 2
         else:
-            text = ("%.17g\n" * len(labels)) % tuple(labels.tolist())
-        write_text_atomically(output_file, text)
-        if not quiet:
-            acc, mse, scc = evaluate(problem.y, labels)
-            if model.is_regression:
-                print(f"Mean squared error = {mse:g} (regression)")
-                print(f"Squared correlation coefficient = {scc:g} (regression)")
-            else:
-                correct = int(np.sum(problem.y == labels))
-                print(f"Accuracy = {acc:g}% ({correct}/{len(labels)})")
-        return 0
-    except UsageError as e:
-        return _fail(str(e), usage=True)
-    except DlinearError as e:
-        return _fail(str(e))
-    except KeyboardInterrupt:
-        return interrupted()
+            raise UsageError(f"unknown option: {argv[i]}")
+    if len(argv) - i != 3:
+        raise UsageError("expected: test_file model_file output_file")
+    test_file, model_file, output_file = argv[i:]
+    model = load_model(model_file)
+    if probability and not model.is_probability:
+        raise DlinearError("probability output is only supported for logistic regression")
+    problem = read_dataset(test_file)
+    dec = decision_values(model, problem)
+    labels = labels_from_decision_values(model, dec)
+    if probability:
+        probs = probabilities_from_decision_values(model, dec)
+        header = "labels " + " ".join(str(int(v)) for v in model.label) + "\n"
+        row = "%.17g" + " %g" * probs.shape[1] + "\n"
+        body = (row * len(labels)) % tuple(np.column_stack([labels, probs]).ravel().tolist())
+        text = header + body
+    else:
+        text = ("%.17g\n" * len(labels)) % tuple(labels.tolist())
+    write_text_atomically(output_file, text)
+    if not quiet:
+        acc, mse, scc = evaluate(problem.y, labels)
+        if model.is_regression:
+            print(f"Mean squared error = {mse:g} (regression)")
+            print(f"Squared correlation coefficient = {scc:g} (regression)")
+        else:
+            correct = int(np.sum(problem.y == labels))
+            print(f"Accuracy = {acc:g}% ({correct}/{len(labels)})")
+    return 0

@@ -23,12 +23,12 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 import time
 
 from .cluster.session import CONNECT_TIMEOUT
-from .cli import (UsageError, _HelpRequested, _print_version, _VersionRequested, interrupted,
-                  parse_train_args, version_line)
+from .cli import parse_train_args
+from .cli_exit import (UsageError, _HelpRequested, _VersionRequested, command_line, exit_status,
+                       version_line)
 from .input_files import is_url
 from .errors import DlinearError
 
@@ -91,32 +91,21 @@ def parse_submit_args(argv: list[str]):
 
 
 def submit_main(argv=None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    if not argv or argv[0] in ("-h", "--help"):
-        (sys.stdout if argv else sys.stderr).write(USAGE)
-        return 0 if argv else 1
-    try:
-        name, params, opts, train_file, model_file = parse_submit_args(argv)
-        from .cluster import cluster_client, make_security
-        from .cluster.jobs import submit
-        security = make_security(opts["tls-ca-file"], opts["tls-cert"], opts["tls-key"])
-        with cluster_client(opts["scheduler"], security=security,
-                            connect_timeout=opts["connect_timeout"]) as client:
-            key = submit(client, name, params, train_file, model_file,
-                         opts["storage_options"] or None)
-    except _HelpRequested:
-        sys.stdout.write(USAGE)
-        return 0
-    except _VersionRequested:
-        return _print_version("dlinear-submit")
-    except UsageError as e:
-        sys.stderr.write(f"ERROR: {e} (run with -h for the usage)\n")
-        return 1
-    except DlinearError as e:
-        sys.stderr.write(f"ERROR: {e}\n")
-        return 1
-    except KeyboardInterrupt:
-        return interrupted()
+    return command_line(argv, _submit_command, "dlinear-submit", USAGE,
+                        usage_hint=" (run with -h for the usage)")
+
+
+def _submit_command(argv: list[str]) -> int:
+    if argv[0] in ("-h", "--help"):
+        raise _HelpRequested
+    name, params, opts, train_file, model_file = parse_submit_args(argv)
+    from .cluster import cluster_client, make_security
+    from .cluster.jobs import submit
+    security = make_security(opts["tls-ca-file"], opts["tls-cert"], opts["tls-key"])
+    with cluster_client(opts["scheduler"], security=security,
+                        connect_timeout=opts["connect_timeout"]) as client:
+        key = submit(client, name, params, train_file, model_file,
+                     opts["storage_options"] or None)
     if not opts["quiet"]:
         tls = "".join(f" --{k} {opts[k]}" for k in ("tls-ca-file", "tls-cert", "tls-key")
                       if opts[k])
@@ -157,10 +146,14 @@ def status_main(argv=None) -> int:
     except SystemExit as e:
         return 3 if e.code else 0
 
+    return exit_status(lambda: _status_command(args), "dlinear-status", error_status=3)
+
+
+def _status_command(args) -> int:
     from .cluster import cluster_client, make_security
     from .cluster.jobs import EXIT, current_state
+    security = make_security(args.tls_ca_file, args.tls_cert, args.tls_key)
     try:
-        security = make_security(args.tls_ca_file, args.tls_cert, args.tls_key)
         with cluster_client(args.scheduler, security=security,
                             connect_timeout=args.connect_timeout) as client:
             deadline = time.monotonic() + (args.wait or 0)
@@ -169,21 +162,11 @@ def status_main(argv=None) -> int:
                    and time.monotonic() < deadline):
                 time.sleep(min(0.5, max(0.0, deadline - time.monotonic())))
                 state = current_state(client, args.job)
-    except DlinearError as e:
-        sys.stderr.write(f"ERROR: {e}\n")
-        return 3
     except (OSError, TimeoutError) as e:     # the scheduler went away while we asked
         reason = str(e).splitlines()[0] if str(e) else type(e).__name__
-        sys.stderr.write(f"ERROR: lost the Dask scheduler at {args.scheduler}: {reason}\n")
-        return 3
-    except KeyboardInterrupt:
-        return interrupted()
+        raise DlinearError(f"lost the Dask scheduler at {args.scheduler}: {reason}") from None
     if state is None:
-        sys.stderr.write(f"ERROR: no job named {args.job} on the scheduler at "
-                         f"{args.scheduler} (a restarted scheduler has forgotten its jobs: "
-                         "submit it again)\n")
-        return 3
+        raise DlinearError(f"no job named {args.job} on the scheduler at {args.scheduler} "
+                           "(a restarted scheduler has forgotten its jobs: submit it again)")
     print(state)
     return EXIT.get(str(state).split(" ", 1)[0], 3)
-
-

@@ -5,10 +5,9 @@ from __future__ import annotations
 import sys
 
 from .binary_format import convert_libsvm
-from .cli import (UsageError, _fail, _print_usage, interrupted, parse_storage_option,
-                  predict_main, train_main)
+from .cli import parse_storage_option, predict_main, train_main
+from .cli_exit import UsageError, _HelpRequested, _print_usage, command_line, exit_status
 from .cli_input import read_weight_file
-from .errors import DlinearError
 
 
 MAIN_USAGE = (
@@ -33,42 +32,36 @@ CONVERT_USAGE = (
 
 
 def convert_main(argv=None) -> int:
-    argv = sys.argv[1:] if argv is None else argv
-    if not argv:
-        return _print_usage(CONVERT_USAGE, 1)
-    try:
-        quiet, weight_file, storage_options, i = False, None, {}, 0
-        while i < len(argv) and argv[i].startswith("-") and argv[i] != "-":
-            if argv[i] in ("-h", "--help"):
-                return _print_usage(CONVERT_USAGE, 0)
-            if argv[i] == "-q":
-                quiet, i = True, i + 1
-            elif argv[i] in ("-W", "--storage-option") and i + 1 < len(argv):
-                if argv[i] == "-W":
-                    weight_file = argv[i + 1]
-                else:
-                    parse_storage_option(argv[i + 1], storage_options)
-                i += 2
+    return command_line(argv, _convert_command, "dlinear", CONVERT_USAGE)
+
+
+def _convert_command(argv: list[str]) -> int:
+    quiet, weight_file, storage_options, i = False, None, {}, 0
+    while i < len(argv) and argv[i].startswith("-") and argv[i] != "-":
+        if argv[i] in ("-h", "--help"):
+            raise _HelpRequested
+        if argv[i] == "-q":
+            quiet, i = True, i + 1
+        elif argv[i] in ("-W", "--storage-option") and i + 1 < len(argv):
+            if argv[i] == "-W":
+                weight_file = argv[i + 1]
             else:
-                raise UsageError(f"unknown option or missing value: {argv[i]}")
-        if len(argv) - i != 2:
-            raise UsageError("expected: libsvm_file dataset_directory")
-        source, target = argv[i:]
-        weights = read_weight_file(weight_file) if weight_file else None
-        header = convert_libsvm(source, target, weights=weights,
-                                storage_options=storage_options or None)
-        if not quiet:
-            print(f"{target}: {header.rows} rows, {header.nnz} nonzeros, "
-                  f"{header.n_features} features ({header.occurring_columns} occurring), "
-                  f"{len(header.parts)} parts, {header.label_type} labels"
-                  + (", weights" if header.weights else ""))
-        return 0
-    except UsageError as e:
-        return _fail(str(e), usage=True)
-    except DlinearError as e:
-        return _fail(str(e))
-    except KeyboardInterrupt:
-        return interrupted()
+                parse_storage_option(argv[i + 1], storage_options)
+            i += 2
+        else:
+            raise UsageError(f"unknown option or missing value: {argv[i]}")
+    if len(argv) - i != 2:
+        raise UsageError("expected: libsvm_file dataset_directory")
+    source, target = argv[i:]
+    weights = read_weight_file(weight_file) if weight_file else None
+    header = convert_libsvm(source, target, weights=weights,
+                            storage_options=storage_options or None)
+    if not quiet:
+        print(f"{target}: {header.rows} rows, {header.nnz} nonzeros, "
+              f"{header.n_features} features ({header.occurring_columns} occurring), "
+              f"{len(header.parts)} parts, {header.label_type} labels"
+              + (", weights" if header.weights else ""))
+    return 0
 
 
 def main(argv=None) -> int:
@@ -85,5 +78,5 @@ def main(argv=None) -> int:
         return _print_usage(MAIN_USAGE, 1)
     if argv[0] == "make-data":
         from .datasets import main as make_data_main
-        return make_data_main(argv[1:]) or 0
+        return exit_status(lambda: make_data_main(argv[1:]) or 0)
     return commands[argv[0]](argv[1:])

@@ -60,6 +60,29 @@ def test_bad_labels_are_one_line_without_q(tmp_path, capsys, options):
     assert sorted(os.listdir(tmp_path)) == ["t"]
 
 
+@pytest.mark.parametrize("command, where", [
+    ("train", "dlinear.cli.read_dataset"), ("predict", "dlinear.model.load_model"),
+    ("convert", "dlinear.cli_main.convert_libsvm"),
+    ("make-data", "dlinear.datasets.make_rcv1_like_split")])
+def test_every_command_answers_ctrl_c_and_errors_alike(tmp_path, capsys, monkeypatch,
+                                                        command, where):
+    """Each command of python -m dlinear turns a Ctrl-C into one line and exit 130, and a
+    user error into one line and exit 1 (cli_exit.exit_status), whatever it was doing."""
+    args = {"train": ["--workers", "0", "t", "m"], "predict": ["t", "m", "out"],
+            "convert": ["t", "d"], "make-data": ["--rows", "10", str(tmp_path / "d")]}
+    for raised, status, line in [(KeyboardInterrupt, 130, "dlinear: interrupted"),
+                                 (dlinear.DlinearError("t: line 3: bad"), 1,
+                                  "ERROR: t: line 3: bad")]:
+        def fail(*args, **kwargs):
+            raise raised
+        monkeypatch.setattr(where, fail)
+        code = main([command] + args[command])
+        out, err = capsys.readouterr()
+        if command == "make-data" and status == 1:     # its own wording: the program's name
+            line = "dlinear make-data: t: line 3: bad"
+        assert (code, err.splitlines()) == (status, [line]) and out == ""
+
+
 def test_the_note_comes_before_training_output(tmp_path, capsys):
     train = tmp_path / "t"
     train.write_text("1 1:1\n-1 2:1\n")

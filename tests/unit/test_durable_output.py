@@ -1,5 +1,7 @@
 """Model and output files are durable (issue #25, part 3): the file's data is fsynced
-before the rename, the directory after it; a failed fsync leaves nothing behind."""
+before it gets its name (a link of the unnamed file, or a rename), the directory after
+it; a failed fsync leaves nothing behind. Both ways of naming are tested: unnamed files
+(Linux) and named temporary files (elsewhere)."""
 import errno
 import os
 import stat
@@ -12,11 +14,21 @@ from dlinear.errors import DlinearError
 from dlinear.model import Model, load_model, save_model
 
 
+@pytest.fixture(params=["unnamed", "named"])
+def unnamed(request, monkeypatch):
+    """Whether files are written unnamed and linked into place (where the platform can)."""
+    if request.param == "unnamed" and not fileio.UNNAMED_FILES:
+        pytest.skip("no unnamed files (O_TMPFILE) on this platform")
+    monkeypatch.setattr(fileio, "UNNAMED_FILES", request.param == "unnamed")
+    return request.param == "unnamed"
+
+
 @pytest.fixture
-def events(monkeypatch):
-    """Records ("fsync", kind, inode) and ("replace", inode) in the order they happen."""
+def events(monkeypatch, unnamed):
+    """Records ("fsync", kind, inode), ("link", inode) and ("replace", inode) in the order
+    they happen."""
     seen = []
-    real_fsync, real_replace = os.fsync, os.replace
+    real_fsync, real_replace, real_link = os.fsync, os.replace, os.link
 
     def fsync(fd):
         st = os.fstat(fd)
@@ -27,8 +39,13 @@ def events(monkeypatch):
         seen.append(("replace", os.stat(src).st_ino))
         real_replace(src, dst)
 
+    def link(src, dst, *, src_dir_fd=None, **kwargs):
+        real_link(src, dst, src_dir_fd=src_dir_fd, **kwargs)     # a name taken: not seen
+        seen.append(("link", os.stat(src, dir_fd=src_dir_fd).st_ino))
+
     monkeypatch.setattr(os, "fsync", fsync)
     monkeypatch.setattr(os, "replace", replace)
+    monkeypatch.setattr(os, "link", link)
     return seen
 
 
@@ -37,18 +54,31 @@ def model():
                  w=np.array([[0.5], [-0.25]]))
 
 
-def test_save_model_syncs_the_file_before_the_rename_and_the_directory_after(tmp_path,
-                                                                              events):
+@pytest.mark.parametrize("existing", [False, True])
+def test_save_model_syncs_the_file_before_naming_it_and_the_directory_after(
+        tmp_path, events, unnamed, existing):
     path = tmp_path / "m.model"
+    if existing:
+        path.write_text("old\n")
     save_model(path, model())
     file_inode = os.stat(path).st_ino
     dir_inode = os.stat(tmp_path).st_ino
-    assert events == [("fsync", "file", file_inode), ("replace", file_inode),
-                      ("fsync", "dir", dir_inode)]
+    # unnamed: linked to the name, or (replacing a file) to a temporary name renamed over it
+    naming = ([("link", file_inode)] if unnamed else []) + (
+        [("replace", file_inode)] if existing or not unnamed else [])
+    assert events == [("fsync", "file", file_inode)] + naming + [("fsync", "dir", dir_inode)]
     assert np.array_equal(load_model(path).w, model().w)
+    assert os.listdir(tmp_path) == ["m.model"]
+    assert oct(os.stat(path).st_mode & 0o777) == oct(0o666 & ~_umask())
 
 
-def test_a_failed_fsync_leaves_no_file(tmp_path, monkeypatch):
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def test_a_failed_fsync_leaves_no_file(tmp_path, monkeypatch, unnamed):
     def fsync(fd):
         raise OSError(errno.EIO, os.strerror(errno.EIO))
 
@@ -59,7 +89,7 @@ def test_a_failed_fsync_leaves_no_file(tmp_path, monkeypatch):
     assert os.listdir(tmp_path) == []
 
 
-def test_an_old_file_stays_whole_when_the_new_one_fails(tmp_path, monkeypatch):
+def test_an_old_file_stays_whole_when_the_new_one_fails(tmp_path, monkeypatch, unnamed):
     path = tmp_path / "out"
     fileio.write_text_atomically(path, "old\n")
 

@@ -23,7 +23,7 @@ PACKAGE_DIR = os.path.dirname(os.path.abspath(dlinear.__file__))
 LAYERS = [
     ("user surfaces (choose the backend)",
      ["dlinear", "dlinear.__main__", "dlinear.cli", "dlinear.cli_main", "dlinear.cli_input",
-      "dlinear.cli_jobs", "dlinear.estimators", "dlinear.estimators.*", "dlinear.api",
+      "dlinear.cli_jobs", "dlinear.cli_exit", "dlinear.estimators", "dlinear.estimators.*", "dlinear.api",
       "dlinear.compile_notice"]),
     ("Dask cluster backend",
      ["dlinear.cluster", "dlinear.cluster.*"]),
