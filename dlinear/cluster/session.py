@@ -5,6 +5,7 @@ import logging
 import os
 import signal
 import threading
+import warnings
 from contextlib import contextmanager
 
 from ..errors import DlinearError
@@ -170,8 +171,11 @@ def _open_client(scheduler, n_workers, security, log, connect_timeout):
         yield client
     except KeyboardInterrupt:
         # what the interrupt left pending in the event loop ("Task exception was never
-        # retrieved", logged as the cluster closes) is not the user's business
+        # retrieved", logged as the cluster closes, and the never-awaited coroutine of a
+        # result it interrupted, warned of when collected) is not the user's business
         logging.getLogger("asyncio").disabled = True
+        warnings.filterwarnings("ignore", message="coroutine .* was never awaited",
+                                category=RuntimeWarning)
         raise
     finally:
         client.close()
