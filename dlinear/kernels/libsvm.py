@@ -309,7 +309,8 @@ def _unusual_index_token(buf, pos, n, first_in_row):
 def _libsvm_parser(general):
     """The kernel parse_libsvm_into (general) or parse_fast_path_into (not general). The
     latter parses the common text only: plain `index:value` features and numbers in
-    Clinger's fast path. At the first line holding anything else (an error, `qid:`, a
+    Clinger's fast path. At the first line holding anything else (an error other than
+    an index beyond max_index, which it reports as the general one does; `qid:`, a
     sign before an index, nan or inf, a number that needs Eisel-Lemire or float()) it
     stops and returns NEEDS_GENERAL with that line's start in error_start, the rows
     before it parsed; the general kernel goes on from there. A first run on such text
@@ -467,8 +468,10 @@ def _libsvm_parser(general):
                 largest_index = previous_index
             n_rows += 1
             indptr[n_rows] = nnz
-        if error != OK and not general:
-            # the line's rows and nonzeros are the general kernel's to write
+        if error != OK and error != ERR_INDEX_TOO_LARGE and not general:
+            # the line's rows and nonzeros are the general kernel's to write (an index
+            # beyond max_index is reported as it is: the caller widens 2-byte indices and
+            # parses the text again with this kernel, or reports the error)
             return (NEEDS_GENERAL, line, line_start, line_start, 0, n_rows, indptr[n_rows],
                     largest_index, slow, n_slow)
         return (error, line, error_start, error_end, error_aux, n_rows, nnz, largest_index,

@@ -67,6 +67,19 @@ def test_an_index_beyond_65536_widens_to_int32(tmp_path, monkeypatch, n_threads,
     np.testing.assert_array_equal(got.indices, want.indices)
 
 
+def test_widening_stays_on_the_fast_path_kernel():
+    """An index beyond 2-byte indices in ordinary text widens and parses again with the
+    fast-path kernel: the general kernel (and its compilation) is for text that needs it."""
+    text = np.frombuffer(b"1 1:0.5 7:1\n-1 3:2 70000:0.25\n1 2:1\n", dtype=np.uint8)
+    parser = data_module._ChunkedParser("t", 1, data_module.MAX_FEATURE_INDEX, len(text),
+                                        len(text), dtype=np.float32)
+    parser.parse(text)
+    got = parser.result(None)
+    assert not parser.general
+    assert got.indices.dtype == np.int32 and got.n_features == 70000
+    np.testing.assert_array_equal(got.indices, [0, 6, 2, 69999, 1])
+
+
 def test_a_given_n_features_chooses_the_type(tmp_path):
     path = write(tmp_path, "1 1:0.5 7:1\n-1 3:2\n")
     assert read_libsvm(path, dtype=np.float32, n_features=65536).indices.dtype == np.uint16
