@@ -6,7 +6,15 @@ package. Files Numba writes next to the sources are not in the wheel's RECORD: `
 uninstall` leaves them behind, and the leftover `site-packages/dlinear/` then imports as
 a namespace package that shadows a later editable install. NUMBA_CACHE_DIR, when set,
 still wins, as Numba documents.
+
+Numba checks a cached kernel against the source file that defines it only, but a kernel's
+machine code also holds the kernels it calls or inlines from other files: a changed
+`one_variable_newton` in dual_cd_lr.py left local_dual_cd.py's sweeps running the old
+one. So each cached kernel here is also stamped with a digest of every file in this
+package, and a change to any of them compiles the kernels afresh.
 """
+import functools
+import hashlib
 import os
 import sys
 
@@ -14,6 +22,19 @@ from numba import njit
 from numba.core import caching, config
 
 _PACKAGE_DIR = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+KERNELS_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+@functools.lru_cache(maxsize=None)
+def kernel_sources_digest(directory: str) -> bytes:
+    """SHA-256 of the names and contents of the .py files in `directory` (read once a
+    process)."""
+    digest = hashlib.sha256()
+    for name in sorted(os.listdir(directory)):
+        if name.endswith(".py"):
+            with open(os.path.join(directory, name), "rb") as f:
+                digest.update(name.encode() + b"\0" + f.read() + b"\0")
+    return digest.digest()
 
 
 def cache_root() -> str:
@@ -31,6 +52,9 @@ class DlinearCacheLocator(caching._SourceFileBackedLocatorMixin, caching._CacheL
 
     def get_cache_path(self):
         return self._cache_path
+
+    def get_source_stamp(self):
+        return super().get_source_stamp(), kernel_sources_digest(KERNELS_DIR)
 
     @classmethod
     def from_function(cls, py_func, py_file):

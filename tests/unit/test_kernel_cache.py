@@ -1,0 +1,30 @@
+"""The kernels' on-disk cache: a kernel's cached machine code holds what it calls and
+inlines from other files, so its stamp covers every kernel source, not just its own."""
+import inspect
+
+from dlinear.kernels import KERNELS_DIR, DlinearCacheLocator, kernel_sources_digest
+from dlinear.kernels.dual_cd_lr import one_variable_newton
+from dlinear.kernels.local_dual_cd import lr_local_sweep_part
+
+
+def test_the_digest_follows_every_source_file(tmp_path):
+    digest = kernel_sources_digest.__wrapped__
+    (tmp_path / "a.py").write_text("x = 1\n")
+    (tmp_path / "b.py").write_text("y = 2\n")
+    (tmp_path / "notes.txt").write_text("not a source\n")
+    before = digest(str(tmp_path))
+    (tmp_path / "notes.txt").write_text("changed, still not a source\n")
+    assert digest(str(tmp_path)) == before
+    (tmp_path / "b.py").write_text("y = 3\n")
+    assert digest(str(tmp_path)) != before
+
+
+def test_a_kernel_is_stamped_with_the_sources_it_inlines():
+    # lr_local_sweep_part inlines one_variable_newton, defined in another file
+    assert inspect.getfile(one_variable_newton.py_func) != \
+        inspect.getfile(lr_local_sweep_part.py_func)
+    func = lr_local_sweep_part.py_func
+    locator = DlinearCacheLocator.from_function(func, inspect.getfile(func))
+    own_file, sources = locator.get_source_stamp()
+    assert sources == kernel_sources_digest(KERNELS_DIR)
+    assert own_file    # Numba's own stamp of the defining file stays part of it
