@@ -42,7 +42,7 @@ from numba import njit
 
 from .block_cd_svc import clear_row, dot_and_cross, dot_and_scatter
 from .dual_cd_svc import ALPHA, BOUND, QD, Y, dual_objective, init_dual_state
-from .sparse_ops import csr_to_csc, row_axpy, row_dot
+from .sparse_ops import csr_to_csc, prefetch_visit, row_axpy, row_dot
 
 INF = np.inf
 
@@ -167,6 +167,7 @@ def _ranked_pair_passes(indptr, indices, data, n_features, inst, index, n, l2_lo
         m_up = -INF
         M_low = INF
         for s in range(active):
+            prefetch_visit(index, s, active, indptr, indices, data, inst)
             i = index[s]
             a = inst[i, ALPHA]
             yi = inst[i, Y]

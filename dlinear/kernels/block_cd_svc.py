@@ -26,7 +26,7 @@ from numba import njit
 from .rng import seed_state, shuffle_prefix
 from .dual_cd_svc import (ALPHA, QD, Y, dual_objective, end_of_sweep, gradient_parts,
                           init_dual_state, one_variable_step, projected_gradient)
-from .sparse_ops import row_axpy
+from .sparse_ops import prefetch_visit, row_axpy
 
 INF = np.inf
 # det(B) <= SINGULAR_RTOL * B_ii * B_jj: B is treated as singular (x_i, x_j parallel)
@@ -211,6 +211,7 @@ def block_cd_svc(indptr, indices, data, n_features, bias, y, C, l2_loss, eps, ma
 
         s = 0
         while s < active_size:
+            prefetch_visit(index, s, active_size, indptr, indices, data, inst)
             # first variable of the pair: index[s]
             i = index[s]
             yi = inst[i, Y]

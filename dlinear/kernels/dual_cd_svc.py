@@ -14,7 +14,7 @@ import numpy as np
 from numba import njit
 
 from .rng import seed_state, shuffle_prefix
-from .sparse_ops import row_axpy, row_dot, row_sq_norm
+from .sparse_ops import prefetch_visit, row_axpy, row_dot, row_sq_norm
 
 INF = np.inf
 
@@ -143,6 +143,7 @@ def dual_cd_svc(indptr, indices, data, n_features, bias, y, C, l2_loss, eps, max
 
         s = 0
         while s < active_size:
+            prefetch_visit(index, s, active_size, indptr, indices, data, inst)
             i = index[s]
             yi = inst[i, Y]
             a_i, Di, Ui = gradient_parts(inst, i, l2_loss)

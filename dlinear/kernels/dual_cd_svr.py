@@ -17,7 +17,7 @@ import numpy as np
 from numba import njit
 
 from .rng import seed_state, shuffle_prefix
-from .sparse_ops import row_axpy, row_dot, row_sq_norm
+from .sparse_ops import prefetch_visit, row_axpy, row_dot, row_sq_norm
 
 INF = np.inf
 
@@ -133,6 +133,7 @@ def dual_cd_svr(indptr, indices, data, n_features, bias, y, C, p, l2_loss, eps, 
 
         s = 0
         while s < active_size:
+            prefetch_visit(index, s, active_size, indptr, indices, data, inst)
             i = index[s]
             bi = inst[i, BETA]
             if l2_loss:

@@ -29,7 +29,7 @@ from numba import njit
 from .dual_cd_lr import A1, A2, XTX, YC, one_variable_newton, store_solution
 from .dual_cd_svc import (ALPHA, BOUND, INF, QD, Y, gradient_parts, one_variable_step,
                           projected_gradient)
-from .sparse_ops import row_axpy, row_dot
+from .sparse_ops import prefetch_visit, row_axpy, row_dot
 
 
 @njit(cache=True, nogil=True)
@@ -51,6 +51,7 @@ def local_sweep_part(indptr, indices, data, n_features, bias, l2_loss, inst, ind
     end = hi
     s = lo
     while s < end:
+        prefetch_visit(index, s, end, indptr, indices, data, inst)
         i = index[s]
         yi = inst[i, Y]
         a_i, Di, Ui = gradient_parts(inst, i, l2_loss)
@@ -86,6 +87,7 @@ def lr_local_sweep_part(indptr, indices, data, n_features, bias, inst, index, lo
     Gmax = 0.0
     newton_iter = 0
     for s in range(lo, hi):
+        prefetch_visit(index, s, hi, indptr, indices, data, inst)
         i = index[s]
         yc = inst[i, YC]
         yi = 1.0 if yc > 0.0 else -1.0

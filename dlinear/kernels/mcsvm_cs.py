@@ -21,7 +21,7 @@ import numpy as np
 from numba import njit
 
 from .rng import seed_state, shuffle_prefix
-from .sparse_ops import row_sq_norm
+from .sparse_ops import prefetch_visit, row_sq_norm
 
 INF = np.inf
 
@@ -141,6 +141,7 @@ def mcsvm_cs(indptr, indices, data, n_features, bias, y, C, eps, max_iter, seed,
 
         s = 0
         while s < active_size:
+            prefetch_visit(index, s, active_size, indptr, indices, data, alpha)
             i = index[s]
             Ai = QD[i]
             if Ai <= 0.0:

@@ -8,7 +8,7 @@ from numba import njit
 from .dual_cd_lr import (A1, A2, XTX, YC, init_lr_state, lr_objective, one_variable_newton,
                          store_solution)
 from .parallel_dual_cd_svc import row_axpy_atomic
-from .sparse_ops import row_axpy, row_dot
+from .sparse_ops import prefetch_visit, row_axpy, row_dot
 
 
 @njit(cache=True, nogil=True)
@@ -25,6 +25,7 @@ def lr_async_sweep_part(indptr, indices, data, n_features, bias, inst, index, lo
     Gmax = 0.0
     newton_iter = 0
     for s in range(lo, hi):
+        prefetch_visit(index, s, hi, indptr, indices, data, inst)
         i = index[s]
         yc = inst[i, YC]
         yi = 1.0 if yc > 0.0 else -1.0

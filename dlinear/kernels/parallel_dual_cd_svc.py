@@ -27,7 +27,7 @@ from numba.extending import intrinsic
 from .dual_cd_svc import (ALPHA, BOUND, INF, QD, Y, gradient_parts, init_dual_state,
                           one_variable_step, projected_gradient)
 from .rng import seed_state, shuffle_prefix
-from .sparse_ops import row_axpy, row_dot
+from .sparse_ops import prefetch_visit, row_axpy, row_dot
 
 
 @intrinsic
@@ -66,6 +66,7 @@ def async_sweep_part(indptr, indices, data, n_features, bias, l2_loss, inst, ind
     end = hi
     s = lo
     while s < end:
+        prefetch_visit(index, s, end, indptr, indices, data, inst)
         i = index[s]
         yi = inst[i, Y]
         a_i, Di, Ui = gradient_parts(inst, i, l2_loss)

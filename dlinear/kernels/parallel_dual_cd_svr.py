@@ -8,7 +8,7 @@ from numba import njit
 from .dual_cd_svr import (BETA, BOUND, H, INF, Y, init_svr_state, one_variable_step,
                           svr_objective)
 from .parallel_dual_cd_svc import row_axpy_atomic
-from .sparse_ops import row_axpy, row_dot
+from .sparse_ops import prefetch_visit, row_axpy, row_dot
 
 
 @njit(cache=True, nogil=True)
@@ -28,6 +28,7 @@ def svr_async_sweep_part(indptr, indices, data, n_features, bias, p, l2_loss, in
     end = hi
     s = lo
     while s < end:
+        prefetch_visit(index, s, end, indptr, indices, data, inst)
         i = index[s]
         bi = inst[i, BETA]
         if l2_loss:

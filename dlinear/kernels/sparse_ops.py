@@ -10,6 +10,8 @@ wraparound on every access: about 18% of a CD sweep on rcv1-shaped data.
 import numpy as np
 from numba import njit
 
+from .prefetch import prefetch_row_read, prefetch_span
+
 
 @njit(cache=True, nogil=True, inline="always")
 def row_dot(w, indptr, indices, data, i, n_features, bias):
@@ -44,6 +46,22 @@ def row_axpy(a, indptr, indices, data, i, w, n_features, bias):
         w[np.uint64(indices[k])] += a * data[k]
     if bias >= 0:
         w[n_features] += a * bias
+
+
+@njit(cache=True, nogil=True, inline="always")
+def prefetch_visit(index, s, end, indptr, indices, data, inst):
+    """Before visiting row index[s] of a sweep over index[:end]: prefetches the nonzeros
+    and the per-row record (a row of the float64 array `inst`) of the next row visited,
+    and the row pointer of the one after, whose start the next visit's prefetch needs
+    (kernels.prefetch). A hint only: it changes no result."""
+    if s + 2 < end:
+        k = index[s + 2]
+        prefetch_span(indptr, k, k + 2)
+    if s + 1 < end:
+        k = index[s + 1]
+        prefetch_span(indices, indptr[k], indptr[k + 1])
+        prefetch_span(data, indptr[k], indptr[k + 1])
+        prefetch_row_read(inst, k, inst.shape[1] * 8)
 
 
 @njit(cache=True, nogil=True, inline="always")
