@@ -25,65 +25,49 @@ from numba.extending import intrinsic
 CACHE_LINE = 64
 
 
-def _row_prefetch(write: int):
-    @intrinsic
-    def prefetch_row(typingctx, array, row, n_bytes):
-        """Prefetches bytes [0, n_bytes) of array[row] (array: C-order 2-D)."""
-        if not isinstance(array, types.Array) or array.ndim != 2:
-            return None
-        sig = types.void(array, row, n_bytes)
-
-        def codegen(context, builder, signature, args):
-            array_type, row_type, bytes_type = signature.args
-            arr = context.make_array(array_type)(context, builder, args[0])
-            index = context.cast(builder, args[1], row_type, types.intp)
-            stop = context.cast(builder, args[2], bytes_type, types.intp)
-            row_stride = cgutils.unpack_tuple(builder, arr.strides)[0]
-            byte_ptr = ir.IntType(8).as_pointer()
-            start = builder.gep(builder.bitcast(arr.data, byte_ptr),
-                                [builder.mul(index, row_stride)])
-            _emit_lines(context, builder, start, stop, write)
-            return context.get_dummy_value()
-
-        return sig, codegen
-
-    return prefetch_row
-
-
-def _emit_lines(context, builder, start, stop, write):
-    """llvm.prefetch for each 64-byte line of the bytes [start, start + stop)."""
+def _emit_lines(builder, start, n_bytes, write):
+    """llvm.prefetch for each 64-byte line of the bytes [start, start + n_bytes)."""
     i32 = ir.IntType(32)
     byte_ptr = ir.IntType(8).as_pointer()
     fn = cgutils.get_or_insert_function(
         builder.module, ir.FunctionType(ir.VoidType(), [byte_ptr, i32, i32, i32]),
         "llvm.prefetch.p0")
-    zero = ir.Constant(stop.type, 0)
-    line = ir.Constant(stop.type, CACHE_LINE)
-    with cgutils.for_range_slice(builder, zero, stop, line) as (offset, _):
+    zero = ir.Constant(n_bytes.type, 0)
+    line = ir.Constant(n_bytes.type, CACHE_LINE)
+    with cgutils.for_range_slice(builder, zero, n_bytes, line) as (offset, _):
         # (address, 0 read / 1 write, locality 3 = all levels, 1 = data)
         builder.call(fn, [builder.gep(start, [offset]), i32(write), i32(3), i32(1)])
 
 
-@intrinsic
-def prefetch_span(typingctx, array, lo, hi):
-    """Prefetches (for reading) array[lo:hi] of a 1-D array."""
-    if not isinstance(array, types.Array) or array.ndim != 1:
-        return None
-    sig = types.void(array, lo, hi)
+def _prefetch(ndim: int, write: int, until_index: bool):
+    """An intrinsic f(array, first, last) prefetching from array[first] (a row when 2-D):
+    up to array[last] when until_index, else `last` bytes."""
+    @intrinsic
+    def prefetch(typingctx, array, first, last):
+        if not isinstance(array, types.Array) or array.ndim != ndim:
+            return None
+        sig = types.void(array, first, last)
 
-    def codegen(context, builder, signature, args):
-        array_type, lo_type, hi_type = signature.args
-        arr = context.make_array(array_type)(context, builder, args[0])
-        lo = context.cast(builder, args[1], lo_type, types.intp)
-        hi = context.cast(builder, args[2], hi_type, types.intp)
-        stride = cgutils.unpack_tuple(builder, arr.strides)[0]
-        byte_ptr = ir.IntType(8).as_pointer()
-        start = builder.gep(builder.bitcast(arr.data, byte_ptr), [builder.mul(lo, stride)])
-        _emit_lines(context, builder, start, builder.mul(builder.sub(hi, lo), stride), 0)
-        return context.get_dummy_value()
+        def codegen(context, builder, signature, args):
+            array_type, first_type, last_type = signature.args
+            arr = context.make_array(array_type)(context, builder, args[0])
+            first = context.cast(builder, args[1], first_type, types.intp)
+            last = context.cast(builder, args[2], last_type, types.intp)
+            stride = cgutils.unpack_tuple(builder, arr.strides)[0]
+            byte_ptr = ir.IntType(8).as_pointer()
+            start = builder.gep(builder.bitcast(arr.data, byte_ptr),
+                                [builder.mul(first, stride)])
+            n_bytes = builder.mul(builder.sub(last, first), stride) if until_index else last
+            _emit_lines(builder, start, n_bytes, write)
+            return context.get_dummy_value()
 
-    return sig, codegen
+        return sig, codegen
+
+    return prefetch
 
 
-prefetch_row_read = _row_prefetch(0)
-prefetch_row_write = _row_prefetch(1)
+# prefetch_row_*(array, row, n_bytes): bytes [0, n_bytes) of row `row` of a C-order 2-D array
+prefetch_row_read = _prefetch(2, 0, until_index=False)
+prefetch_row_write = _prefetch(2, 1, until_index=False)
+# prefetch_span(array, lo, hi): array[lo:hi] of a 1-D array, for reading
+prefetch_span = _prefetch(1, 0, until_index=True)
