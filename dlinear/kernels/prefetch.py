@@ -12,8 +12,9 @@ prefetch is only a hint: it changes no result.
 A dual CD sweep visits the rows in a random order, so each row's nonzeros start with a
 miss to memory that the hardware prefetcher cannot foresee: on the rcv1-shaped set a
 sweep of x_i.w and w += a x_i took 0.44 s in a random order against 0.11 s in file
-order. The order is known a sweep ahead, so `prefetch_span` asks for the rows a few
-visits ahead (BENCHMARKS.md, "Dual CD: rows prefetched in the sweep's order").
+order. The order is known a sweep ahead, so `prefetch_span` asks for the next row's
+nonzeros one visit ahead (BENCHMARKS.md, "Dual CD: rows prefetched in the sweep's
+order").
 
 Numba has no prefetch, so these emit LLVM's `llvm.prefetch` intrinsic (read or write
 intent, keep in all cache levels) once per 64-byte line.
