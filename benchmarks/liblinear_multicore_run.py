@@ -4,7 +4,7 @@ name, `liblinear`, is also liblinear-official's): benchmarks/parallel_dual_cd.py
     <venv with liblinear-multicore>/bin/python benchmarks/liblinear_multicore_run.py \\
         DATA.npz REPEAT "OPTIONS" ...
 
-DATA.npz holds the CSR arrays (indptr, indices, data, y, n). For each options string it
+DATA.npz holds the CSR arrays (indptr, indices, data, y, n_features). For each options string it
 prints one JSON line {"options", "wall", "cpu"}: the best of REPEAT train calls. Imports
 only numpy, scipy and liblinear.
 """
@@ -21,7 +21,7 @@ def main(argv):
     arrays = np.load(argv[0])
     repeat = int(argv[1])
     X = sp.csr_matrix((arrays["data"], arrays["indices"], arrays["indptr"]),
-                      shape=(len(arrays["indptr"]) - 1, int(arrays["n"])))
+                      shape=(len(arrays["indptr"]) - 1, int(arrays["n_features"])))
     prob = problem(arrays["y"], X)
     for options in argv[2:]:
         walls, cpus = [], []

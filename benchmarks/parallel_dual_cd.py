@@ -41,18 +41,23 @@ from . import harness
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
+def save(cache, problem):
+    """The CSR arrays as liblinear_multicore_run.py reads them."""
+    np.savez(cache, indptr=problem.indptr, indices=problem.indices, data=problem.data,
+             y=problem.y, n_features=problem.n_features)
+
+
 def load(path, cache, rows):
     """The data set (its first `rows` rows when given), from the .npz `cache` when it
     exists (written after the first read)."""
-    if cache and os.path.exists(cache):
-        z = np.load(cache)
+    z = np.load(cache) if cache and os.path.exists(cache) else None
+    if z is not None and "n_features" in z.files:
         problem = Problem(indptr=z["indptr"], indices=z["indices"], data=z["data"], y=z["y"],
-                          n_features=int(z["n"]))
-    else:
+                          n_features=int(z["n_features"]))
+    else:                   # no cache, or one in an older format
         problem = read_libsvm(path)
         if cache:
-            np.savez(cache, indptr=problem.indptr, indices=problem.indices, data=problem.data,
-                     y=problem.y, n=problem.n_features)
+            save(cache, problem)
     if rows and rows < problem.n_samples:
         problem = problem.subset(np.arange(rows))
     return problem
@@ -175,8 +180,7 @@ def main(argv=None):
     if args.rows and args.cache:       # the peer reads the same rows
         cache = args.cache.replace(".npz", f"-{args.rows}.npz")
         if not os.path.exists(cache):
-            np.savez(cache, indptr=problem.indptr, indices=problem.indices,
-                     data=problem.data, y=problem.y, n=problem.n_features)
+            save(cache, problem)
     report.note(f"data: {args.data} ({problem.n_samples} x {problem.n_features}, nnz "
                 f"{problem.nnz}); train call, C = 1, default eps; best of {args.repeat}")
     schemes = [s for s in args.schemes.split(",") if s]

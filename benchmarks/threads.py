@@ -4,7 +4,8 @@
     python -m benchmarks.threads [--file /work/data/rcv1_542k.train] [--lock PATH]
 
 - fits: `dlinear.train` with n_threads = 1 and 2 (train call only, alternated, best of
-  --repeat), the models compared bit for bit;
+  --repeat), the models compared bit for bit; liblinear-multicore's `-m 1` and `-m 2` on
+  the same rows and solver, default eps, when --multicore-python has it;
 - ceiling: the Hessian-vector pass on all rows, one process alone against two processes
   at once (no threads, no sharing): 2 x alone / together is the most 2 threads can gain on
   a pass bound by this machine's memory and cores; the fits' speed-up is reported as a
@@ -28,15 +29,21 @@ from dlinear import Params, train
 from dlinear.solvers import primal_objectives as PO
 
 from . import harness
+from .parallel_dual_cd import multicore_peer
 from .split_ceiling import run_at_once
+
+
+def cache_path(path: str) -> str:
+    """Where `load` keeps the CSR arrays of the LIBSVM file `path` (.npz: indptr, indices,
+    data, y, n_features; the format liblinear_multicore_run.py reads)."""
+    return os.path.join(harness.REPO, "bench-data", "cache", os.path.basename(path) + ".npz")
 
 
 def load(path: str):
     """The LIBSVM file as a Problem, cached next to bench-data as .npz (reading 1 GB of
     text takes a minute)."""
     from dlinear.data import Problem, read_libsvm
-    cache = os.path.join(harness.REPO, "bench-data", "cache",
-                         os.path.basename(path) + ".npz")
+    cache = cache_path(path)
     if os.path.exists(cache) and os.path.getmtime(cache) >= os.path.getmtime(path):
         a = np.load(cache)
         return Problem(a["indptr"], a["indices"], a["data"], a["y"], int(a["n_features"]))
@@ -97,6 +104,9 @@ def main(argv=None):
     parser.add_argument("--repeat", type=int, default=5)
     parser.add_argument("--hv", type=int, default=20)
     parser.add_argument("--solvers", default="0,2")
+    parser.add_argument("--multicore-python", default="/work/venv_mc/bin/python",
+                        help="a Python with liblinear-multicore, run at -m 1 and -m 2 on "
+                             "the same rows (skipped when missing)")
     harness.add_output_arguments(parser)
     args = parser.parse_args(argv)
     report = harness.Report("threads", args)
@@ -121,6 +131,13 @@ def main(argv=None):
         report.add(kind="fit", solver=s, t1=fits[1].wall, t2=fits[2].wall,
                    speedup=fits[1].wall / fits[2].wall, cpu1=fits[1].cpu, cpu2=fits[2].cpu,
                    same_model=same)
+        peer = multicore_peer(args.multicore_python, cache_path(args.file), s, args.repeat,
+                              args.lock, timeout=300.0)
+        if peer:
+            report.add(kind="liblinear-multicore", solver=s, t1=peer[1], t2=peer[2],
+                       speedup=abs(peer[1] / peer[2]))
+        else:
+            report.note("liblinear-multicore not found: peer skipped")
 
     ctx = mp.get_context("fork")
     with harness.benchmark_lock(args.lock):
