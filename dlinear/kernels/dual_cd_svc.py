@@ -152,6 +152,11 @@ def dual_cd_svc(indptr, indices, data, n_features, bias, y, C, l2_loss, eps, max
             if shrink:
                 active_size -= 1
                 index[s], index[active_size] = index[active_size], index[s]
+                # the row swapped in is visited next: the row that the next shrink swaps in
+                # is asked for now
+                if active_size > s + 1:
+                    prefetch_visit(index, active_size - 2, active_size, indptr, indices,
+                                   data, inst)
                 continue
 
             if PG > PGmax_new:

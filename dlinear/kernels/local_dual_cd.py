@@ -60,6 +60,9 @@ def local_sweep_part(indptr, indices, data, n_features, bias, l2_loss, inst, ind
         if shrink:
             end -= 1
             index[s], index[end] = index[end], index[s]
+            # as dual_cd_svc: the row the next shrink swaps in is asked for now
+            if end > s + 1:
+                prefetch_visit(index, end - 2, end, indptr, indices, data, inst)
             continue
         if PG > PGmax_new:
             PGmax_new = PG
