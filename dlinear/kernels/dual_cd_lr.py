@@ -11,10 +11,12 @@ is the smaller side (g_1 or g_2 of the paper) by a safeguarded Newton method (a 
 leaving (0, C) is replaced by z <- eta z with eta = 0.1); the inner tolerance starts at
 1e-2 and shrinks tenfold (down to min(1e-8, eps)) whenever an outer iteration needed at
 most l/10 Newton steps; at most 100 Newton steps per sub-problem. Stop when the largest
-|g'(z)| at the current points of the sub-problems of one outer iteration is below eps:
-LIBLINEAR's iterates, and its test but for where g' is taken (LIBLINEAR takes it where
-its Newton starts, 0.1 z when the chosen side is the larger; `one_variable_newton`).
-No shrinking (LIBLINEAR has none for this solver). C_i is per instance.
+|g'(z)| at the current points of the sub-problems of one outer iteration is below eps.
+Two differences from LIBLINEAR, both in `one_variable_newton`: its test takes g' where
+its Newton starts (0.1 z when the chosen side is the larger), and a Newton that must step
+may start nearer the solution, so each sub-problem's solution agrees with LIBLINEAR's to
+the inner tolerance rather than to the bit. No shrinking (LIBLINEAR has none for this
+solver). C_i is per instance.
 """
 import math
 
