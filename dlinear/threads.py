@@ -13,6 +13,17 @@ import threading
 import weakref
 from concurrent.futures import ThreadPoolExecutor
 
+import numpy as np
+
+
+def nonzero_ranges(pointers, n_parts: int) -> list:
+    """[(a, b)] covering the rows (or columns) of a CSR (CSC) pointer array in at most
+    n_parts ranges of about equal non-zeros, for the threads of a pass."""
+    n = len(pointers) - 1
+    cuts = np.searchsorted(pointers, np.linspace(0, pointers[-1], n_parts + 1)[1:-1])
+    edges = [0, *sorted(set(int(c) for c in cuts) - {0, n}), n]
+    return list(zip(edges[:-1], edges[1:]))
+
 
 class PassPool:
     """n_threads threads for the parts of a pass: the calling thread and a pool of

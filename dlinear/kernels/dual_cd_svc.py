@@ -31,13 +31,27 @@ def init_dual_state(indptr, indices, data, n_features, bias, y, C, l2_loss, alph
     C_i <= 0 (zero instance weight) is left out: its alpha_i is 0 and it is never visited."""
     l = len(indptr) - 1
     inst = np.empty((l, 4))
-    index = np.empty(l, dtype=np.int64)
     for j in range(len(w)):
         w[j] = 0.0
+    init_records(indptr, indices, data, n_features, bias, y, C, l2_loss, alpha, inst, 0, l,
+                 w)
+    index = np.empty(l, dtype=np.int64)
     # np.int64(0), not 0: a count that starts as a literal makes Numba compile what it
     # is passed to (shuffle_prefix) once more, for Literal[int](0)
     n = np.int64(0)
     for i in range(l):
+        if C[i] > 0.0:
+            index[n] = i
+            n += 1
+    return inst, index, n
+
+
+@njit(cache=True, nogil=True, inline="always")
+def init_records(indptr, indices, data, n_features, bias, y, C, l2_loss, alpha, inst, lo, hi,
+                 w):
+    """init_dual_state's work on rows [lo, hi): their packed records into inst, and
+    w += alpha_i y_i x_i for each of them that takes part (C_i > 0)."""
+    for i in range(lo, hi):
         for f in range(4):
             inst[i, f] = 0.0
         if C[i] <= 0.0:
@@ -49,9 +63,6 @@ def init_dual_state(indptr, indices, data, n_features, bias, y, C, l2_loss, alph
         inst[i, QD] = (bound if l2_loss else 0.0) + row_sq_norm(indptr, data, i, bias)
         if alpha[i] != 0.0:
             row_axpy(y[i] * alpha[i], indptr, indices, data, i, w, n_features, bias)
-        index[n] = i
-        n += 1
-    return inst, index, n
 
 
 @njit(cache=True, nogil=True, inline="always")

@@ -25,7 +25,7 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 
 from .dual_cd_svc import (ALPHA, BOUND, INF, QD, Y, gradient_parts, init_dual_state,
-                          one_variable_step, projected_gradient)
+                          init_records, one_variable_step, projected_gradient)
 from .rng import seed_state, shuffle_prefix
 from .sparse_ops import prefetch_visit, row_axpy, row_dot
 
@@ -119,12 +119,30 @@ def gather_active(index, bounds, kept, scratch):
 def w_from_alpha(indptr, indices, data, n_features, bias, inst, w):
     """w = sum_i alpha_i y_i x_i from the packed records (what the wild steps may have
     drifted from)."""
-    for j in range(len(w)):
-        w[j] = 0.0
-    for i in range(inst.shape[0]):
+    w_from_alpha_part(indptr, indices, data, n_features, bias, inst, 0, inst.shape[0], w)
+
+
+@njit(cache=True, nogil=True)
+def w_from_alpha_part(indptr, indices, data, n_features, bias, inst, lo, hi, w_part):
+    """w_part = sum of alpha_i y_i x_i over the rows [lo, hi) (one thread's part of
+    w_from_alpha)."""
+    for j in range(len(w_part)):
+        w_part[j] = 0.0
+    for i in range(lo, hi):
         a = inst[i, ALPHA]
         if a != 0.0:
-            row_axpy(a * inst[i, Y], indptr, indices, data, i, w, n_features, bias)
+            row_axpy(a * inst[i, Y], indptr, indices, data, i, w_part, n_features, bias)
+
+
+@njit(cache=True, nogil=True)
+def dual_state_part(indptr, indices, data, n_features, bias, y, C, l2_loss, alpha, inst, lo,
+                    hi, w_part):
+    """One thread's part of dual_state: the records of the rows [lo, hi) into inst, and
+    w_part = the sum of their alpha_i y_i x_i."""
+    for j in range(len(w_part)):
+        w_part[j] = 0.0
+    init_records(indptr, indices, data, n_features, bias, y, C, l2_loss, alpha, inst, lo, hi,
+                 w_part)
 
 
 @njit(cache=True, nogil=True)

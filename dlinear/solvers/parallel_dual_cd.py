@@ -27,14 +27,14 @@ from ..kernels.dual_cd_svc import INF, dual_objective, end_of_sweep
 from ..kernels.local_dual_cd import (local_sweep_part, lr_local_sweep_part, merge_parts,
                                      part_copies, round_terms, safe_fraction, scale_round)
 from ..kernels.parallel_dual_cd_svc import (async_sweep_part, block_parallel_dual_cd_svc,
-                                            dual_state, gather_active, shuffle_active,
-                                            w_from_alpha)
+                                            dual_state, dual_state_part, gather_active,
+                                            shuffle_active, w_from_alpha, w_from_alpha_part)
 from ..kernels.parallel_dual_cd_lr import (lr_async_sweep_part, lr_state, objective_of_lr,
                                            w_from_pairs)
 from ..kernels.parallel_dual_cd_svr import (objective_of_svr, svr_async_sweep_part,
                                             svr_state, w_from_beta)
 from ..kernels.rng import seed_state
-from ..threads import PassPool
+from ..threads import PassPool, nonzero_ranges
 
 SCHEMES = ("local", "block", "wild", "atomic")
 # the default for n_threads > 1 (BENCHMARKS.md, "Dual CD on threads that share no written
@@ -143,19 +143,51 @@ def rounds_per_sweep(nnz: int, n_weights: int) -> int:
     return max(1, min(MAX_ROUNDS, int(nnz) // (NNZ_PER_WEIGHT_PER_ROUND * max(n_weights, 1))))
 
 
+def dual_state_on_threads(pool, X, bias, y, C, l2_loss, alpha, w, w_parts):
+    """dual_state with its pass over the rows split between the pool's threads (ranges of
+    about equal nonzeros; w_parts, one row per range, their sums of alpha_i y_i x_i,
+    added into w in range order): (inst, index, n)."""
+    inst = np.empty((X.n_samples, 4))
+    ranges = nonzero_ranges(X.indptr, pool.n_threads)
+    pool.run(dual_state_part, [
+        (X.indptr, X.indices, X.data, X.n_features, bias, y, C, l2_loss, alpha, inst, lo, hi,
+         w_parts[k]) for k, (lo, hi) in enumerate(ranges)])
+    added_in_order(w, w_parts, len(ranges))
+    index = np.flatnonzero(C > 0.0).astype(np.int64)
+    return inst, index, len(index)
+
+
+def w_from_alpha_on_threads(pool, X, bias, inst, w, w_parts):
+    """w_from_alpha with its pass over the rows split as in dual_state_on_threads."""
+    ranges = nonzero_ranges(X.indptr, pool.n_threads)
+    pool.run(w_from_alpha_part, [
+        (X.indptr, X.indices, X.data, X.n_features, bias, inst, lo, hi, w_parts[k])
+        for k, (lo, hi) in enumerate(ranges)])
+    added_in_order(w, w_parts, len(ranges))
+
+
+def added_in_order(w, w_parts, n_parts):
+    """w = w_parts[0] + w_parts[1] + ... + w_parts[n_parts - 1], added in that order."""
+    w[:] = w_parts[0]
+    for k in range(1, n_parts):
+        w += w_parts[k]
+
+
 def local_dual_cd_svc(X, bias, y, C, l2_loss, eps, max_iter, seed, alpha, w, n_threads):
     """CoCoA+'s local sub-problems (kernels.local_dual_cd) on n_threads parts, merged at
     the end of each round (a few rounds a sweep), sigma measured at each merge, in place
     on `alpha` (warm start) and `w`. LIBLINEAR's test ends a sweep, its projected
     gradients taken by the parts. The returned w is rebuilt from the returned alpha.
-    Returns (iterations, active-set size, shrinking restarts, objective)."""
+    The passes before and after the sweeps (the records and w of the warm start, the
+    rebuilt w) run on the threads too, in the parts' copies of w. Returns (iterations,
+    active-set size, shrinking restarts, objective)."""
     indptr, indices, data, n = X.indptr, X.indices, X.data, X.n_features
-    inst, index, l = dual_state(indptr, indices, data, n, bias, y, C, l2_loss, alpha, w)
+    pool = PassPool(n_threads, "dual-cd")
+    copies = part_copies(n_threads, len(w))
+    inst, index, l = dual_state_on_threads(pool, X, bias, y, C, l2_loss, alpha, w, copies)
     state = seed_state(seed)
     scratch = np.empty(max(l, 1), dtype=np.int64)
     step = np.empty(max(l, 1))
-    pool = PassPool(n_threads, "dual-cd")
-    copies = part_copies(n_threads, len(w))
     sigma = float(SIGMA or n_threads)
     rounds = rounds_per_sweep(len(indices), len(w))
     n_parts = rounds * n_threads
@@ -195,9 +227,9 @@ def local_dual_cd_svc(X, bias, y, C, l2_loss, eps, max_iter, seed, alpha, w, n_t
             if restart:
                 active_size = l
                 restarts += 1
+        w_from_alpha_on_threads(pool, X, bias, inst, w, copies)
     finally:
         pool.close()
-    w_from_alpha(indptr, indices, data, n, bias, inst, w)
     return it, active_size, restarts, dual_objective(w, inst, l2_loss, alpha)
 
 

@@ -69,3 +69,43 @@ def test_safe_fraction_stays_in_zero_one():
     assert safe_fraction(0.0, 0.0, 0.0, 0.0) == 1.0
     assert safe_fraction(1.0, 1.0, 0.0, 0.0) == 0.0       # an ascent direction: no step
     assert safe_fraction(-5.0, 1.0, 0.0, 0.0) == 1.0
+
+
+@pytest.mark.parametrize("l2_loss", [True, False])
+@pytest.mark.parametrize("bias", [-1.0, 1.0])
+def test_set_up_and_rebuild_on_threads_match_one_thread(l2_loss, bias):
+    """The local scheme's records and w of a warm start, and its final w from alpha, on
+    3 threads: the records the serial pass makes, w the same sums in another order."""
+    from dlinear.datasets import make_rcv1_like
+    from dlinear.kernels.parallel_dual_cd_svc import w_from_alpha
+    from dlinear.solvers.parallel_dual_cd import dual_state_on_threads, w_from_alpha_on_threads
+    from dlinear.threads import PassPool
+
+    X = make_rcv1_like(900, n_features=300, nnz_per_row=15, seed=5)
+    rng = np.random.default_rng(0)
+    y = np.where(X.y > 0, 1.0, -1.0)
+    C = rng.uniform(0.5, 2.0, X.n_samples)
+    C[::7] = 0.0                                       # rows left out
+    alpha = np.where(rng.random(X.n_samples) < 0.5, rng.uniform(0, 0.4, X.n_samples), 0.0)
+    w_size = X.n_features + (1 if bias >= 0 else 0)
+    w_one = np.zeros(w_size)
+    inst_one, index_one, n_one = dual_state(X.indptr, X.indices, X.data, X.n_features, bias,
+                                            y, C, l2_loss, alpha, w_one)
+    pool = PassPool(3, "test")
+    try:
+        copies = part_copies(3, w_size)
+        w = np.full(w_size, np.nan)
+        inst, index, n = dual_state_on_threads(pool, X, bias, y, C, l2_loss, alpha, w,
+                                               copies)
+        np.testing.assert_array_equal(inst, inst_one)
+        assert n == n_one
+        np.testing.assert_array_equal(index[:n], index_one[:n_one])
+        np.testing.assert_allclose(w, w_one, rtol=1e-12, atol=1e-13)
+        assert np.any(w != 0.0)
+
+        inst[:, 0] = np.where(C > 0, rng.uniform(0, 1, X.n_samples), 0.0)
+        w_from_alpha(X.indptr, X.indices, X.data, X.n_features, bias, inst, w_one)
+        w_from_alpha_on_threads(pool, X, bias, inst, w, copies)
+        np.testing.assert_allclose(w, w_one, rtol=1e-12, atol=1e-13)
+    finally:
+        pool.close()
