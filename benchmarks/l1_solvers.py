@@ -9,9 +9,12 @@
 - phases: dlinear's transposition of X to columns (with the bias column) alone, best of
   --repeat; the rest of the train call is the kernel and set-up;
 - threads: the train call on 1 and 2 threads alternated (wall and CPU, best of
-  --repeat), the models compared bit for bit; and the ceiling of 2 threads on the part
-  that runs on them, the transposition: one process transposing alone against two
-  processes at once (no threads, no sharing), 2 x alone / together.
+  --repeat), the models compared bit for bit and by their objectives' relative
+  difference (-s 5's threads add their partial sums in another order); and the ceiling
+  of 2 threads on the part that stays on one, the transposition: one process
+  transposing alone against two processes at once (no threads, no sharing),
+  2 x alone / together; liblinear-multicore's `-m 1` and `-m 2` on the same rows, when
+  --multicore-python has it.
 """
 from __future__ import annotations
 
@@ -25,8 +28,9 @@ from dlinear import Params, train
 from dlinear.solvers.task import columns_of
 
 from . import harness
+from .parallel_dual_cd import multicore_peer
 from .split_ceiling import run_at_once
-from .threads import load
+from .threads import cache_path, load
 
 
 def transpositions(problem, n, barrier, out):
@@ -45,6 +49,9 @@ def main(argv=None):
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--solvers", default="6,5")
     parser.add_argument("--skip", default="", help="parts to leave out: peer,phases,threads")
+    parser.add_argument("--multicore-python", default="/work/venv_mc/bin/python",
+                        help="a Python with liblinear-multicore, run at -m 1 and -m 2 on "
+                             "the same rows (skipped when missing)")
     harness.add_output_arguments(parser)
     args = parser.parse_args(argv)
     skip = set(filter(None, args.skip.split(",")))
@@ -82,8 +89,19 @@ def main(argv=None):
             wall = {t: min(r.wall for r in rs) for t, rs in runs.items()}
             cpu = {t: min(r.cpu for r in rs) for t, rs in runs.items()}
             same = bool(np.array_equal(runs[1][-1].value.w, runs[2][-1].value.w))
+            objective = harness.objective_of(problem, params)
+            difference = harness.relative_gap(objective(runs[2][-1].value),
+                                              objective(runs[1][-1].value))
             report.add(kind="threads", solver=s, wall1=wall[1], wall2=wall[2],
-                       speedup=wall[1] / wall[2], cpu1=cpu[1], cpu2=cpu[2], same_model=same)
+                       speedup=wall[1] / wall[2], cpu1=cpu[1], cpu2=cpu[2], same_model=same,
+                       objective_gap=difference)
+            peer = multicore_peer(args.multicore_python, cache_path(args.file), s,
+                                  args.repeat, args.lock, timeout=300.0)
+            if peer:
+                report.add(kind="liblinear-multicore", solver=s, wall1=peer[1],
+                           wall2=peer[2], speedup=abs(peer[1] / peer[2]))
+            else:
+                report.note("liblinear-multicore not found: peer skipped")
 
     if "phases" not in skip:
         with harness.benchmark_lock(args.lock):

@@ -20,6 +20,10 @@ never shrunk, and takes a plain Newton step.
     pass), with LIBLINEAR's eps' = eps * max(min(#pos, #neg), 1) / l (computed by the caller),
     checked again on the whole set after shrinking. sigma = 0.01, 20 step halvings, 1000
     passes, as LIBLINEAR 2.50.
+    On threads, each thread runs the whole method on its range of rows: it reads and
+    writes only those rows' b and entries, adds its partial sums of G, H and the losses
+    to the others' at each step (spin.combined, in thread order), and so takes the same
+    steps; w is each thread's own copy.
 
 -s 6 (newGLMNET) is in l1r_newglmnet.py and shares the one-variable helpers here.
 """
@@ -27,6 +31,7 @@ import numpy as np
 from numba import njit
 
 from .rng import seed_state, shuffle_prefix
+from .spin import combined, wait_for_all
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -64,32 +69,74 @@ def l1_newton_step(G, H, x, free, l1):
 INF = np.inf
 
 
+@njit(cache=True, nogil=True, inline="always")
+def own_entries(col_ptr, starts, t, n_parts, j):
+    """[lo, hi): the entries of column j in the rows of part t (a column's entries are in
+    row order; starts[t - 1, j] is where part t's begin)."""
+    lo = col_ptr[j] if t == 0 else starts[t - 1, j]
+    hi = col_ptr[j + 1] if t == n_parts - 1 else starts[t, j]
+    return np.uint64(lo), np.uint64(hi)
+
+
 @njit(cache=True, nogil=True)
-def l1r_l2_svc(col_ptr, row_ind, vals, y, C, unreg_bias, eps, max_outer_iter, seed, w):
-    """-s 5 from w = 0 (w is overwritten). y is +1/-1 per row.
+def part_starts(col_ptr, row_ind, row_bounds):
+    """starts[t - 1, j]: the first entry of column j whose row is at least row_bounds[t],
+    for the parts t = 1 .. len(row_bounds) - 2 (rows in order within each column)."""
+    n_parts = len(row_bounds) - 1
+    w_size = len(col_ptr) - 1
+    starts = np.empty((max(n_parts - 1, 0), w_size), dtype=np.int64)
+    for j in range(w_size):
+        column = row_ind[col_ptr[j]:col_ptr[j + 1]]
+        for t in range(1, n_parts):
+            starts[t - 1, j] = col_ptr[j] + np.searchsorted(column, row_bounds[t])
+    return starts
+
+
+@njit(cache=True, nogil=True)
+def l1r_l2_svc(col_ptr, row_ind, vals, y, sqrtC, unreg_bias, eps, max_outer_iter, seed, w,
+               t, starts, row_bounds, yx, b, xj_sq_parts, partials, arrivals):
+    """-s 5 from w = 0 (w is overwritten), as part t of len(row_bounds) - 1 parts that run
+    at once on as many threads, each on the entries of its rows [row_bounds[t],
+    row_bounds[t + 1]): every part takes every decision (the same ones: the sums it
+    decides on are combined in part order, `spin.combined`) and keeps its own w, and each
+    writes only its rows of the shared b and its entries of the shared yx. One part (t =
+    0, row_bounds = [0, l], starts empty) is the serial solver. y is +1/-1 per row,
+    sqrtC the square roots of the per-row C.
 
     Returns (passes, objective, non-zero weights, shrinking restarts, b recomputations)."""
     l = len(y)
     w_size = len(col_ptr) - 1
+    n_parts = len(row_bounds) - 1
+    row_lo = row_bounds[t]
+    row_hi = row_bounds[t + 1]
+    meeting = 0
     sigma = 0.01
     max_num_linesearch = 20
     # Everything is scaled by sqrt(C_i): yx = sqrt(C_i) y_i x_ij and b_i = sqrt(C_i) (1 -
     # y_i w.x_i), so C_i max(0, 1 - y_i w.x_i)^2 = max(0, b_i)^2 and the column loops read
     # b and yx only (no random access into C; C_i = 0 leaves b_i = 0, contributing nothing).
-    sqrtC = np.sqrt(C)
-    yx = np.empty(col_ptr[w_size])
-    b = sqrtC.copy()
+    for i in range(row_lo, row_hi):
+        b[i] = sqrtC[i]
     xj_sq = np.empty(w_size)               # sum_i C_i x_ij^2: the curvature bound of (28)
     index = np.empty(w_size, dtype=np.int64)
     for j in range(w_size):
         w[j] = 0.0
         index[j] = j
         acc = 0.0
-        for k in range(np.uint64(col_ptr[j]), np.uint64(col_ptr[j + 1])):
+        lo, hi = own_entries(col_ptr, starts, t, n_parts, j)
+        for k in range(lo, hi):
             r = np.uint64(row_ind[k])
             v = vals[k] * y[r] * sqrtC[r]
             yx[k] = v
             acc += v * v
+        xj_sq_parts[t, j] = acc
+    if n_parts > 1:
+        wait_for_all(arrivals, n_parts, meeting)
+        meeting += 1
+    for j in range(w_size):
+        acc = xj_sq_parts[0, j]
+        for q in range(1, n_parts):
+            acc += xj_sq_parts[q, j]
         xj_sq[j] = acc
 
     state = seed_state(seed)
@@ -107,15 +154,18 @@ def l1r_l2_svc(col_ptr, row_ind, vals, y, C, unreg_bias, eps, max_outer_iter, se
         s = 0
         while s < active_size:
             j = index[s]
+            lo, hi = own_entries(col_ptr, starts, t, n_parts, j)
             G_loss = 0.0
             H = 0.0
-            for k in range(np.uint64(col_ptr[j]), np.uint64(col_ptr[j + 1])):
+            for k in range(lo, hi):
                 r = np.uint64(row_ind[k])
                 br = b[r]
                 if br > 0.0:
                     v = yx[k]
                     G_loss -= v * br
                     H += v * v
+            G_loss, H = combined(partials, arrivals, t, n_parts, meeting, G_loss, H)
+            meeting += 1
             G_loss *= 2.0
             G = G_loss
             H *= 2.0
@@ -156,14 +206,14 @@ def l1r_l2_svc(col_ptr, row_ind, vals, y, C, unreg_bias, eps, max_outer_iter, se
                 # (28): a bound on the loss change that needs no pass over the column
                 appxcond = xj_sq[j] * d * d + G_loss * d + cond
                 if appxcond <= 0.0:
-                    for k in range(np.uint64(col_ptr[j]), np.uint64(col_ptr[j + 1])):
+                    for k in range(lo, hi):
                         b[np.uint64(row_ind[k])] += d_diff * yx[k]
                     break
                 # (27) exactly, moving b to w_j + d as it goes (30)
                 loss_new = 0.0
                 if num_linesearch == 0:
                     loss_old = 0.0
-                    for k in range(np.uint64(col_ptr[j]), np.uint64(col_ptr[j + 1])):
+                    for k in range(lo, hi):
                         r = np.uint64(row_ind[k])
                         br = b[r]
                         if br > 0.0:
@@ -172,13 +222,18 @@ def l1r_l2_svc(col_ptr, row_ind, vals, y, C, unreg_bias, eps, max_outer_iter, se
                         b[r] = bn
                         if bn > 0.0:
                             loss_new += bn * bn
+                    loss_old, loss_new = combined(partials, arrivals, t, n_parts, meeting,
+                                                  loss_old, loss_new)
                 else:
-                    for k in range(np.uint64(col_ptr[j]), np.uint64(col_ptr[j + 1])):
+                    for k in range(lo, hi):
                         r = np.uint64(row_ind[k])
                         bn = b[r] + d_diff * yx[k]
                         b[r] = bn
                         if bn > 0.0:
                             loss_new += bn * bn
+                    loss_new, _ = combined(partials, arrivals, t, n_parts, meeting,
+                                           loss_new, 0.0)
+                meeting += 1
                 cond = cond + loss_new - loss_old
                 if cond <= 0.0:
                     break
@@ -189,15 +244,17 @@ def l1r_l2_svc(col_ptr, row_ind, vals, y, C, unreg_bias, eps, max_outer_iter, se
 
             w[j] += d
 
-            # b holds w_j + d_old after a failed search: rebuild it from w
+            # b holds w_j + d_old after a failed search: rebuild it (this part's rows)
+            # from w
             if num_linesearch >= max_num_linesearch:
                 recomputes += 1
-                for i in range(l):
+                for i in range(row_lo, row_hi):
                     b[i] = sqrtC[i]
                 for jj in range(w_size):
                     if w[jj] == 0.0:
                         continue
-                    for k in range(np.uint64(col_ptr[jj]), np.uint64(col_ptr[jj + 1])):
+                    jlo, jhi = own_entries(col_ptr, starts, t, n_parts, jj)
+                    for k in range(jlo, jhi):
                         b[np.uint64(row_ind[k])] -= w[jj] * yx[k]
             s += 1
 
@@ -221,7 +278,11 @@ def l1r_l2_svc(col_ptr, row_ind, vals, y, C, unreg_bias, eps, max_outer_iter, se
             nnz += 1
     if unreg_bias and w_size > 0:
         v -= abs(w[w_size - 1])
-    for i in range(l):
+    # the loss terms of this part's rows, after the weights' in part 0 (so that one part
+    # adds in the serial order)
+    part_v = v if t == 0 else 0.0
+    for i in range(row_lo, row_hi):
         if b[i] > 0.0:
-            v += b[i] * b[i]
+            part_v += b[i] * b[i]
+    v, _ = combined(partials, arrivals, t, n_parts, meeting, part_v, 0.0)
     return it, v, nnz, restarts, recomputes

@@ -14,8 +14,11 @@ Both walk features, so they read X transposed to CSC, with the `-B` bias as an e
 last column of that copy; one-vs-rest classes share one copy (SubProblem.columns). On
 SubProblem.n_threads threads, -s 6's gradient pass (each column's gradient and Hessian
 diagonal, its own) runs in ranges of columns: the same model on any number of threads.
-The coordinate descent itself, -s 6's and -s 5's, is sequential (each step reads what the
-last one wrote), and so is the line search (its sums are over rows in order). As in
+-s 5 runs on the threads as liblinear-multicore does (Zhuang, Juan, Yuan & Lin, CIKM
+2018): each coordinate step's passes over its column are split by rows, one range of
+rows a thread, and the threads meet inside the kernel to add their partial sums
+(dlinear/kernels/spin.py), so they take the same steps as one thread. -s 6's coordinate
+descent and line search stay on one thread. As in
 LIBLINEAR's train_one, the stopping tolerance handed to the kernels is
 eps * max(min(#pos, #neg), 1) / l, relative to the first pass's sum of optimality
 violations.
@@ -26,9 +29,10 @@ from __future__ import annotations
 import numpy as np
 
 from ..kernels import l1r_newglmnet as NG
-from ..kernels.l1r_cd import l1r_l2_svc
+from ..kernels.l1r_cd import l1r_l2_svc, part_starts
 from ..kernels.rng import seed_state
-from ..threads import PassPool
+from ..kernels.spin import meeting_place
+from ..threads import PassPool, nonzero_ranges
 from .newton import primal_solver_tol
 from .task import FitResult
 
@@ -50,8 +54,9 @@ def fit_l1r(task, params, max_outer_iter: int = L1R_L2SVC_MAX_OUTER_ITER,
     tol = primal_solver_tol(params.eps, y, regression=False)
     log = []
     if params.spec.loss == "squared_hinge":
-        n_iter, obj, nnz, _, _ = l1r_l2_svc(col_ptr, row_ind, vals, y, C, unreg_bias, tol,
-                                            int(max_outer_iter), int(task.seed), w)
+        n_iter, obj, nnz, _, _ = l1r_l2svc((col_ptr, row_ind, vals), task.problem.indptr,
+                                           y, C, unreg_bias, tol, int(max_outer_iter),
+                                           int(task.seed), w, task.n_threads)
         log.append(f"optimization finished, #iter = {n_iter}")
         hit = n_iter >= max_outer_iter
     elif params.spec.loss == "logistic_regression":
@@ -77,12 +82,51 @@ def fit_l1r(task, params, max_outer_iter: int = L1R_L2SVC_MAX_OUTER_ITER,
     return FitResult(w=w, n_iter=int(n_iter), log=log, hit_max_iter=hit)
 
 
-def column_ranges(col_ptr, n_parts: int) -> list:
-    """[(j0, j1)] covering the columns in n_parts ranges of about equal non-zeros."""
-    n = len(col_ptr) - 1
-    cuts = np.searchsorted(col_ptr, np.linspace(0, col_ptr[-1], n_parts + 1)[1:-1])
-    edges = [0, *sorted(set(int(c) for c in cuts) - {0, n}), n]
-    return list(zip(edges[:-1], edges[1:]))
+# -s 5's threads meet two to three times a column visit (spin.combined, well under a
+# microsecond each); a thread's share of an average column must take longer than that
+# (~5 ns an entry: 256 entries, about a microsecond), and a small problem stays on one
+# thread (as dual CD's: below a million nonzeros a thread)
+MIN_COLUMN_ENTRIES_PER_THREAD = 256
+MIN_NNZ_PER_THREAD = 1_000_000
+
+
+def l1r_l2svc_threads(n_threads, nnz: int, w_size: int) -> int:
+    """How many threads -s 5 runs on: n_threads (None: 1), fewer on a small problem or
+    short columns."""
+    by_columns = int(nnz) // (MIN_COLUMN_ENTRIES_PER_THREAD * max(int(w_size), 1))
+    return max(1, min(int(n_threads or 1), int(nnz) // MIN_NNZ_PER_THREAD, by_columns))
+
+
+def l1r_l2svc(columns, row_ptr, y, C, unreg_bias, eps, max_outer_iter, seed, w,
+              n_threads=None):
+    """-s 5 (dlinear/kernels/l1r_cd.py) from w = 0 (w is overwritten) on
+    l1r_l2svc_threads threads, each on its range of rows (of about equal nonzeros by
+    row_ptr, the CSR rows' pointers): the same model on any number of threads but for
+    the order in which the threads' partial sums are added (one thread: LIBLINEAR's
+    order). Returns (passes, objective, non-zero weights, shrinking restarts, b
+    recomputations)."""
+    col_ptr, row_ind, vals = columns
+    w_size = len(col_ptr) - 1
+    n_parts = l1r_l2svc_threads(n_threads, len(vals), w_size)
+    row_bounds = np.array([0] + [hi for _, hi in nonzero_ranges(row_ptr, n_parts)],
+                          dtype=np.int64)
+    n_parts = len(row_bounds) - 1
+    starts = part_starts(col_ptr, row_ind, row_bounds)
+    sqrtC = np.sqrt(C)
+    yx = np.empty(len(vals))
+    b = np.empty(len(y))
+    xj_sq_parts = np.empty((n_parts, w_size))
+    partials, arrivals = meeting_place(n_parts)
+    own_w = [w] + list(np.empty((n_parts - 1, w_size)))
+    pool = PassPool(n_parts, "l1r")
+    try:
+        results = pool.run(l1r_l2_svc, [
+            (col_ptr, row_ind, vals, y, sqrtC, unreg_bias, eps, max_outer_iter, seed,
+             own_w[t], t, starts, row_bounds, yx, b, xj_sq_parts, partials, arrivals)
+            for t in range(n_parts)])
+    finally:
+        pool.close()
+    return results[0]
 
 
 def l1r_lr(columns, y, C, xjneg_sum, unreg_bias, l1_ratio, eps, max_newton_iter,
@@ -100,7 +144,7 @@ def l1r_lr(columns, y, C, xjneg_sum, unreg_bias, l1_ratio, eps, max_newton_iter,
     last_penalized = w_size - 1 if unreg_bias else w_size
     rng = seed_state(seed)
     pool = PassPool(n_threads or 1, "l1r")
-    ranges = column_ranges(col_ptr, pool.n_threads)
+    ranges = nonzero_ranges(col_ptr, pool.n_threads)
 
     def gradient(j0, j1):
         NG.gradient_columns(col_ptr, row_ind, vals, grad_rec, xjneg_sum, w, l2,
