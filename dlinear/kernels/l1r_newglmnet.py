@@ -31,8 +31,9 @@ Elastic net (dlinear; LIBLINEAR has none), with rho = l1_ratio in [0, 1]:
 import numpy as np
 from numba import njit
 
-from .l1r_cd import INF, l1_newton_step, l1_violation
+from .l1r_cd import INF, l1_newton_step, l1_violation, own_entries
 from .rng import seed_state, shuffle_prefix
+from .spin import combined
 
 D, TAU = 0, 1      # fields of the gradient pass's per-row records
 XTD = 1            # the CD passes' records: (D, XTD)
@@ -129,13 +130,25 @@ def gradient_columns(col_ptr, row_ind, vals, grad_rec, xjneg_sum, w, l2, last_pe
 @njit(cache=True, nogil=True)
 def newton_step(col_ptr, row_ind, vals, y, C, unreg_bias, l1_ratio, eps, max_inner_iter,
                 first, rng, w, index, Hdiag, Grad, wpd, exp_wTx, exp_wTx_new, grad_rec,
-                cd_rec, scalars):
+                cd_rec, scalars, t, starts, row_bounds, partials, arrivals):
     """One Newton iteration after gradient_columns of every column (w, the arrays and
     the scalars updated): the outer shrinking and stopping test, coordinate descent on
     the quadratic model, the line search. Returns the CD passes, or -1 when the outer
-    stop is met (nothing changed then)."""
-    l = len(y)
+    stop is met (nothing changed then).
+
+    As part t of len(row_bounds) - 1 parts that run at once on as many threads (as
+    l1r_cd.l1r_l2_svc's): each part takes every step on the entries and rows of its rows
+    [row_bounds[t], row_bounds[t + 1]), writing only those rows of the per-row arrays
+    (exp_wTx, exp_wTx_new, grad_rec, cd_rec), and its own rng, w, index, wpd and
+    scalars; the sums the steps decide on are combined in part order at meetings counted
+    from 0 (arrivals zeroed before the call). One part (t = 0, row_bounds = [0, l],
+    starts empty) is the serial iteration."""
     w_size = len(col_ptr) - 1
+    n_parts = len(row_bounds) - 1
+    row_lo = row_bounds[t]
+    row_hi = row_bounds[t + 1]
+    l = row_bounds[n_parts]
+    meeting = 0
     nu = 1e-12
     sigma = 0.01
     max_num_linesearch = 20
@@ -174,7 +187,7 @@ def newton_step(col_ptr, row_ind, vals, y, C, unreg_bias, l1_ratio, eps, max_inn
     it = 0
     QP_Gmax_old = INF
     QP_active_size = active_size
-    for i in range(l):
+    for i in range(row_lo, row_hi):
         cd_rec[i, XTD] = 0.0
     while it < max_inner_iter:
         QP_Gmax_new = 0.0
@@ -187,10 +200,14 @@ def newton_step(col_ptr, row_ind, vals, y, C, unreg_bias, l1_ratio, eps, max_inn
             H = Hdiag[j]
             # the model's diagonal shift: nu, plus the L2 term's curvature
             shift = nu + (l2 if j < last_penalized else 0.0)
-            G = Grad[j] + (wpd[j] - w[j]) * shift
-            for k in range(np.uint64(col_ptr[j]), np.uint64(col_ptr[j + 1])):
+            # part 0 adds its entries after the column's own terms (the serial order)
+            G = Grad[j] + (wpd[j] - w[j]) * shift if t == 0 else 0.0
+            lo, hi = own_entries(col_ptr, starts, t, n_parts, j)
+            for k in range(lo, hi):
                 r = np.uint64(row_ind[k])
                 G += vals[k] * cd_rec[r, D] * cd_rec[r, XTD]
+            G, _ = combined(partials, arrivals, t, n_parts, meeting, G, 0.0)
+            meeting += 1
 
             free = unreg_bias and j == w_size - 1
             violation, shrink = l1_violation(G, wpd[j], free, QP_Gmax_old / l, l1)
@@ -208,7 +225,7 @@ def newton_step(col_ptr, row_ind, vals, y, C, unreg_bias, l1_ratio, eps, max_inn
                 continue
             z = min(max(z, -10.0), 10.0)
             wpd[j] += z
-            for k in range(np.uint64(col_ptr[j]), np.uint64(col_ptr[j + 1])):
+            for k in range(lo, hi):
                 cd_rec[np.uint64(row_ind[k]), XTD] += z * vals[k]
             s += 1
 
@@ -236,25 +253,29 @@ def newton_step(col_ptr, row_ind, vals, y, C, unreg_bias, l1_ratio, eps, max_inn
     sq_change = _sq_norm_change(wpd, w, last_penalized) if l2 != 0.0 else 0.0
 
     negsum_xTd = 0.0
-    for i in range(l):
+    for i in range(row_lo, row_hi):
         if y[i] == -1.0:
             negsum_xTd += C[i] * cd_rec[i, XTD]
+    negsum_xTd, _ = combined(partials, arrivals, t, n_parts, meeting, negsum_xTd, 0.0)
+    meeting += 1
 
     num_linesearch = 0
     while num_linesearch < max_num_linesearch:
         reg_change = l1 * (w_norm_new - w_norm)
         if l2 != 0.0:
             reg_change += half_l2 * sq_change
-        cond = reg_change + negsum_xTd - sigma * delta
-        for i in range(l):
+        cond = reg_change + negsum_xTd - sigma * delta if t == 0 else 0.0
+        for i in range(row_lo, row_hi):
             exp_xTd = np.exp(cd_rec[i, XTD])
             exp_wTx_new[i] = exp_wTx[i] * exp_xTd
             cond += C[i] * np.log((1.0 + exp_wTx_new[i]) / (exp_xTd + exp_wTx_new[i]))
+        cond, _ = combined(partials, arrivals, t, n_parts, meeting, cond, 0.0)
+        meeting += 1
         if cond <= 0.0:
             w_norm = w_norm_new
             for j in range(w_size):
                 w[j] = wpd[j]
-            for i in range(l):
+            for i in range(row_lo, row_hi):
                 e = exp_wTx_new[i]
                 exp_wTx[i] = e
                 tau_tmp = 1.0 / (1.0 + e)
@@ -272,21 +293,22 @@ def newton_step(col_ptr, row_ind, vals, y, C, unreg_bias, l1_ratio, eps, max_inn
             sq_change = _sq_norm_change(wpd, w, last_penalized)
         delta *= 0.5
         negsum_xTd *= 0.5
-        for i in range(l):
+        for i in range(row_lo, row_hi):
             cd_rec[i, XTD] *= 0.5
         num_linesearch += 1
 
     if num_linesearch >= max_num_linesearch:
         # too many halvings: recompute exp(w.x) from w to shed rounding drift
         scalars[FAILED_SEARCHES] += 1
-        for i in range(l):
+        for i in range(row_lo, row_hi):
             exp_wTx[i] = 0.0
         for j in range(w_size):
             if w[j] == 0.0:
                 continue
-            for k in range(np.uint64(col_ptr[j]), np.uint64(col_ptr[j + 1])):
+            lo, hi = own_entries(col_ptr, starts, t, n_parts, j)
+            for k in range(lo, hi):
                 exp_wTx[np.uint64(row_ind[k])] += w[j] * vals[k]
-        for i in range(l):
+        for i in range(row_lo, row_hi):
             exp_wTx[i] = np.exp(exp_wTx[i])
 
     if it == 1:

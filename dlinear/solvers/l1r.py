@@ -14,11 +14,11 @@ Both walk features, so they read X transposed to CSC, with the `-B` bias as an e
 last column of that copy; one-vs-rest classes share one copy (SubProblem.columns). On
 SubProblem.n_threads threads, -s 6's gradient pass (each column's gradient and Hessian
 diagonal, its own) runs in ranges of columns: the same model on any number of threads.
--s 5 runs on the threads as liblinear-multicore does (Zhuang, Juan, Yuan & Lin, CIKM
-2018): each coordinate step's passes over its column are split by rows, one range of
-rows a thread, and the threads meet inside the kernel to add their partial sums
-(dlinear/kernels/spin.py), so they take the same steps as one thread. -s 6's coordinate
-descent and line search stay on one thread. As in
+-s 5, and -s 6's coordinate descent and line search, run on the threads as
+liblinear-multicore does (Zhuang, Juan, Yuan & Lin, CIKM 2018): each coordinate step's
+passes over its column, and the line search's over the rows, are split by rows, one
+range of rows a thread, and the threads meet inside the kernel to add their partial
+sums (dlinear/kernels/spin.py), so they take the same steps as one thread. As in
 LIBLINEAR's train_one, the stopping tolerance handed to the kernels is
 eps * max(min(#pos, #neg), 1) / l, relative to the first pass's sum of optimality
 violations.
@@ -66,8 +66,9 @@ def fit_l1r(task, params, max_outer_iter: int = L1R_L2SVC_MAX_OUTER_ITER,
             task.problem.indptr, task.problem.indices, task.problem.data, y, C,
             int(task.problem.n_features), float(task.bias))
         n_iter, obj, nnz, inner_capped = l1r_lr(
-            (col_ptr, row_ind, vals), y, C, xjneg_sum, unreg_bias, l1_ratio, tol,
-            max_newton_iter, max_inner_iter, int(task.seed), w, passes, task.n_threads)
+            (col_ptr, row_ind, vals), task.problem.indptr, y, C, xjneg_sum, unreg_bias,
+            l1_ratio, tol, max_newton_iter, max_inner_iter, int(task.seed), w, passes,
+            task.n_threads)
         log += [f"iter {k + 1:3d}  #CD cycles {int(passes[k])}" for k in range(n_iter)]
         if inner_capped:
             log.append(f"WARNING: reaching max number of inner iterations "
@@ -97,6 +98,13 @@ def l1r_l2svc_threads(n_threads, nnz: int, w_size: int) -> int:
     return max(1, min(int(n_threads or 1), int(nnz) // MIN_NNZ_PER_THREAD, by_columns))
 
 
+def row_parts(row_ptr, n_parts: int):
+    """The bounds [0, ..., l] of at most n_parts ranges of rows of about equal nonzeros
+    (row_ptr: the CSR rows' pointers), one for each thread of -s 5 or -s 6's steps."""
+    return np.array([0] + [hi for _, hi in nonzero_ranges(row_ptr, n_parts)],
+                    dtype=np.int64)
+
+
 def l1r_l2svc(columns, row_ptr, y, C, unreg_bias, eps, max_outer_iter, seed, w,
               n_threads=None):
     """-s 5 (dlinear/kernels/l1r_cd.py) from w = 0 (w is overwritten) on
@@ -107,9 +115,7 @@ def l1r_l2svc(columns, row_ptr, y, C, unreg_bias, eps, max_outer_iter, seed, w,
     recomputations)."""
     col_ptr, row_ind, vals = columns
     w_size = len(col_ptr) - 1
-    n_parts = l1r_l2svc_threads(n_threads, len(vals), w_size)
-    row_bounds = np.array([0] + [hi for _, hi in nonzero_ranges(row_ptr, n_parts)],
-                          dtype=np.int64)
+    row_bounds = row_parts(row_ptr, l1r_l2svc_threads(n_threads, len(vals), w_size))
     n_parts = len(row_bounds) - 1
     starts = part_starts(col_ptr, row_ind, row_bounds)
     sqrtC = np.sqrt(C)
@@ -129,12 +135,14 @@ def l1r_l2svc(columns, row_ptr, y, C, unreg_bias, eps, max_outer_iter, seed, w,
     return results[0]
 
 
-def l1r_lr(columns, y, C, xjneg_sum, unreg_bias, l1_ratio, eps, max_newton_iter,
+def l1r_lr(columns, row_ptr, y, C, xjneg_sum, unreg_bias, l1_ratio, eps, max_newton_iter,
            max_inner_iter, seed, w, cd_passes, n_threads=None):
     """-s 6 (newGLMNET, dlinear/kernels/l1r_newglmnet.py) from w = 0 (w is overwritten),
-    the gradient pass of each Newton iteration on n_threads threads. cd_passes receives
-    the CD passes of each Newton iteration. Returns (Newton iterations, objective,
-    non-zero weights, inner solves that hit the cap)."""
+    on n_threads threads: the gradient pass of each Newton iteration in ranges of
+    columns, the rest of the iteration (coordinate descent, line search) on
+    l1r_l2svc_threads of them in ranges of rows by row_ptr (the CSR rows' pointers), as
+    -s 5's. cd_passes receives the CD passes of each Newton iteration. Returns
+    (Newton iterations, objective, non-zero weights, inner solves that hit the cap)."""
     col_ptr, row_ind, vals = columns
     w_size = len(col_ptr) - 1
     w[:] = 0.0
@@ -142,20 +150,33 @@ def l1r_lr(columns, y, C, xjneg_sum, unreg_bias, l1_ratio, eps, max_newton_iter,
      scalars) = NG.newton_setup(y, C, w_size)
     l2 = 1.0 - l1_ratio
     last_penalized = w_size - 1 if unreg_bias else w_size
-    rng = seed_state(seed)
     pool = PassPool(n_threads or 1, "l1r")
     ranges = nonzero_ranges(col_ptr, pool.n_threads)
+    row_bounds = row_parts(row_ptr, l1r_l2svc_threads(n_threads, len(vals), w_size))
+    n_parts = len(row_bounds) - 1
+    starts = part_starts(col_ptr, row_ind, row_bounds)
+    partials, arrivals = meeting_place(n_parts)
+    # each part's own copies of what every part writes alike (part 0's are the solver's)
+    own = [(seed_state(seed), w, index, wpd, scalars)] + [
+        (seed_state(seed), np.zeros(w_size), index.copy(), wpd.copy(), scalars.copy())
+        for _ in range(n_parts - 1)]
 
     def gradient(j0, j1):
         NG.gradient_columns(col_ptr, row_ind, vals, grad_rec, xjneg_sum, w, l2,
                             last_penalized, j0, j1, Hdiag, Grad)
+
+    def step(t, first):
+        rng, w_t, index_t, wpd_t, scalars_t = own[t]
+        return NG.newton_step(col_ptr, row_ind, vals, y, C, unreg_bias, l1_ratio, eps,
+                              max_inner_iter, first, rng, w_t, index_t, Hdiag, Grad, wpd_t,
+                              exp_wTx, exp_wTx_new, grad_rec, cd_rec, scalars_t, t, starts,
+                              row_bounds, partials, arrivals)
     try:
         newton_iter = 0
         while newton_iter < max_newton_iter:
             pool.run(gradient, ranges)
-            it = NG.newton_step(col_ptr, row_ind, vals, y, C, unreg_bias, l1_ratio, eps,
-                                max_inner_iter, newton_iter == 0, rng, w, index, Hdiag,
-                                Grad, wpd, exp_wTx, exp_wTx_new, grad_rec, cd_rec, scalars)
+            arrivals[:] = 0
+            it = pool.run(step, [(t, newton_iter == 0) for t in range(n_parts)])[0]
             if it < 0:
                 break
             cd_passes[newton_iter] = it

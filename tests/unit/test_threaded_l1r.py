@@ -1,7 +1,10 @@
 """-s 5 and -s 6 on threads. -s 6's gradient pass runs in ranges of columns: the same
-model to the bit on any number of threads. -s 5's threads each take a range of rows and
-meet inside the kernel to add their partial sums: the same steps and stop, the model
-equal but for the rounding of those sums, and the same to the bit for a number of threads."""
+numbers on any number of threads. -s 5's steps, and -s 6's coordinate descent and line
+search, run on threads that each take a range of rows and meet inside the kernel to add
+their partial sums: the same steps and stop, the model equal but for the rounding of
+those sums, and the same to the bit for a number of threads. On a small problem (under
+a million nonzeros a thread) those stay on one thread, and the model is the one-thread
+model to the bit."""
 import numpy as np
 import pytest
 import scipy.sparse as sp
@@ -31,36 +34,49 @@ def test_same_model_on_1_2_and_3_threads(solver, extra, bias, R, binary, monkeyp
     models = [train(binary, params, n_threads=t) for t in (1, 2, 3)]
     for m in models[1:]:
         np.testing.assert_array_equal(models[0].w, m.w)
-    assert [len(r) for r in ranges] == [1, 2, 3]
+    # the gradient pass's column ranges (the other calls split rows)
+    assert [len(r) for r in ranges if r[-1][1] != binary.n_samples] == [1, 2, 3]
 
 
-def l2svc_objective(problem, w, bias, C):
-    """||w||_1 + sum_i C_i max(0, 1 - y_i w.x_i)^2 (the bias weight penalized)."""
+def objective(problem, params, w):
+    """The primal objective of -s 5 (squared hinge) or -s 6 (logistic, elastic net by
+    l1_ratio) at w, the -B bias weight penalized unless -R."""
     X = sp.csr_matrix((problem.data, problem.indices, problem.indptr),
                       shape=(problem.n_samples, problem.n_features))
-    if bias >= 0:
-        X = sp.hstack([X, np.full((problem.n_samples, 1), bias)]).tocsr()
-    margin = np.maximum(0.0, 1.0 - np.where(problem.y > 0, 1.0, -1.0) * (X @ w))
-    return np.abs(w).sum() + np.sum(C * problem.sample_weight * margin ** 2)
+    if params.bias >= 0:
+        X = sp.hstack([X, np.full((problem.n_samples, 1), params.bias)]).tocsr()
+    penalized = w[:-1] if params.bias >= 0 and not params.regularize_bias else w
+    rho = 1.0 if params.l1_ratio is None else params.l1_ratio
+    reg = rho * np.abs(penalized).sum() + (1 - rho) / 2 * penalized @ penalized
+    margin = np.where(problem.y > 0, 1.0, -1.0) * (X @ w)
+    C = params.C * problem.sample_weight
+    if params.solver_type == 5:
+        return reg + np.sum(C * np.maximum(0.0, 1.0 - margin) ** 2)
+    return reg + np.sum(C * np.logaddexp(0.0, -margin))
 
 
+@pytest.mark.parametrize("solver,extra", [(5, {}), (6, {}), (6, {"l1_ratio": 0.5})])
 @pytest.mark.parametrize("bias,R", [(-1.0, True), (1.0, True), (1.0, False)])
-def test_l2svc_on_2_and_3_threads_takes_the_same_steps(bias, R, binary, monkeypatch):
+def test_steps_on_2_and_3_threads_are_one_threads(solver, extra, bias, R, binary,
+                                                  monkeypatch):
+    """-s 5's steps, and -s 6's coordinate descent and line search, on threads that each
+    take a range of rows: the same iterations and objective as one thread."""
     monkeypatch.setattr(l1r, "MIN_NNZ_PER_THREAD", 1)
     monkeypatch.setattr(l1r, "MIN_COLUMN_ENTRIES_PER_THREAD", 1)
     parts = []
     real = l1r.part_starts
     monkeypatch.setattr(l1r, "part_starts",
                         lambda c, r, bounds: parts.append(len(bounds) - 1) or real(c, r, bounds))
-    params = Params(solver_type=5, bias=bias, regularize_bias=R, eps=1e-4, C=0.5)
+    params = Params(solver_type=solver, bias=bias, regularize_bias=R, eps=1e-4, C=0.5,
+                    **extra)
     one, two, three, two_again = [train(binary, params, n_threads=t) for t in (1, 2, 3, 2)]
     assert parts == [1, 2, 3, 2]
     np.testing.assert_array_equal(two.w, two_again.w)
-    f1 = l2svc_objective(binary, one.w.ravel(), bias, 0.5)
+    f1 = objective(binary, params, one.w.ravel())
     scale = np.abs(one.w).max()
     for m in (two, three):
         assert m.n_iter == one.n_iter
-        assert abs(l2svc_objective(binary, m.w.ravel(), bias, 0.5) - f1) <= 1e-12 * f1
+        assert abs(objective(binary, params, m.w.ravel()) - f1) <= 1e-12 * f1
         assert np.abs(m.w - one.w).max() <= 1e-7 * scale
         assert np.count_nonzero(m.w) == np.count_nonzero(one.w)
 
