@@ -83,17 +83,18 @@ def fit_l1r(task, params, max_outer_iter: int = L1R_L2SVC_MAX_OUTER_ITER,
     return FitResult(w=w, n_iter=int(n_iter), log=log, hit_max_iter=hit)
 
 
-# -s 5's threads meet two to three times a column visit (spin.combined, well under a
-# microsecond each); a thread's share of an average column must take longer than that
-# (~5 ns an entry: 256 entries, about a microsecond), and a small problem stays on one
-# thread (as dual CD's: below a million nonzeros a thread)
+# The threads of -s 5's steps and -s 6's coordinate descent meet two to three times a
+# column visit (spin.combined, well under a microsecond each); a thread's share of an
+# average column must take longer than that (~5 ns an entry: 256 entries, about a
+# microsecond), and a small problem stays on one thread (as dual CD's: below a million
+# nonzeros a thread)
 MIN_COLUMN_ENTRIES_PER_THREAD = 256
 MIN_NNZ_PER_THREAD = 1_000_000
 
 
-def l1r_l2svc_threads(n_threads, nnz: int, w_size: int) -> int:
-    """How many threads -s 5 runs on: n_threads (None: 1), fewer on a small problem or
-    short columns."""
+def row_split_threads(n_threads, nnz: int, w_size: int) -> int:
+    """How many threads -s 5's steps and -s 6's coordinate descent run on, each on its
+    range of rows: n_threads (None: 1), fewer on a small problem or short columns."""
     by_columns = int(nnz) // (MIN_COLUMN_ENTRIES_PER_THREAD * max(int(w_size), 1))
     return max(1, min(int(n_threads or 1), int(nnz) // MIN_NNZ_PER_THREAD, by_columns))
 
@@ -108,14 +109,14 @@ def row_parts(row_ptr, n_parts: int):
 def l1r_l2svc(columns, row_ptr, y, C, unreg_bias, eps, max_outer_iter, seed, w,
               n_threads=None):
     """-s 5 (dlinear/kernels/l1r_cd.py) from w = 0 (w is overwritten) on
-    l1r_l2svc_threads threads, each on its range of rows (of about equal nonzeros by
+    row_split_threads threads, each on its range of rows (of about equal nonzeros by
     row_ptr, the CSR rows' pointers): the same model on any number of threads but for
     the order in which the threads' partial sums are added (one thread: LIBLINEAR's
     order). Returns (passes, objective, non-zero weights, shrinking restarts, b
     recomputations)."""
     col_ptr, row_ind, vals = columns
     w_size = len(col_ptr) - 1
-    row_bounds = row_parts(row_ptr, l1r_l2svc_threads(n_threads, len(vals), w_size))
+    row_bounds = row_parts(row_ptr, row_split_threads(n_threads, len(vals), w_size))
     n_parts = len(row_bounds) - 1
     starts = part_starts(col_ptr, row_ind, row_bounds)
     sqrtC = np.sqrt(C)
@@ -140,7 +141,7 @@ def l1r_lr(columns, row_ptr, y, C, xjneg_sum, unreg_bias, l1_ratio, eps, max_new
     """-s 6 (newGLMNET, dlinear/kernels/l1r_newglmnet.py) from w = 0 (w is overwritten),
     on n_threads threads: the gradient pass of each Newton iteration in ranges of
     columns, the rest of the iteration (coordinate descent, line search) on
-    l1r_l2svc_threads of them in ranges of rows by row_ptr (the CSR rows' pointers), as
+    row_split_threads of them in ranges of rows by row_ptr (the CSR rows' pointers), as
     -s 5's. cd_passes receives the CD passes of each Newton iteration. Returns
     (Newton iterations, objective, non-zero weights, inner solves that hit the cap)."""
     col_ptr, row_ind, vals = columns
@@ -152,7 +153,7 @@ def l1r_lr(columns, row_ptr, y, C, xjneg_sum, unreg_bias, l1_ratio, eps, max_new
     last_penalized = w_size - 1 if unreg_bias else w_size
     pool = PassPool(n_threads or 1, "l1r")
     ranges = nonzero_ranges(col_ptr, pool.n_threads)
-    row_bounds = row_parts(row_ptr, l1r_l2svc_threads(n_threads, len(vals), w_size))
+    row_bounds = row_parts(row_ptr, row_split_threads(n_threads, len(vals), w_size))
     n_parts = len(row_bounds) - 1
     starts = part_starts(col_ptr, row_ind, row_bounds)
     partials, arrivals = meeting_place(n_parts)

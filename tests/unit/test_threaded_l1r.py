@@ -81,13 +81,13 @@ def test_steps_on_2_and_3_threads_are_one_threads(solver, extra, bias, R, binary
         assert np.count_nonzero(m.w) == np.count_nonzero(one.w)
 
 
-def test_l2svc_threads_follow_the_columns_length():
+def test_row_split_threads_follow_the_columns_length():
     rcv1 = (40_647_024, 47_236)         # the 542k-row rcv1-shaped set: 860 entries a column
-    assert l1r.l1r_l2svc_threads(2, *rcv1) == 2
-    assert l1r.l1r_l2svc_threads(8, *rcv1) == 3
-    assert l1r.l1r_l2svc_threads(None, *rcv1) == 1
-    assert l1r.l1r_l2svc_threads(2, 117_000_000, 1 << 24) == 1   # click-shaped: 7 a column
-    assert l1r.l1r_l2svc_threads(2, 900_000, 100) == 1            # small
+    assert l1r.row_split_threads(2, *rcv1) == 2
+    assert l1r.row_split_threads(8, *rcv1) == 3
+    assert l1r.row_split_threads(None, *rcv1) == 1
+    assert l1r.row_split_threads(2, 117_000_000, 1 << 24) == 1   # click-shaped: 7 a column
+    assert l1r.row_split_threads(2, 900_000, 100) == 1            # small
 
 
 def test_part_starts_split_each_column_at_the_row_bounds():
