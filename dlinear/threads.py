@@ -9,11 +9,19 @@ order. The solvers (dlinear.solvers) make no threads of their own (tests/unit/te
 """
 from __future__ import annotations
 
+import os
 import threading
 import weakref
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
+
+
+def available_cores() -> int:
+    """The cores this process may run on (its CPU affinity where the system tells it)."""
+    if hasattr(os, "sched_getaffinity"):
+        return max(1, len(os.sched_getaffinity(0)))
+    return os.cpu_count() or 1
 
 
 def nonzero_ranges(pointers, n_parts: int) -> list:

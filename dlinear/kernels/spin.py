@@ -6,9 +6,11 @@ For kernels whose threads must add up partial sums for every step (-s 5's coordi
 descent meets about three times for each of ~10^5 column visits a second): a hand-over
 through dlinear.threads.PassPool costs tens of microseconds, a meeting here under one.
 Every thread of such a kernel must be running at once (one PassPool part each, no more
-parts than threads). A waiting thread spins on the counter with the CPU's pause hint,
-then gives its core away (sched_yield) so that a thread it waits for can run where
-there are more threads than free cores.
+parts than threads). A waiting thread spins on the counter with the CPU's pause hint for
+a few microseconds, then sleeps (Linux: a futex on the meetings' generation word, which
+the last thread to arrive advances and wakes), so that where there are more threads than
+free cores a thread it waits for gets the core (spinning alone made 3 threads on 2
+cores 10x slower than 1). Elsewhere the waiter yields its core (sched_yield) instead.
 """
 import platform
 
@@ -18,10 +20,20 @@ from numba import njit, types
 from numba.core import cgutils
 from numba.extending import intrinsic
 
-# spins (each a pause, tens of cycles) before a waiting thread starts yielding its core
-SPINS_BEFORE_YIELD = 1 << 12
+# spins (each a pause, tens of cycles: about 20 microseconds in all) before a waiting
+# thread sleeps (or yields its core)
+SPINS_BEFORE_SLEEP = 1 << 10
 
 _X86 = platform.machine().lower() in ("x86_64", "amd64", "i386", "i686")
+# Linux's futex system call: its number on this machine (None: no futex, yield instead)
+_SYS_FUTEX = ({"x86_64": 202, "amd64": 202, "aarch64": 98, "arm64": 98}.get(
+    platform.machine().lower()) if platform.system() == "Linux" else None)
+_FUTEX_WAIT_PRIVATE, _FUTEX_WAKE_PRIVATE = 128, 129
+_POSIX = platform.system() != "Windows"
+
+# the meeting place's int64 slots: the arrivals counter, and (on its own cache line) the
+# generation word, a 32-bit futex in the slot's low half
+ARRIVALS, GENERATION = 0, 8
 
 
 def _counter_pointer(context, builder, array_type, array, index):
@@ -33,15 +45,80 @@ def _counter_pointer(context, builder, array_type, array, index):
 @intrinsic
 def increment(typingctx, counters, i):
     """counters[i] += 1 as one atomic operation (sequentially consistent: what this
-    thread wrote before is visible to a thread that sees the new count)."""
+    thread wrote before is visible to a thread that sees the new count); returns the new
+    count."""
     if not (isinstance(counters, types.Array) and counters.dtype == types.int64):
         return None
 
     def codegen(context, builder, signature, args):
         ptr = _counter_pointer(context, builder, signature.args[0], args[0], args[1])
-        builder.atomic_rmw("add", ptr, ir.Constant(ir.IntType(64), 1), "seq_cst")
+        one = ir.Constant(ir.IntType(64), 1)
+        return builder.add(builder.atomic_rmw("add", ptr, one, "seq_cst"), one)
+    return types.int64(counters, i), codegen
+
+
+def _word_pointer(context, builder, array_type, array, index):
+    """The 32-bit word at the start of counters[i] (the futex)."""
+    ptr = _counter_pointer(context, builder, array_type, array, index)
+    return builder.bitcast(ptr, ir.IntType(32).as_pointer())
+
+
+def _futex(builder, word, op, value):
+    """syscall(SYS_futex, word, op, value, NULL, NULL, 0)."""
+    i64 = ir.IntType(64)
+    null = ir.Constant(ir.IntType(8).as_pointer(), None)
+    fn = cgutils.get_or_insert_function(
+        builder.module, ir.FunctionType(i64, [i64], var_arg=True), "syscall")
+    builder.call(fn, [i64(_SYS_FUTEX), word, i64(op), builder.sext(value, i64)
+                      if value.type != i64 else value, null, null, i64(0)])
+
+
+@intrinsic
+def generation(typingctx, counters, i):
+    """The generation word in counters[i], read atomically (acquire order)."""
+    if not (isinstance(counters, types.Array) and counters.dtype == types.int64):
+        return None
+
+    def codegen(context, builder, signature, args):
+        word = _word_pointer(context, builder, signature.args[0], args[0], args[1])
+        return builder.sext(builder.load_atomic(word, "acquire", 4), ir.IntType(64))
+    return types.int64(counters, i), codegen
+
+
+@intrinsic
+def advance_generation(typingctx, counters, i):
+    """The generation word in counters[i] += 1 (atomically), and every thread sleeping on
+    it woken."""
+    if not (isinstance(counters, types.Array) and counters.dtype == types.int64):
+        return None
+
+    def codegen(context, builder, signature, args):
+        word = _word_pointer(context, builder, signature.args[0], args[0], args[1])
+        builder.atomic_rmw("add", word, ir.Constant(ir.IntType(32), 1), "seq_cst")
+        if _SYS_FUTEX is not None:
+            _futex(builder, word, _FUTEX_WAKE_PRIVATE, ir.Constant(ir.IntType(64), 2**31 - 1))
         return context.get_dummy_value()
     return types.void(counters, i), codegen
+
+
+@intrinsic
+def sleep_while(typingctx, counters, i, value):
+    """Sleep until woken if the generation word in counters[i] still holds `value` (a
+    futex wait: no wake-up is lost between the test and the sleep); without futexes,
+    give the core away once (sched_yield) or, on Windows, return."""
+    if not (isinstance(counters, types.Array) and counters.dtype == types.int64):
+        return None
+
+    def codegen(context, builder, signature, args):
+        if _SYS_FUTEX is not None:
+            word = _word_pointer(context, builder, signature.args[0], args[0], args[1])
+            _futex(builder, word, _FUTEX_WAIT_PRIVATE, args[2])
+        elif _POSIX:
+            fn = cgutils.get_or_insert_function(
+                builder.module, ir.FunctionType(ir.IntType(32), []), "sched_yield")
+            builder.call(fn, [])
+        return context.get_dummy_value()
+    return types.void(counters, i, value), codegen
 
 
 @intrinsic
@@ -68,30 +145,26 @@ def pause(typingctx):
     return types.void(), codegen
 
 
-@intrinsic
-def yield_core(typingctx):
-    """sched_yield(): let another thread run on this core."""
-    def codegen(context, builder, signature, args):
-        fn = cgutils.get_or_insert_function(
-            builder.module, ir.FunctionType(ir.IntType(32), []), "sched_yield")
-        builder.call(fn, [])
-        return context.get_dummy_value()
-    return types.void(), codegen
-
-
 @njit(cache=True, nogil=True, inline="always")
 def wait_for_all(arrivals, n_threads, meeting):
     """Meeting number `meeting` (0, 1, 2, ... counted alike by every thread): count this
-    thread in and return once all n_threads have come."""
-    increment(arrivals, 0)
+    thread in and return once all n_threads have come. The last to come advances the
+    generation and wakes the sleepers; a waiter reads the generation before it looks at
+    the count, so a wake-up between the two only makes its sleep return at once."""
     target = n_threads * (meeting + 1)
+    if increment(arrivals, ARRIVALS) == target:
+        advance_generation(arrivals, GENERATION)
+        return
     spins = 0
-    while load_acquire(arrivals, 0) < target:
-        if spins < SPINS_BEFORE_YIELD:
+    while True:
+        seen = generation(arrivals, GENERATION)
+        if load_acquire(arrivals, ARRIVALS) >= target:
+            return
+        if spins < SPINS_BEFORE_SLEEP:
             spins += 1
             pause()
         else:
-            yield_core()
+            sleep_while(arrivals, GENERATION, seen)
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -117,5 +190,5 @@ def combined(partials, arrivals, t, n_threads, meeting, a, b):
 
 def meeting_place(n_threads: int):
     """(partials, arrivals) for `combined` / `wait_for_all` among n_threads threads (the
-    counter alone on its cache line)."""
-    return np.zeros((2, max(n_threads, 1), 2)), np.zeros(8, dtype=np.int64)
+    arrivals counter and the generation word each on its own cache line)."""
+    return np.zeros((2, max(n_threads, 1), 2)), np.zeros(16, dtype=np.int64)

@@ -32,7 +32,7 @@ from ..kernels import l1r_newglmnet as NG
 from ..kernels.l1r_cd import l1r_l2_svc, part_starts
 from ..kernels.rng import seed_state
 from ..kernels.spin import meeting_place
-from ..threads import PassPool, nonzero_ranges
+from ..threads import PassPool, available_cores, nonzero_ranges
 from .newton import primal_solver_tol
 from .task import FitResult
 
@@ -87,16 +87,19 @@ def fit_l1r(task, params, max_outer_iter: int = L1R_L2SVC_MAX_OUTER_ITER,
 # column visit (spin.combined, well under a microsecond each); a thread's share of an
 # average column must take longer than that (~5 ns an entry: 256 entries, about a
 # microsecond), and a small problem stays on one thread (as dual CD's: below a million
-# nonzeros a thread)
+# nonzeros a thread). They never outnumber the cores: a thread that waits for one
+# without a core waits for the scheduler (3 threads on 2 cores: -s 5 4x slower than 1)
 MIN_COLUMN_ENTRIES_PER_THREAD = 256
 MIN_NNZ_PER_THREAD = 1_000_000
 
 
 def row_split_threads(n_threads, nnz: int, w_size: int) -> int:
     """How many threads -s 5's steps and -s 6's coordinate descent run on, each on its
-    range of rows: n_threads (None: 1), fewer on a small problem or short columns."""
+    range of rows: n_threads (None: 1), fewer on a small problem or short columns, at
+    most one a core."""
     by_columns = int(nnz) // (MIN_COLUMN_ENTRIES_PER_THREAD * max(int(w_size), 1))
-    return max(1, min(int(n_threads or 1), int(nnz) // MIN_NNZ_PER_THREAD, by_columns))
+    return max(1, min(int(n_threads or 1), int(nnz) // MIN_NNZ_PER_THREAD, by_columns,
+                      available_cores()))
 
 
 def row_parts(row_ptr, n_parts: int):

@@ -63,6 +63,7 @@ def test_steps_on_2_and_3_threads_are_one_threads(solver, extra, bias, R, binary
     take a range of rows: the same iterations and objective as one thread."""
     monkeypatch.setattr(l1r, "MIN_NNZ_PER_THREAD", 1)
     monkeypatch.setattr(l1r, "MIN_COLUMN_ENTRIES_PER_THREAD", 1)
+    monkeypatch.setattr(l1r, "available_cores", lambda: 3)  # 3 threads on any machine
     parts = []
     real = l1r.part_starts
     monkeypatch.setattr(l1r, "part_starts",
@@ -81,13 +82,16 @@ def test_steps_on_2_and_3_threads_are_one_threads(solver, extra, bias, R, binary
         assert np.count_nonzero(m.w) == np.count_nonzero(one.w)
 
 
-def test_row_split_threads_follow_the_columns_length():
+def test_row_split_threads_follow_the_columns_length(monkeypatch):
+    monkeypatch.setattr(l1r, "available_cores", lambda: 16)
     rcv1 = (40_647_024, 47_236)         # the 542k-row rcv1-shaped set: 860 entries a column
     assert l1r.row_split_threads(2, *rcv1) == 2
     assert l1r.row_split_threads(8, *rcv1) == 3
     assert l1r.row_split_threads(None, *rcv1) == 1
     assert l1r.row_split_threads(2, 117_000_000, 1 << 24) == 1   # click-shaped: 7 a column
     assert l1r.row_split_threads(2, 900_000, 100) == 1            # small
+    monkeypatch.setattr(l1r, "available_cores", lambda: 2)
+    assert l1r.row_split_threads(8, *rcv1) == 2                    # one a core at most
 
 
 def test_part_starts_split_each_column_at_the_row_bounds():
