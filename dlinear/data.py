@@ -301,9 +301,26 @@ def _parse_parts(name, storage_options, f, start, stop, n_parts, first_line, how
     return [parser for parser, _ in results]
 
 
+# A part's values and indices are joined this many bytes at a time (_move_into)
+_JOIN_PIECE_BYTES = 8 << 20
+
+
+def _move_into(target, source, n):
+    """target[:n] = source[:n], a piece at a time from the end, `source` shrunk after each
+    (in place: realloc gives the pages back), so the copy holds one piece beyond target,
+    not a part's array (a float64 part's values are tens of MB)."""
+    step = max(_JOIN_PIECE_BYTES // source.itemsize, 1)
+    while n > 0:
+        lo = max(n - step, 0)
+        target[lo:n] = source[lo:n]
+        n = lo
+        source.resize(n, refcheck=False)
+
+
 def _joined(parsers):
     """The parsers' rows in order, in new arrays filled part by part, each part's arrays
-    freed once copied (numpy's resize would write zeros over all of the grown arrays)."""
+    given back as they are copied (numpy's resize would write zeros over all of the
+    grown arrays)."""
     head = parsers[0]
     if head.indptr is None:
         head._ensure_room(0, 0, 1)
@@ -322,11 +339,12 @@ def _joined(parsers):
         rows, part_nnz = p.n_rows, int(p.indptr[p.n_rows])
         np.add(p.indptr[1:rows + 1], k, out=indptr[row + 1:row + rows + 1])
         y[row:row + rows] = p.y[:rows]
-        indices[k:k + part_nnz] = p.indices[:part_nnz]
-        data[k:k + part_nnz] = p.data[:part_nnz]
+        p.indptr = p.y = None
+        _move_into(indices[k:k + part_nnz], p.indices, part_nnz)
+        _move_into(data[k:k + part_nnz], p.data, part_nnz)
+        p.indices = p.data = None
         row, k = row + rows, k + part_nnz
         head.largest_index = max(head.largest_index, p.largest_index)
-        p.indptr = p.y = p.indices = p.data = None
     head.indptr, head.y, head.indices, head.data, head.n_rows = indptr, y, indices, data, row
     return head
 

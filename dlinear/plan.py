@@ -109,6 +109,14 @@ def targets(y, sample_weight, label, weighted_C, params: Params, ks=None):
             np.ascontiguousarray(np.column_stack([c for _, c in columns])))
 
 
+def target_column(y, sample_weight, label, k, weighted_C, params: Params):
+    """Column k of targets() as two 1-D arrays of their own (the regression targets a copy
+    of y): one binary problem's (y, C) without building (and copying) the (rows, 1)
+    arrays, which left two row vectors' worth of freed heap at the solver's peak."""
+    target, C = _target_column(y, sample_weight, label, k, weighted_C, params)
+    return (np.array(target) if target is y else target), C
+
+
 def _target_column(y, sample_weight, label, k, weighted_C, params: Params):
     if label is None:
         target = y
@@ -160,9 +168,8 @@ def subproblem(problem: Problem, label, k: int, weighted_C, params: Params,
     against label[1] with both weighted C's; one class is trained as all-positive, as
     LIBLINEAR does); or, with label None, the regression / one-class problem. Used in
     process and on Dask workers, on their local copy of the data."""
-    Y, C = targets(problem.y, problem.sample_weight, label, weighted_C, params, [k])
-    return SubProblem(problem, np.ascontiguousarray(Y[:, 0]), np.ascontiguousarray(C[:, 0]),
-                      float(params.bias), problem_seed(params.seed, k),
+    y, C = target_column(problem.y, problem.sample_weight, label, k, weighted_C, params)
+    return SubProblem(problem, y, C, float(params.bias), problem_seed(params.seed, k),
                       w0=initial_w(params, k), shared_columns=shared_columns)
 
 

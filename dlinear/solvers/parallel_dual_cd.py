@@ -153,7 +153,7 @@ def dual_state_on_threads(pool, X, bias, y, C, l2_loss, alpha, w, w_parts):
         (X.indptr, X.indices, X.data, X.n_features, bias, y, C, l2_loss, alpha, inst, lo, hi,
          w_parts[k]) for k, (lo, hi) in enumerate(ranges)])
     added_in_order(w, w_parts, len(ranges))
-    index = np.flatnonzero(C > 0.0).astype(np.int64)
+    index = np.flatnonzero(C > 0.0).astype(np.int64, copy=False)
     return inst, index, len(index)
 
 
@@ -227,6 +227,9 @@ def local_dual_cd_svc(X, bias, y, C, l2_loss, eps, max_iter, seed, alpha, w, n_t
             if restart:
                 active_size = l
                 restarts += 1
+        # the sweeps' row vectors go before dual_objective writes alpha, the first write
+        # to its pages on a cold start: they do not add up at the fit's peak
+        del index, scratch, step
         w_from_alpha_on_threads(pool, X, bias, inst, w, copies)
     finally:
         pool.close()

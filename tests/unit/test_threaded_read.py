@@ -68,6 +68,20 @@ def test_rcv1_small_in_many_parts(tiny_parts, monkeypatch, dtype):
     assert np.array_equal(many.y.view(np.uint8), one.y.view(np.uint8))
 
 
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_parts_joined_in_small_pieces_are_the_one_thread_arrays(tiny_parts, monkeypatch,
+                                                                dtype):
+    """The join copies a part's values and indices a piece at a time from the end, the
+    part's array shrunk after each piece: pieces of a few values give the same arrays."""
+    monkeypatch.setattr(data_module, "_JOIN_PIECE_BYTES", 20)
+    path = EXAMPLES / "rcv1_small.train"
+    many = read_libsvm(path, n_threads=4, dtype=dtype)
+    one = read_libsvm(path, n_threads=1, dtype=dtype)
+    np.testing.assert_array_equal(many.indptr, one.indptr)
+    np.testing.assert_array_equal(many.indices, one.indices)
+    assert np.array_equal(many.data.view(np.uint8), one.data.view(np.uint8))
+
+
 @pytest.mark.parametrize("text", [
     "1 1:0.5\n",                                   # one row: more parts asked than lines
     "1 1:0.5",                                     # no final newline
