@@ -58,19 +58,31 @@ def one_variable_step(bi, Gp, Gn, Hi, Ui):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def violation(bi, Gp, Gn, Ui):
-    """|minimum-norm sub-gradient| of the dual at beta_i (LIBLINEAR's stopping measure)."""
+def violation_or_shrink(bi, Gp, Gn, Ui, Gmax_old):
+    """(|minimum-norm sub-gradient| of the dual at beta_i, LIBLINEAR's stopping measure;
+    whether beta_i leaves the active set): a beta_i at 0 or a bound, pushed there by a
+    gradient beyond Gmax_old (the last sweep's largest violation), is shrunk."""
     if bi == 0.0:
         if Gp < 0.0:
-            return -Gp
+            return -Gp, False
         if Gn > 0.0:
-            return Gn
-        return 0.0
+            return Gn, False
+        return 0.0, Gp > Gmax_old and Gn < -Gmax_old
     if bi >= Ui:
-        return Gp if Gp > 0.0 else 0.0
+        if Gp > 0.0:
+            return Gp, False
+        return 0.0, Gp < -Gmax_old
     if bi <= -Ui:
-        return -Gn if Gn < 0.0 else 0.0
-    return abs(Gp) if bi > 0.0 else abs(Gn)
+        if Gn < 0.0:
+            return -Gn, False
+        return 0.0, Gn > Gmax_old
+    return (abs(Gp) if bi > 0.0 else abs(Gn)), False
+
+
+@njit(cache=True, nogil=True, inline="always")
+def violation(bi, Gp, Gn, Ui):
+    """|minimum-norm sub-gradient| of the dual at beta_i (LIBLINEAR's stopping measure)."""
+    return violation_or_shrink(bi, Gp, Gn, Ui, INF)[0]
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -146,34 +158,11 @@ def dual_cd_svr(indptr, indices, data, n_features, bias, y, C, p, l2_loss, eps, 
             Hi = inst[i, H]
             Gp = G + p
             Gn = G - p
-            violation = 0.0
-            if bi == 0.0:
-                if Gp < 0.0:
-                    violation = -Gp
-                elif Gn > 0.0:
-                    violation = Gn
-                elif Gp > Gmax_old and Gn < -Gmax_old:
-                    active_size -= 1
-                    index[s], index[active_size] = index[active_size], index[s]
-                    continue
-            elif bi >= Ui:
-                if Gp > 0.0:
-                    violation = Gp
-                elif Gp < -Gmax_old:
-                    active_size -= 1
-                    index[s], index[active_size] = index[active_size], index[s]
-                    continue
-            elif bi <= -Ui:
-                if Gn < 0.0:
-                    violation = -Gn
-                elif Gn > Gmax_old:
-                    active_size -= 1
-                    index[s], index[active_size] = index[active_size], index[s]
-                    continue
-            elif bi > 0.0:
-                violation = abs(Gp)
-            else:
-                violation = abs(Gn)
+            violation, shrink = violation_or_shrink(bi, Gp, Gn, Ui, Gmax_old)
+            if shrink:
+                active_size -= 1
+                index[s], index[active_size] = index[active_size], index[s]
+                continue
             if violation > Gmax_new:
                 Gmax_new = violation
             Gnorm1_new += violation

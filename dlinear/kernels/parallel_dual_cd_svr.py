@@ -6,7 +6,7 @@ violations for LIBLINEAR's stop."""
 from numba import njit
 
 from .dual_cd_svr import (BETA, BOUND, H, INF, Y, init_svr_state, one_variable_step,
-                          svr_objective)
+                          svr_objective, violation_or_shrink)
 from .parallel_dual_cd_svc import row_axpy_atomic
 from .sparse_ops import prefetch_visit, row_axpy, row_dot
 
@@ -40,34 +40,11 @@ def svr_async_sweep_part(indptr, indices, data, n_features, bias, p, l2_loss, in
         G = row_dot(w, indptr, indices, data, i, n_features, bias) - inst[i, Y] + lam * bi
         Gp = G + p
         Gn = G - p
-        violation = 0.0
-        if bi == 0.0:
-            if Gp < 0.0:
-                violation = -Gp
-            elif Gn > 0.0:
-                violation = Gn
-            elif Gp > Gmax_old and Gn < -Gmax_old:
-                end -= 1
-                index[s], index[end] = index[end], index[s]
-                continue
-        elif bi >= Ui:
-            if Gp > 0.0:
-                violation = Gp
-            elif Gp < -Gmax_old:
-                end -= 1
-                index[s], index[end] = index[end], index[s]
-                continue
-        elif bi <= -Ui:
-            if Gn < 0.0:
-                violation = -Gn
-            elif Gn > Gmax_old:
-                end -= 1
-                index[s], index[end] = index[end], index[s]
-                continue
-        elif bi > 0.0:
-            violation = abs(Gp)
-        else:
-            violation = abs(Gn)
+        violation, shrink = violation_or_shrink(bi, Gp, Gn, Ui, Gmax_old)
+        if shrink:
+            end -= 1
+            index[s], index[end] = index[end], index[s]
+            continue
         if violation > Gmax_new:
             Gmax_new = violation
         Gnorm1_new += violation
