@@ -112,7 +112,7 @@ def targets(y, sample_weight, label, weighted_C, params: Params, ks=None):
 def target_column(y, sample_weight, label, k, weighted_C, params: Params):
     """Column k of targets() as two 1-D arrays of their own (the regression targets a copy
     of y): one binary problem's (y, C) without building (and copying) the (rows, 1)
-    arrays, which left two row vectors' worth of freed heap at the solver's peak."""
+    arrays, whose freed copies would stay in the heap at the solver's peak."""
     target, C = _target_column(y, sample_weight, label, k, weighted_C, params)
     return (np.array(target) if target is y else target), C
 

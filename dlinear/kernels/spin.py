@@ -36,6 +36,12 @@ _POSIX = platform.system() != "Windows"
 ARRIVALS, GENERATION = 0, 8
 
 
+def _is_counters(counters):
+    """Whether an intrinsic's argument is typed as the int64 array its codegen expects
+    (otherwise Numba looks for another signature)."""
+    return isinstance(counters, types.Array) and counters.dtype == types.int64
+
+
 def _counter_pointer(context, builder, array_type, array, index):
     view = context.make_array(array_type)(context, builder, array)
     return cgutils.get_item_pointer(context, builder, array_type, view, [index],
@@ -47,7 +53,7 @@ def increment(typingctx, counters, i):
     """counters[i] += 1 as one atomic operation (sequentially consistent: what this
     thread wrote before is visible to a thread that sees the new count); returns the new
     count."""
-    if not (isinstance(counters, types.Array) and counters.dtype == types.int64):
+    if not _is_counters(counters):
         return None
 
     def codegen(context, builder, signature, args):
@@ -76,7 +82,7 @@ def _futex(builder, word, op, value):
 @intrinsic
 def generation(typingctx, counters, i):
     """The generation word in counters[i], read atomically (acquire order)."""
-    if not (isinstance(counters, types.Array) and counters.dtype == types.int64):
+    if not _is_counters(counters):
         return None
 
     def codegen(context, builder, signature, args):
@@ -89,7 +95,7 @@ def generation(typingctx, counters, i):
 def advance_generation(typingctx, counters, i):
     """The generation word in counters[i] += 1 (atomically), and every thread sleeping on
     it woken."""
-    if not (isinstance(counters, types.Array) and counters.dtype == types.int64):
+    if not _is_counters(counters):
         return None
 
     def codegen(context, builder, signature, args):
@@ -106,7 +112,7 @@ def sleep_while(typingctx, counters, i, value):
     """Sleep until woken if the generation word in counters[i] still holds `value` (a
     futex wait: no wake-up is lost between the test and the sleep); without futexes,
     give the core away once (sched_yield) or, on Windows, return."""
-    if not (isinstance(counters, types.Array) and counters.dtype == types.int64):
+    if not _is_counters(counters):
         return None
 
     def codegen(context, builder, signature, args):
@@ -124,7 +130,7 @@ def sleep_while(typingctx, counters, i, value):
 @intrinsic
 def load_acquire(typingctx, counters, i):
     """counters[i], read atomically with acquire order (no later read moves before it)."""
-    if not (isinstance(counters, types.Array) and counters.dtype == types.int64):
+    if not _is_counters(counters):
         return None
 
     def codegen(context, builder, signature, args):
