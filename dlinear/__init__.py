@@ -1,5 +1,5 @@
 """dlinear: LIBLINEAR's solvers, options and model files, on one core or a Dask cluster."""
-from .data import Problem
+from .problem import Problem
 from .errors import ConvergenceWarning, DlinearError
 from .model import Model, load_model, save_model
 from .params import Params
@@ -20,16 +20,14 @@ __all__ = [
 # scikit-learn-style estimators (dlinear.estimators), imported on first use: scikit-learn
 # is needed only by them
 _ESTIMATORS = ("LinearSVC", "LogisticRegression", "LinearSVR", "OneClassSVM")
+_DATA = ("read_libsvm", "write_libsvm", "read_binary", "convert_libsvm")
 
 
 def __getattr__(name):
-    # the LIBSVM reader lives in data.py; looked up lazily while it is being built
-    if name in ("read_libsvm", "write_libsvm"):
+    # the readers and writers (dlinear.data) load on first use
+    if name in _DATA:
         from . import data
         return getattr(data, name)
-    if name in ("read_binary", "convert_libsvm"):
-        from . import binary_format
-        return getattr(binary_format, name)
     if name in _ESTIMATORS:
         from . import estimators
         return getattr(estimators, name)

@@ -1,5 +1,5 @@
 import sys
 
-from .cli_main import main
+from .cli.main import main
 
 sys.exit(main())

@@ -3,7 +3,7 @@
 Training data is a Problem, a scipy.sparse matrix or numpy array with its labels
 (`y=`), a cluster Dataset, or a Dask collection (dask array, dask DataFrame) with its
 labels. Without a client, a Problem or matrix trains in this process (dlinear.train,
-dlinear.model_selection); with a distributed.Client, or given a Dataset or a Dask
+dlinear.in_process.model_selection); with a distributed.Client, or given a Dataset or a Dask
 collection, it trains on the Dask cluster (dlinear.cluster). This module sits above both,
 so neither imports the other: the layers below know nothing of the backends above them.
 """
@@ -18,13 +18,13 @@ import numpy as np
 from .cluster import Dataset, cross_validation_on_cluster, train_on_cluster
 from .cluster.dataset import current_client
 from .cluster.search import find_parameters_on_cluster
-from .data import Problem
+from .data.libsvm_reader import Problem
 from .errors import DlinearError
 from .model import Model
-from .model_selection import checked_search_params, find_parameters_in_process
+from .in_process.model_selection import checked_search_params, find_parameters_in_process
 from .params import Params, check_parameter
 from .predict import PREDICTIONS, predict_block
-from .train import cross_validation_in_process, train_in_process
+from .in_process.train import cross_validation_in_process, train_in_process
 
 
 def is_dask_collection(x) -> bool:

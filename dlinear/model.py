@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .errors import DlinearError
-from .fileio import write_text_atomically
+from .data.fileio import write_text_atomically
 from .solver_table import SOLVER_BY_NAME, SOLVERS
 
 

@@ -100,7 +100,7 @@ class Params:
     init_sol: Optional[np.ndarray] = None
     l1_ratio: Optional[float] = None
     # The #weights of the Newton steps' CG cap max(#weights, 5) when it is not the fit's
-    # own: a fit on the columns that occur (dlinear.columns) keeps the cap of all the
+    # own: a fit on the columns that occur (dlinear.data.columns) keeps the cap of all the
     # columns, so it stops where the fit on all of them stops. None: the fit's #weights.
     cg_cap_weights: Optional[int] = None
 

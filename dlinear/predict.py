@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .data import Problem
+from .data.libsvm_reader import Problem
 from .errors import DlinearError
 from .kernels.sparse_ops import decision_values as _decision_values_kernel
 from .model import Model

@@ -4,7 +4,7 @@ Build: python -m sphinx -W -b html docs docs/_build/html   (pip install -e ".[do
 
 Two small directives keep facts in one place:
 - ``.. dlinear-help:: train`` prints a command's usage text as the program prints it
-  (dlinear/cli.py, dlinear/cli_jobs.py, dlinear/datasets.py), so the options are written
+  (dlinear/cli/train_predict.py, dlinear/cli/jobs.py, dlinear/datasets/rcv1_like.py), so the options are written
   once, in the code;
 - ``.. benchmarks-file::`` shows BENCHMARKS.md, the one copy of the measured figures, one
   section per ``##`` heading.
@@ -49,19 +49,19 @@ numpydoc_class_members_toctree = False
 def _help_text(command: str) -> str:
     """The usage text `command` prints for -h."""
     if command == "train":
-        from dlinear.cli import TRAIN_USAGE
+        from dlinear.cli.train_predict import TRAIN_USAGE
         return TRAIN_USAGE
     if command == "predict":
-        from dlinear.cli import PREDICT_USAGE
+        from dlinear.cli.train_predict import PREDICT_USAGE
         return PREDICT_USAGE
     if command == "submit":
-        from dlinear.cli_jobs import USAGE
+        from dlinear.cli.jobs import USAGE
         return USAGE
     if command == "status":
-        from dlinear.cli_jobs import build_parser
+        from dlinear.cli.jobs import build_parser
         return build_parser().format_help()
     if command == "make-data":
-        from dlinear.datasets import _argument_parser
+        from dlinear.datasets.rcv1_like import _argument_parser
         return _argument_parser("python -m dlinear make-data").format_help()
     raise ValueError(f"dlinear-help: unknown command {command!r}")
 

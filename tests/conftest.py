@@ -6,7 +6,7 @@ from dataclasses import replace
 
 import pytest
 
-from dlinear.datasets import make_rcv1_like_split
+from dlinear.datasets.rcv1_like import make_rcv1_like_split
 from dlinear.solver_table import SOLVERS, bind_fits
 from dlinear.solvers import partitioned_dual_cd
 from tests.support.clusters import local_cluster
@@ -15,7 +15,7 @@ from tests.support.clusters import local_cluster
 def pytest_addoption(parser):
     parser.addoption(
         "--solver-eps-scale", type=float, default=None, metavar="FACTOR",
-        help="mutation check (tools/mutation_check.py): every dlinear solver "
+        help="mutation check (scripts/tools/mutation_check.py): every dlinear solver "
              "runs at FACTOR times the eps it is asked for; LIBLINEAR is "
              "untouched. The parity tests must then fail.")
 

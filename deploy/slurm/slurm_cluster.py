@@ -13,7 +13,7 @@ the model is written by dlinear.save_model (atomically). The training file, the 
 directory and this Python environment must be on the file system that the compute nodes
 share, at the same paths. The jobs end when this script does (or at their walltime).
 
-The train options are dlinear-train's (parsed by dlinear.cli.parse_train_args), except
+The train options are dlinear-train's (parsed by dlinear.cli.train_predict.parse_train_args), except
 -v, -C, --workers and --scheduler: this script makes its own cluster and writes a model.
 --dry-run prints the job script the workers would be started with and submits nothing.
 """
@@ -23,7 +23,7 @@ import os
 import sys
 import warnings
 
-# this script's own options; everything else goes to dlinear.cli.parse_train_args
+# this script's own options; everything else goes to dlinear.cli.train_predict.parse_train_args
 OPTIONS = {"--jobs": "4", "--queue": None, "--walltime": "01:00:00", "--memory": "4GB",
            "--account": None, "--interface": None, "--job-extra": None}
 
@@ -49,7 +49,7 @@ def make_cluster(queue: str | None = None, walltime: str = "01:00:00", memory: s
 
 def parse_args(argv: list[str]):
     """-> (options of this script, Params, train options, training file, model file)."""
-    from dlinear.cli import UsageError, parse_train_args
+    from dlinear.cli.train_predict import UsageError, parse_train_args
     own = {k: v for k, v in OPTIONS.items()}
     own["--job-extra"] = []
     dry_run = False
@@ -96,7 +96,7 @@ def main(argv=None) -> int:
         (sys.stdout if argv else sys.stderr).write(__doc__)
         return 0 if argv else 1
     from dlinear import save_model, train
-    from dlinear.cli import UsageError
+    from dlinear.cli.train_predict import UsageError
     from dlinear.errors import ConvergenceWarning, DlinearError
     from dlinear.params import check_parameter
 

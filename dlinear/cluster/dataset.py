@@ -14,12 +14,12 @@ import os
 
 import numpy as np
 
-from ..columns import part_columns, union_columns
-from ..binary_format import (check_binary_dtype, is_binary_dataset, read_binary_part,
+from ..data.columns import part_columns, union_columns
+from ..data.binary_format import (check_binary_dtype, is_binary_dataset, read_binary_part,
                              read_header)
-from ..data import Problem, line_aligned_ranges, read_libsvm
+from ..data.libsvm_reader import Problem, line_aligned_ranges, read_libsvm
 from ..errors import DlinearError
-from ..input_files import file_stamp, is_url
+from ..data.input_files import file_stamp, is_url
 from .session import worker_addresses
 
 # Aim for blocks of about this many bytes of LIBSVM text (a few MB of CSR each).
@@ -34,7 +34,7 @@ def _read_part(path, start, end, first_line, storage_options=None, dtype=np.floa
 
 def _binary_plan(path, storage_options=None):
     """(header, stamp of the header file) of a binary dataset, read where the data is."""
-    from ..binary_format import HEADER_NAME, _join
+    from ..data.binary_format import HEADER_NAME, _join
     return (read_header(path, storage_options),
             file_stamp(_join(path, HEADER_NAME), storage_options))
 
@@ -57,7 +57,7 @@ def _plan_ranges(path, block_bytes, n_workers, storage_options=None):
 
 def _part_summary(part: Problem):
     """What the client needs of a part: rows, largest feature, labels by first appearance."""
-    from ..plan import first_appearance
+    from ..planning.class_plan import first_appearance
     labels = None
     y = part.y
     if len(y) and np.array_equal(y, np.round(y)):
@@ -401,7 +401,7 @@ class Dataset:
 
     def occurring_columns(self) -> np.ndarray:
         """The sorted columns (int32) that the rows of any part use: found on the
-        workers, part by part (dlinear.columns.part_columns), once per Dataset."""
+        workers, part by part (dlinear.data.columns.part_columns), once per Dataset."""
         if self._occurring_columns is None:
             found = self.client.gather(self.client.map(part_columns, self.parts,
                                                        n_features=self.n_features,

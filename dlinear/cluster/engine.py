@@ -1,6 +1,6 @@
 """Training and cross-validation as tasks on a Dask cluster.
 
-The client chooses the mode (dlinear.modes), plans the classes (dlinear.plan: labels,
+The client chooses the mode (dlinear.planning.modes), plans the classes (dlinear.planning.class_plan: labels,
 per-class C) or the folds, and assembles the model; the workers do the work. CD solvers
 need all rows of a binary problem, so each worker gets one local copy of the data
 (Dataset.local_copy) and every class or fold task sent to it runs on that copy. Class k
@@ -15,22 +15,22 @@ from dataclasses import replace
 
 import numpy as np
 
-from ..columns import (compact_rows, expand_rows, fits_on_occurring_columns,
+from ..data.columns import (compact_rows, expand_rows, fits_on_occurring_columns,
                        worth_compacting)
-from ..data import Problem
+from ..data.libsvm_reader import Problem
 from ..errors import DlinearError
 from ..model import Model
-from ..modes import Cluster, Data, Mode, choose
-from ..modes import copy_fits as copy_fits_on
+from ..planning.modes import Cluster, Data, Mode, choose
+from ..planning.modes import copy_fits as copy_fits_on
 from ..params import Params
-from ..plan import (assemble_model, initial_w, n_binary_problems, plan_classes,
+from ..planning.class_plan import (assemble_model, initial_w, n_binary_problems, plan_classes,
                     warn_about_logs)
 from ..progress import progress_bar
 from ..solvers import SharedColumns
 from ..solvers.kcolumn import fit_newton_in_lockstep
 from ..solvers.multinomial import fit_multinomial_objective
 from ..solvers.newton import fit_newton_objective
-from ..train import (after_dual_cap, cv_folds, fit_class, fit_class_group, run_cv_fold,
+from ..in_process.train import (after_dual_cap, cv_folds, fit_class, fit_class_group, run_cv_fold,
                      train_in_process)
 from .dataset import Dataset
 from .heap import heap_kept
@@ -163,7 +163,7 @@ def train_on_cluster(data, params: Params, client=None, log=None, *,
     compact : bool, default True
         Newton map-reduced over the parts, and the partitioned dual CD, run on the
         columns that occur, each worker holding and exchanging its own only
-        (dlinear.columns; the same model, bit for bit).
+        (dlinear.data.columns; the same model, bit for bit).
 
     Returns
     -------
@@ -274,7 +274,7 @@ def _train_newton_groups_on_copies(dataset: Dataset, params: Params, emit) -> Mo
     """Newton's copy mode for one-vs-rest: the classes split into groups, class k in group
     k mod G, G = min(#classes, worker threads); each group one task on its worker's copy
     of the data (Dataset.local_copy), fit as in process on one thread
-    (dlinear.train.fit_class_group: one k-column Newton fit, or a driver per class). No
+    (dlinear.in_process.train.fit_class_group: one k-column Newton fit, or a driver per class). No
     message between the Newton rounds: the task returns the group's weights. The models
     are those of train_in_process (k-column Newton is bit-identical to the per-class
     drivers). Tasks may move to another worker if theirs dies (allow_other_workers), Dask
@@ -371,7 +371,7 @@ def _train_map_reduced(dataset: Dataset, params: Params, mode: Mode, emit,
 def _on_occurring_columns(dataset: Dataset, params: Params, mode: Mode, label,
                           compact: bool):
     """(the dataset's occurring columns, the params of the fit on them) when the fit runs
-    on those (dlinear.columns: the same model, bit for bit, as on all columns; where few
+    on those (dlinear.data.columns: the same model, bit for bit, as on all columns; where few
     enough occur, columns.worth_compacting); else (None, params). The fit keeps the CG cap of all the columns, and a warm start
     is taken to the columns that occur (on all columns where it is nonzero on another)."""
     if not (compact and fits_on_occurring_columns(params)):

@@ -1,5 +1,5 @@
 """The cluster side of jobs that outlive the client (the dlinear-submit and
-dlinear-status commands are in dlinear.cli_jobs): the job's task, run on a worker, and
+dlinear-status commands are in dlinear.cli.jobs): the job's task, run on a worker, and
 its state on the scheduler.
 
 A job is ONE task, key `dlinear-job-JOB`, released with fire_and_forget: it runs on a

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..plan import group_rows, multinomial_C, n_binary_problems, targets
+from ..planning.class_plan import group_rows, multinomial_C, n_binary_problems, targets
 from ..solvers.kcolumn import KColumnLossTerm
 from ..solvers.multinomial import MultinomialTerm, multinomial_objective
 from ..solvers.primal_objectives import LOSS_CODE, LossTerm, RegularizedObjective

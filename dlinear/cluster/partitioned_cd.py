@@ -21,10 +21,10 @@ from dataclasses import replace
 
 import numpy as np
 
-from ..columns import expand_rows
+from ..data.columns import expand_rows
 from ..kernels.block_dual_cd import N_STATS
 
-from ..plan import block_seeds, n_problems, targets
+from ..planning.class_plan import block_seeds, n_problems, targets
 from ..solvers.partitioned_dual_cd import BlockState, combine_rounds
 from .dataset import concat_weights
 from .tree import ActorTree, ColumnCodec, OnTree, Placement, add_results

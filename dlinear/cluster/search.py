@@ -1,10 +1,10 @@
 """-C on a Dask cluster: each (fold, p) path of warm-started C's is one task.
 
 As cross_validation_on_cluster: the client draws the folds (train.cv_folds) and scatters
-the permutation; each task runs dlinear.model_selection.run_fold_path on its worker's
+the permutation; each task runs dlinear.in_process.model_selection.run_fold_path on its worker's
 local copy of the data (Dataset.local_copy, one per worker, shared by every task sent
 there). Path i goes to worker i mod W, and a continuation of a fold (see
-dlinear.model_selection) to the same worker, so the copy is there. The client replays
+dlinear.in_process.model_selection) to the same worker, so the copy is there. The client replays
 LIBLINEAR's stopping rule over the paths as they finish (distributed.as_completed); the
 dual variables of -s 1 and 3 stay on the workers, where a continuation finds them. The
 result does not depend on the number of workers: every path is the same computation on
@@ -14,9 +14,9 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ..model_selection import run_fold_path, run_search, search_plan
+from ..in_process.model_selection import run_fold_path, run_search, search_plan
 from ..params import Params
-from ..train import cv_folds
+from ..in_process.train import cv_folds
 from .engine import _workers, as_dataset
 
 

@@ -41,7 +41,7 @@ from typing import Optional
 
 import numpy as np
 
-from ..columns import on_local_columns
+from ..data.columns import on_local_columns
 from .heap import hold_heap_while_alive
 from .session import worker_addresses
 

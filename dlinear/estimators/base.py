@@ -20,13 +20,13 @@ from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, check_is_fitted, validate_data
 
 from ..api import train
-from ..data import Problem
+from ..data.libsvm_reader import Problem
 from ..errors import ConvergenceWarning as _DlinearConvergenceWarning
 from ..errors import DlinearError
 from ..model import Model, load_model, save_model
 from ..params import Params
 from ..solver_table import SOLVERS
-from ..plan import first_appearance, order_labels
+from ..planning.class_plan import first_appearance, order_labels
 from .dask_helpers import (as_dask_array, as_labels, block_labels, block_scores, chunked_as,
                            class_counts, dask_class_codes, dask_rows, dataset,
                            dataset_label_order, in_memory_column, is_dask, map_labels,

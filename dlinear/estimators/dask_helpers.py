@@ -16,7 +16,7 @@ from ..api import is_dask_collection
 from ..cluster.dataset import Dataset, current_client
 from ..errors import DlinearError
 from ..predict import probabilities
-from ..plan import order_labels
+from ..planning.class_plan import order_labels
 
 
 def is_dask(x) -> bool:

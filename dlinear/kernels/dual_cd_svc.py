@@ -134,7 +134,7 @@ def dual_cd_svc(indptr, indices, data, n_features, bias, y, C, l2_loss, eps, max
     (which it sets to sum_i alpha_i y_i x_i first). Inputs are never written.
     shrinking=False keeps every variable active (for convergence studies); a `trace`
     array (max_iter x 2) receives after each outer iteration (CD steps so far, dual
-    objective), as tools/plot_convergence.py --block-cd draws them.
+    objective), as scripts/tools/plot_convergence.py --block-cd draws them.
 
     Returns (iterations, final active-set size, number of shrinking restarts, objective)."""
     inst, index, l = init_dual_state(indptr, indices, data, n_features, bias, y, C,

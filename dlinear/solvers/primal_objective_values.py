@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..data import Problem
+from ..data.libsvm_reader import Problem
 from ..errors import DlinearError
 from ..model import Model
 from ..params import Params, class_C

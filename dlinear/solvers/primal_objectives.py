@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..columns import count_columns
+from ..data.columns import count_columns
 from ..kernels import primal_ops as K
 from ..solver_table import SOLVERS
 from ..threads import PassPool
@@ -41,7 +41,7 @@ MAX_NUM_LINESEARCH = 20
 # least NNZ_PER_PART x (the columns the rows use), so that adding up the chunks' n-vectors
 # stays a small share of a pass (wide data get fewer, larger chunks). The chunks depend on
 # the rows alone, never on the number of threads, nor on columns no row uses: a fit on the
-# columns that occur (dlinear.columns) cuts the same chunks, so its sums, hence its model,
+# columns that occur (dlinear.data.columns) cuts the same chunks, so its sums, hence its model,
 # are those of the fit on all columns, to the bit.
 CHUNK_NNZ = 1 << 20
 NNZ_PER_PART = 8

@@ -6,7 +6,7 @@ from typing import Optional
 
 import numpy as np
 
-from ..data import Problem, arrays_nbytes
+from ..data.libsvm_reader import Problem, arrays_nbytes
 from ..errors import DlinearError
 from ..kernels.sparse_ops import csr_to_csc
 from ..threads import SharedValues

@@ -11,7 +11,7 @@ from ..kernels.vectors import dot_in_order
 
 def dot(u, v):
     """u . v, added in index order (dlinear.kernels.vectors): a fit on the columns that
-    occur (dlinear.columns) then takes the same steps as on all columns, whose extra
+    occur (dlinear.data.columns) then takes the same steps as on all columns, whose extra
     entries are zeros. Not BLAS either: OpenBLAS splits a ddot this long over threads
     that then spin, stealing the core the next kernel pass runs on (and its result would
     depend on the thread count)."""

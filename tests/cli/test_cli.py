@@ -8,7 +8,7 @@ import pytest
 from liblinear import liblinearutil
 
 from dlinear import Params, load_model, predict, train
-from dlinear.data import read_libsvm, write_libsvm
+from dlinear.data.libsvm_reader import read_libsvm, write_libsvm
 from tests.support.liblinear_oracle import liblinear_train, seed_liblinear
 
 

@@ -10,9 +10,9 @@ import time
 import pytest
 
 import dlinear
-from dlinear.cli import train_main
-from dlinear.cli_main import main
-from dlinear.datasets import make_rcv1_like
+from dlinear.cli.train_predict import train_main
+from dlinear.cli.main import main
+from dlinear.datasets.rcv1_like import make_rcv1_like
 
 
 def run(*args, **kwargs):
@@ -61,9 +61,9 @@ def test_bad_labels_are_one_line_without_q(tmp_path, capsys, options):
 
 
 @pytest.mark.parametrize("command, where", [
-    ("train", "dlinear.cli.read_dataset"), ("predict", "dlinear.model.load_model"),
-    ("convert", "dlinear.cli_main.convert_libsvm"),
-    ("make-data", "dlinear.datasets.make_rcv1_like_split")])
+    ("train", "dlinear.cli.train_predict.read_dataset"), ("predict", "dlinear.model.load_model"),
+    ("convert", "dlinear.cli.main.convert_libsvm"),
+    ("make-data", "dlinear.datasets.rcv1_like.make_rcv1_like_split")])
 def test_every_command_answers_ctrl_c_and_errors_alike(tmp_path, capsys, monkeypatch,
                                                         command, where):
     """Each command of python -m dlinear turns a Ctrl-C into one line and exit 130, and a
@@ -102,7 +102,7 @@ def _closed_port() -> int:
 
 @pytest.mark.parametrize("command", ["train", "submit", "status"])
 def test_an_unreachable_scheduler_fails_after_the_connect_timeout(tmp_path, capsys, command):
-    from dlinear.cli_jobs import status_main, submit_main
+    from dlinear.cli.jobs import status_main, submit_main
     train = tmp_path / "t"
     train.write_text("1 1:1\n-1 2:1\n")
     address = f"tcp://127.0.0.1:{_closed_port()}"
@@ -122,7 +122,7 @@ def test_an_unreachable_scheduler_fails_after_the_connect_timeout(tmp_path, caps
 
 @pytest.mark.parametrize("value", ["0", "-1", "x"])
 def test_connect_timeout_needs_positive_seconds(tmp_path, capsys, value):
-    from dlinear.cli_jobs import status_main
+    from dlinear.cli.jobs import status_main
     assert train_main(["--connect-timeout", value, str(tmp_path / "t")]) == 1
     assert status_main(["j", "--scheduler", "tcp://127.0.0.1:1", "--connect-timeout",
                         value]) == 3

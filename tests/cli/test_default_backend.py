@@ -3,12 +3,12 @@ local cluster only for a single Newton training the cost model predicts faster t
 the data's shape read from a binary dataset's header or a timed sample of the text."""
 import pytest
 
-from dlinear import cli
-from dlinear.binary_format import convert_libsvm
-from dlinear.cli import _backend, input_shape, parse_train_args
-from dlinear.data import read_libsvm, write_libsvm
-from dlinear.datasets import make_rcv1_like
-from dlinear.modes import Data, Mode
+from dlinear.cli import train_predict as cli
+from dlinear.data.binary_format import convert_libsvm
+from dlinear.cli.train_predict import _backend, input_shape, parse_train_args
+from dlinear.data.libsvm_reader import read_libsvm, write_libsvm
+from dlinear.datasets.rcv1_like import make_rcv1_like
+from dlinear.planning.modes import Data, Mode
 
 # rcv1-shaped, 677k rows, its text parsed in 40 s on one core: the cluster pays
 BIG = Data(677000, 47_400_000, n_problems=1, n_features=47236, read_s=40.0)
@@ -53,7 +53,7 @@ def test_the_shape_from_a_sample_of_text_and_from_a_binary_header(tmp_path):
     # the whole file sampled: its occurring columns counted, not extrapolated
     assert whole.occurring_columns == len(set(problem.indices.tolist()))
     assert 0.0 <= whole.columns_growth <= 1.0
-    from dlinear.text_sample import sample_libsvm
+    from dlinear.data.text_sample import sample_libsvm
     part = sample_libsvm(tmp_path / "d.train", sample_bytes=50_000)
     assert 0.8 * 4000 < part.problem.n_samples * part.scale < 1.2 * 4000
     convert_libsvm(tmp_path / "d.train", tmp_path / "d.ds")

@@ -11,7 +11,7 @@ from types import SimpleNamespace
 import pytest
 from numba import njit
 
-from dlinear.compile_notice import CompileNotice
+from dlinear.cli.compile_notice import CompileNotice
 
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "rcv1_small.train"
@@ -89,10 +89,10 @@ def test_the_notice_speaks_for_dlinear_functions_only_and_only_inside_its_block(
 
 def compiled_functions(tmp_path, *command):
     """[(function, signature)] of dlinear's functions that `python -m dlinear *command`
-    compiles with an empty Numba cache (tools.compile_times' record, in a child process:
+    compiles with an empty Numba cache (scripts.tools.compile_times' record, in a child process:
     Numba reads NUMBA_CACHE_DIR when it is imported)."""
     code = ("import json, sys\n"
-            "from tools.compile_times import record_compilations\n"
+            "from scripts.tools.compile_times import record_compilations\n"
             "found, _ = record_compilations(sys.argv[1:])\n"
             "print(json.dumps([[name, signature] for _, name, signature in found]))\n")
     env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "cache"))
@@ -144,7 +144,7 @@ def test_a_run_leaves_scipy_linalg_unimported_and_numba_still_calls_blas(tmp_pat
     code = ("import sys\n"
             "import numpy as np\n"
             "from numba import njit\n"
-            "from dlinear.data import parse_libsvm_bytes\n"
+            "from dlinear.data.libsvm_reader import parse_libsvm_bytes\n"
             "p = parse_libsvm_bytes(b'1 1:2 3:4\\n', 'mem')\n"
             "assert 'scipy.linalg' not in sys.modules\n"
             "dot = njit(lambda a, b: np.dot(a, b))\n"

@@ -2,12 +2,12 @@
 
 Hypothesis mutates valid LIBSVM training files, model files, weight files (-W) and
 option lists, and runs them through dlinear.cli's train_main and predict_main in this
-process and through dlinear.data.read_libsvm and dlinear.model.load_model. The contract
+process and through dlinear.data.libsvm_reader.read_libsvm and dlinear.model.load_model. The contract
 for every case: exit 0, or exit 1 with ONE line on stderr ("ERROR: ..." naming the file
 and line, or the option, at fault); no traceback, no crash, no hang, and after an error
 no file besides the inputs (no model, no output, no temporary file).
 
-The tests run a fixed number of cases from a fixed seed; tools/fuzz_inputs.py runs them
+The tests run a fixed number of cases from a fixed seed; scripts/tools/fuzz_inputs.py runs them
 for longer (DLINEAR_FUZZ_CASES cases per test, DLINEAR_FUZZ_SEED, DLINEAR_FUZZ_HANG_SECONDS;
 DLINEAR_FUZZ_LAST names a file that holds the case running, for a hang or a crash).
 """
@@ -28,8 +28,8 @@ import pytest
 hypothesis = pytest.importorskip("hypothesis")
 from hypothesis import HealthCheck, given, settings, strategies as st  # noqa: E402
 
-from dlinear.cli import predict_main, train_main  # noqa: E402
-from dlinear.data import read_libsvm  # noqa: E402
+from dlinear.cli.train_predict import predict_main, train_main  # noqa: E402
+from dlinear.data.libsvm_reader import read_libsvm  # noqa: E402
 from dlinear.errors import DlinearError  # noqa: E402
 from dlinear.model import load_model  # noqa: E402
 

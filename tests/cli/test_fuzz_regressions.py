@@ -5,7 +5,7 @@ import os
 import numpy as np
 import pytest
 
-from dlinear.cli import predict_main, train_main
+from dlinear.cli.train_predict import predict_main, train_main
 from dlinear.model import load_model
 
 
@@ -142,7 +142,7 @@ def test_a_model_too_large_for_memory_is_one_line(tmp_path, capsys, monkeypatch,
     """A feature index near 2**31 made a model of that many weights (LIBLINEAR does too):
     a MemoryError traceback, or a process killed for memory. Now: refused before training
     when the run would not fit in the memory available (here made 100 MiB)."""
-    import dlinear.cli_input as cli
+    import dlinear.cli.inputs as cli
     monkeypatch.setattr(cli, "available_memory", lambda: 100 * 2**20)
     train = tmp_path / "t"
     train.write_text("1 1:1\n-1 2:1 1500001:0.5\n")

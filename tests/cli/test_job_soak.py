@@ -19,10 +19,10 @@ from pathlib import Path
 import pytest
 
 import dlinear
-from dlinear.cli import parse_train_args
-from dlinear.cli_jobs import status_main, submit_main
+from dlinear.cli.train_predict import parse_train_args
+from dlinear.cli.jobs import status_main, submit_main
 from dlinear.cluster.jobs import current_state
-from dlinear.datasets import make_rcv1_like
+from dlinear.datasets.rcv1_like import make_rcv1_like
 
 N_JOBS = 30
 DEADLINE = 420          # seconds for the whole test: a hang fails it instead of stalling CI

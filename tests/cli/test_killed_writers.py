@@ -15,15 +15,15 @@ import numpy as np
 import pytest
 
 import dlinear
-from dlinear import fileio
-from dlinear.binary_format import read_header
-from dlinear.cli_main import main
-from dlinear.datasets import make_rcv1_like
+from dlinear.data import fileio
+from dlinear.data.binary_format import read_header
+from dlinear.cli.main import main
+from dlinear.datasets.rcv1_like import make_rcv1_like
 
 STOP_SCRIPT = """
 import os, sys
-import dlinear.fileio
-dlinear.fileio.UNNAMED_FILES = dlinear.fileio.UNNAMED_FILES and sys.argv[2] == "unnamed"
+import dlinear.data.fileio
+dlinear.data.fileio.UNNAMED_FILES = dlinear.data.fileio.UNNAMED_FILES and sys.argv[2] == "unnamed"
 
 def stop(*args, **kwargs):
     sys.stdout.write("stopped in the write\\n")
@@ -31,7 +31,7 @@ def stop(*args, **kwargs):
     sys.stdin.read()          # until killed
 
 setattr(os, sys.argv[1], stop)
-from dlinear.cli_main import main
+from dlinear.cli.main import main
 sys.exit(main(sys.argv[3:]))
 """
 

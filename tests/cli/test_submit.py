@@ -9,8 +9,8 @@ import sys
 import pytest
 
 import dlinear
-from dlinear.cli import parse_train_args
-from dlinear.datasets import make_rcv1_like
+from dlinear.cli.train_predict import parse_train_args
+from dlinear.datasets.rcv1_like import make_rcv1_like
 from tests.support.clusters import dask_processes
 
 

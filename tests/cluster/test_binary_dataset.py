@@ -9,10 +9,10 @@ import numpy as np
 import pytest
 
 from dlinear import Params, train
-from dlinear.binary_format import convert_libsvm, read_header
+from dlinear.data.binary_format import convert_libsvm, read_header
 from dlinear.cluster import Dataset
-from dlinear.data import read_libsvm, write_libsvm
-from dlinear.datasets import make_rcv1_like
+from dlinear.data.libsvm_reader import read_libsvm, write_libsvm
+from dlinear.datasets.rcv1_like import make_rcv1_like
 from tests.support.problems import assert_same_problem, same_bits
 
 distributed = pytest.importorskip("distributed")

@@ -13,8 +13,8 @@ import pytest
 import dlinear
 from dlinear import ConvergenceWarning, DlinearError, Params, cross_validation, train
 from dlinear.cluster import Dataset
-from dlinear.data import read_libsvm, write_libsvm
-from dlinear.datasets import make_rcv1_like
+from dlinear.data.libsvm_reader import read_libsvm, write_libsvm
+from dlinear.datasets.rcv1_like import make_rcv1_like
 from tests.support.clusters import local_cluster, start_cluster, stop_cluster, wait_for_workers
 
 distributed = pytest.importorskip("distributed")

@@ -10,7 +10,7 @@ from dask.sizeof import sizeof
 
 import dlinear
 from dlinear import DlinearError, Params
-from dlinear.datasets import make_rcv1_like
+from dlinear.datasets.rcv1_like import make_rcv1_like
 
 distributed = pytest.importorskip("distributed")
 da = pytest.importorskip("dask.array")
@@ -182,7 +182,7 @@ def test_dual_variables_stay_on_the_workers(client, monkeypatch):
 @pytest.mark.slow
 @pytest.mark.cluster
 def test_search_keeps_the_duals_on_the_workers(client, monkeypatch):
-    from dlinear.model_selection import PathResult
+    from dlinear.in_process.model_selection import PathResult
     problem = make_rcv1_like(2000, n_features=100, nnz_per_row=10, seed=6)
     params = Params(solver_type=1)
     reference = dlinear.find_parameters(problem, params, 3, n_threads=1)

@@ -19,8 +19,8 @@ import pytest
 import yaml
 
 import dlinear
-from dlinear.cli import parse_train_args
-from dlinear.datasets import make_rcv1_like
+from dlinear.cli.train_predict import parse_train_args
+from dlinear.datasets.rcv1_like import make_rcv1_like
 
 ROOT = Path(__file__).resolve().parents[2]
 DEPLOY = ROOT / "deploy"
@@ -123,10 +123,10 @@ def test_dockerignore_keeps_the_package_and_drops_the_rest():
     patterns = [line.strip() for line in (DOCKER / "Dockerfile.dockerignore").read_text()
                 .splitlines() if line.strip() and not line.startswith("#")]
     for path in ["pyproject.toml", "dlinear/__init__.py", "dlinear/kernels/dual_cd_svc.py",
-                 "dlinear/cli_jobs.py"]:
+                 "dlinear/cli/jobs.py"]:
         assert _dockerignore_includes(patterns, path), path
     for path in ["bench-data/parse.svm", ".git/HEAD", ".ci-venv/bin/python", "tests/x.py",
-                 "dlinear/__pycache__/data.cpython-311.pyc", "benchmarks/solvers.py"]:
+                 "dlinear/__pycache__/data.cpython-311.pyc", "scripts/benchmarks/solvers.py"]:
         assert not _dockerignore_includes(patterns, path), path
 
 
@@ -425,7 +425,7 @@ DOC_FILES = sorted(DEPLOY.rglob("README.md")) + [ROOT / "README.md",
 
 @pytest.mark.parametrize("path", DOC_FILES, ids=lambda p: str(p.relative_to(ROOT)))
 def test_documented_commands_take_valid_options(path):
-    from dlinear import cli_jobs
+    from dlinear.cli import jobs as cli_jobs
     slurm = _load(SLURM / "slurm_cluster.py", "slurm_cluster")
     checked = 0
     for command in _shell_commands(path):

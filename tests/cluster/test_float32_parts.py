@@ -4,7 +4,7 @@ import os
 import numpy as np
 
 from dlinear import Params, train
-from dlinear.data import read_libsvm
+from dlinear.data.libsvm_reader import read_libsvm
 from dlinear.solvers.primal_objective_values import primal_objective
 
 EXAMPLE = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "rcv1_small.train")

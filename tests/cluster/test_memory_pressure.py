@@ -11,7 +11,7 @@ import pytest
 import dlinear
 from dlinear import Params
 from dlinear.cluster import Dataset
-from dlinear.datasets import make_rcv1_like
+from dlinear.datasets.rcv1_like import make_rcv1_like
 from dlinear.errors import DlinearError
 
 # the workers' memory limit and Dask's managed-memory target: above 0.5 MiB of parts a

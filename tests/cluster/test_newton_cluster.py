@@ -7,7 +7,7 @@ import pytest
 
 from dlinear import Params, train
 from dlinear.cluster import Dataset
-from dlinear.datasets import make_rcv1_like
+from dlinear.datasets.rcv1_like import make_rcv1_like
 from dlinear.solvers.primal_objective_values import primal_objective
 from dlinear.solvers.primal_objectives import LOSS_OF_SOLVER, PrimalObjective
 from tests.support.clusters import local_cluster, scale_to
@@ -77,7 +77,7 @@ def test_classes_run_as_tasks_on_copies_and_equal_in_process(cluster, problems, 
     the classes in one group per worker (each group one task on the worker's copy, no
     actor rounds), the model and log those of train_in_process, bit for bit."""
     from dlinear.cluster import engine
-    from dlinear.train import train_in_process
+    from dlinear.in_process.train import train_in_process
     local_cluster, client = cluster
     scale_to(local_cluster, client, 2)
     problem = problems["multi"]
@@ -103,7 +103,7 @@ def test_map_reduce_when_asked_or_when_a_copy_does_not_fit(cluster, problems, mo
     limit, keeps one-vs-rest Newton map-reduced over the parts (k-column actor rounds);
     partition=False puts even one binary problem on one worker's copy."""
     from dlinear.cluster import engine
-    from dlinear.train import train_in_process
+    from dlinear.in_process.train import train_in_process
     local_cluster, client = cluster
     scale_to(local_cluster, client, 2)
     problem = problems["multi"]
@@ -222,7 +222,7 @@ def test_classes_share_each_round_and_equal_one_driver_per_class(cluster, proble
     # the rounds are those of the class needing most calls alone, not a sum over classes
     from dlinear.solvers.kcolumn import KColumnLossTerm, fit_newton_in_lockstep
     from dlinear.solvers.primal_objectives import LOSS_OF_SOLVER
-    from dlinear.plan import first_appearance, order_labels, targets, weighted_class_C
+    from dlinear.planning.class_plan import first_appearance, order_labels, targets, weighted_class_C
     resolved = params.resolved()
     label = order_labels(first_appearance(problem.y))
     Y, C = targets(problem.y, None, label,

@@ -14,8 +14,8 @@ import pytest
 
 import dlinear
 from dlinear.cluster import Dataset
-from dlinear.data import line_aligned_ranges, read_libsvm
-from dlinear.datasets import make_rcv1_like
+from dlinear.data.libsvm_reader import line_aligned_ranges, read_libsvm
+from dlinear.datasets.rcv1_like import make_rcv1_like
 from dlinear.errors import DlinearError
 from dlinear.params import Params
 from tests.support.clusters import dask_processes

@@ -1,4 +1,4 @@
-"""Newton map-reduced over wide data on the workers' own columns (dlinear.columns,
+"""Newton map-reduced over wide data on the workers' own columns (dlinear.data.columns,
 ColumnCodec): the models of the fit on all columns bit for bit, rounds that carry each
 worker's columns only, and workers that hold nothing of the data set's width."""
 from dataclasses import replace
@@ -179,7 +179,7 @@ def test_a_worker_killed_mid_newton_on_own_columns(tmp_path, monkeypatch, kcolum
     import os
     import signal
     from dlinear.cluster import tree
-    from dlinear.data import read_libsvm, write_libsvm
+    from dlinear.data.libsvm_reader import read_libsvm, write_libsvm
     from dlinear.solvers.primal_objective_values import primal_objective
     from tests.support.clusters import start_cluster, stop_cluster, wait_for_workers
     path = tmp_path / "wide.train"

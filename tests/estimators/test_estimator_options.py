@@ -12,7 +12,7 @@ from sklearn.model_selection import GridSearchCV
 
 import dlinear
 import dlinear.estimators.base as estimator_base
-from dlinear.datasets import make_rcv1_like
+from dlinear.datasets.rcv1_like import make_rcv1_like
 from dlinear.estimators import LinearSVC, LinearSVR, LogisticRegression
 
 distributed = pytest.importorskip("distributed")

@@ -8,9 +8,9 @@ import pytest
 import scipy.sparse as sp
 
 from dlinear import ConvergenceWarning, DlinearError, Params, train
-from dlinear.cli import parse_train_args
-from dlinear.data import Problem
-from dlinear.datasets import make_rcv1_like
+from dlinear.cli.train_predict import parse_train_args
+from dlinear.data.libsvm_reader import Problem
+from dlinear.datasets.rcv1_like import make_rcv1_like
 from dlinear.params import check_parameter
 from dlinear.solvers import SubProblem
 from dlinear.solvers.primal_objective_values import primal_objective
@@ -20,7 +20,7 @@ from tests.support.measures import rel_diff
 
 # Relative gap to f* (LIBLINEAR's optimum at a tight eps, liblinear_oracle.TIGHT) each
 # algorithm is allowed at the eps its tests ask for: 2-3x the largest gap it reaches there
-# (in the comment), below the smallest it reaches at 10x that eps (tools/mutation_check.py;
+# (in the comment), below the smallest it reaches at 10x that eps (scripts/tools/mutation_check.py;
 # BENCHMARKS.md, "Parity tolerances")
 GAP = {
     "s7": 1e-11,                 # 3.3e-12 at -e 1e-4; at 1e-3: >= 6.2e-11
@@ -400,7 +400,7 @@ def test_cli_parses_the_new_options():
 
 @pytest.mark.parametrize("two_variable", [False, True])
 def test_dual_cd_trace_and_no_shrinking(two_variable):
-    """The kernels' convergence-study options (tools/plot_convergence.py --block-cd):
+    """The kernels' convergence-study options (scripts/tools/plot_convergence.py --block-cd):
     the trace holds the CD steps so far and the dual objective after every outer
     iteration (its last row is the returned objective, and it never increases); without
     shrinking every iteration visits all l variables (l steps, or l/2 pairs), with

@@ -3,7 +3,7 @@
 The objective is measured against f*, LIBLINEAR's optimum at a tight eps (for -s 1 its
 primal Newton solver -s 2, the same problem), and each tolerance sits just above the gap
 dlinear reaches at -e 1e-4, so a solver stopping at 10x its eps fails
-(tools/mutation_check.py)."""
+(scripts/tools/mutation_check.py)."""
 import numpy as np
 import pytest
 

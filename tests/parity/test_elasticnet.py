@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from dlinear import DlinearError, Params, predict, save_model, train
-from dlinear.datasets import make_rcv1_like, make_rcv1_like_split
+from dlinear.datasets.rcv1_like import make_rcv1_like, make_rcv1_like_split
 from dlinear.params import check_parameter
 from dlinear.predict import predict_probability
 from dlinear.solvers.primal_objective_values import primal_objective
@@ -240,8 +240,8 @@ def test_command_line(tmp_path, capfd):
     import subprocess
     import sys
     from dlinear import load_model
-    from dlinear.cli import train_main
-    from dlinear.data import read_libsvm, write_libsvm
+    from dlinear.cli.train_predict import train_main
+    from dlinear.data.libsvm_reader import read_libsvm, write_libsvm
     problem, C = data_set("b")
     write_libsvm(tmp_path / "b.train", problem)
     r = subprocess.run([sys.executable, "-m", "dlinear", "train", "-s", "6", "--l1-ratio",

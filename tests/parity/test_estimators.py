@@ -8,7 +8,7 @@ import pytest
 from sklearn.utils.estimator_checks import check_param_validation, parametrize_with_checks
 
 from dlinear import ConvergenceWarning
-from dlinear.datasets import make_rcv1_like
+from dlinear.datasets.rcv1_like import make_rcv1_like
 from dlinear.estimators import (SKLEARN_SOLVERS, LinearSVC, LinearSVR, LogisticRegression,
                                 OneClassSVM, linear_attributes)
 from tests.support.liblinear_oracle import liblinear_model_to_dlinear, seed_liblinear
@@ -261,7 +261,7 @@ def test_oneclass_decision_value_zero_is_an_outlier(sets):
     w.x - rho > 0; the estimator does too, on arrays and on dask arrays."""
     import dask.array as da
     import dlinear
-    from dlinear.data import Problem
+    from dlinear.data.libsvm_reader import Problem
     X, _ = sets["binary"]
     est = OneClassSVM(nu=0.3).fit(X)
     dec = est.decision_function(X)

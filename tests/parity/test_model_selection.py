@@ -20,10 +20,10 @@ import numpy as np
 import pytest
 
 from dlinear import Params
-from dlinear.data import Problem, write_libsvm
-from dlinear.datasets import make_rcv1_like
+from dlinear.data.libsvm_reader import Problem, write_libsvm
+from dlinear.datasets.rcv1_like import make_rcv1_like
 from dlinear import find_parameters
-from dlinear.model_selection import (MAX_C, SEARCH_SOLVER_ERROR, calc_max_p, calc_start_C,
+from dlinear.in_process.model_selection import (MAX_C, SEARCH_SOLVER_ERROR, calc_max_p, calc_start_C,
                                      search_plan)
 from tests.support.measures import warm_and_cold_fold_paths
 
@@ -166,7 +166,7 @@ def test_same_folds_give_liblinears_lines_exactly(classification, monkeypatch, s
     """With LIBLINEAR's folds, the warm-started Newton solves give LIBLINEAR's CV rates at
     every C (its line-search Newton takes the same iterates), so the lines, the stop and
     the best C are the same."""
-    import dlinear.model_selection as ms
+    import dlinear.in_process.model_selection as ms
     part = classification.subset(np.arange(2000))
     (lib_C, _, lib_rate), lib_lines = liblinear_search(part, f"-C -s {solver} -v 4{options}",
                                                       srand=7)
@@ -186,7 +186,7 @@ def test_same_folds_svr(regression, monkeypatch):
     C = 16, p = 0 by 2.8e-4: NumPy's einsum gave 0.990315, the in-order sum of
     dlinear.solvers.vectors 0.990589, LIBLINEAR 0.990312) and the 5 unchanged C's can
     come at different C's. Same best C and p."""
-    import dlinear.model_selection as ms
+    import dlinear.in_process.model_selection as ms
     start_p = 2.5 * calc_max_p(regression) / 20
     (lib_C, lib_p, lib_mse), lib_lines = liblinear_search(
         regression, f"-C -s 11 -v 3 -p {start_p!r}", srand=3)
@@ -244,7 +244,7 @@ def test_parallel_paths_replay_liblinears_rule(seed):
     LIBLINEAR's sequence of C's, whatever order the paths finish in."""
     from concurrent.futures import Future
 
-    from dlinear.model_selection import PathResult, _Completed, run_search
+    from dlinear.in_process.model_selection import PathResult, _Completed, run_search
     rng = np.random.default_rng(seed)
     n_C, nr_fold = int(rng.integers(1, 25)), int(rng.integers(2, 6))
     p_change = rng.choice([0.02, 0.1, 0.3])
@@ -337,7 +337,7 @@ def train_file(tmp_path_factory, classification):
 
 
 def test_cli_prints_liblinears_lines(train_file, capsys, tmp_path, monkeypatch):
-    from dlinear.cli import train_main
+    from dlinear.cli.train_predict import train_main
     monkeypatch.chdir(tmp_path)
     assert train_main(["-C", "-v", "4", str(train_file)]) == 0
     out, err = capsys.readouterr()
@@ -372,7 +372,7 @@ def test_cli_prints_liblinears_lines(train_file, capsys, tmp_path, monkeypatch):
 
 
 def _xy(path):
-    from dlinear.data import read_libsvm
+    from dlinear.data.libsvm_reader import read_libsvm
     p = read_libsvm(path)
     return p.to_scipy(), p.y
 
@@ -442,7 +442,7 @@ def test_progress_bar_only_on_a_terminal(monkeypatch, classification):
 
 
 def test_cli_bar_not_with_q(monkeypatch, train_file, tmp_path, capsys):
-    from dlinear.cli import train_main
+    from dlinear.cli.train_predict import train_main
     monkeypatch.chdir(tmp_path)
     tty = FakeTerminal()
     monkeypatch.setattr(sys, "stderr", tty)

@@ -14,7 +14,7 @@ from dlinear.solvers import SubProblem
 from dlinear.solvers.newton import (fit_newton, linesearch_by_fun, newton,
                                     primal_solver_tol, tron)
 from dlinear.solvers.primal_objective_values import primal_objective
-from dlinear.plan import assemble_model
+from dlinear.planning.class_plan import assemble_model
 from dlinear.solvers.primal_objectives import LOSS_OF_SOLVER, LossTerm, PrimalObjective
 from tests.support.liblinear_oracle import (assert_near_optimum, f_star, liblinear_train,
                                             liblinear_train_logged)
@@ -408,7 +408,7 @@ def test_options_of_s0_s2_s11_are_liblinears():
 
     import scipy.sparse as sp
     from liblinear import liblinear, liblinearutil
-    from dlinear.cli import parse_train_args
+    from dlinear.cli.train_predict import parse_train_args
 
     def lib_error(options, init_sol=False):
         prob = liblinearutil.problem([1, -1, 1], sp.csr_matrix(np.eye(3)))
@@ -459,7 +459,7 @@ def test_primal_cd_branch_of_s2_still_runs(binary_split):
 def test_init_sol_in_the_api_warm_starts_every_class(solver):
     from dataclasses import replace
 
-    from dlinear.datasets import make_rcv1_like
+    from dlinear.datasets.rcv1_like import make_rcv1_like
     problem = make_rcv1_like(1500, n_features=800, n_classes=3, nnz_per_row=20, seed=7)
     params = Params(solver_type=solver, eps=1e-4, bias=1)
     first = train(problem, params)

@@ -6,14 +6,14 @@ import numpy as np
 import pytest
 
 from dlinear import ConvergenceWarning, Params, Problem, predict, save_model, train
-from dlinear.datasets import make_rcv1_like_split
+from dlinear.datasets.rcv1_like import make_rcv1_like_split
 from dlinear.predict import predict_probability
 from dlinear.solvers.crammer_singer import crammer_singer_primal, fit_crammer_singer
 from dlinear.solvers.l1r import fit_l1r
 from dlinear.solvers.primal_objective_values import primal_objective
 from dlinear.solvers.oneclass import fit_oneclass, oneclass_objectives
 from dlinear.solvers import SubProblem
-from dlinear.plan import assemble_model
+from dlinear.planning.class_plan import assemble_model
 from tests.support.liblinear_oracle import (assert_near_optimum, f_star, liblinear_decision_values,
                                             liblinear_train)
 from tests.support.measures import accuracy, jaccard, rel_diff
@@ -154,8 +154,8 @@ def test_one_vs_rest_transposes_once(solver, extra, multiclass, monkeypatch):
     """The classes share one CSC copy of X, and each class's model is the one it gets
     alone (its own transposition)."""
     import dlinear.solvers.task as solvers
-    from dlinear.plan import first_appearance, order_labels, subproblem, weighted_class_C
-    from dlinear.train import train_one
+    from dlinear.planning.class_plan import first_appearance, order_labels, subproblem, weighted_class_C
+    from dlinear.in_process.train import train_one
     train_set, _ = multiclass
     params = Params(solver_type=solver, bias=1.0, **extra)
     calls = []

@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from dlinear import Params, train
-from dlinear.data import Problem
-from dlinear.datasets import make_rcv1_like
+from dlinear.data.libsvm_reader import Problem
+from dlinear.datasets.rcv1_like import make_rcv1_like
 from dlinear.solvers import parallel_dual_cd
 from dlinear.solvers.primal_objective_values import primal_objective
 from tests.parity.test_cd_solvers import GAP as CD_GAP
@@ -42,7 +42,7 @@ def threaded_log(model_lines):
     return [line for line in model_lines if "parallel dual CD on 2 threads" in line]
 
 
-# the schemes a fit can run: "wild" is only measured (benchmarks.parallel_dual_cd), never
+# the schemes a fit can run: "wild" is only measured (scripts.benchmarks.parallel_dual_cd), never
 # chosen, since its lost additions to w can stop it away from the optimum (a relative gap
 # of 4.4e-4 seen once on -s 3 with a bias, against 2e-5 allowed)
 @pytest.mark.parametrize("scheme", [s for s in parallel_dual_cd.SCHEMES if s != "wild"])

@@ -10,11 +10,11 @@ import numpy as np
 import pytest
 
 from dlinear import ConvergenceWarning, Params, train
-from dlinear.datasets import make_rcv1_like
+from dlinear.datasets.rcv1_like import make_rcv1_like
 from dlinear.errors import DlinearError
 from dlinear.solvers import partitioned_dual_cd as P
 from dlinear.solvers.primal_objective_values import primal_objective
-from dlinear.simulated import train_partitioned_in_process
+from dlinear.in_process.simulated import train_partitioned_in_process
 from tests.support.clusters import local_cluster, scale_to
 from tests.support.liblinear_oracle import f_star, liblinear_train
 
@@ -144,7 +144,7 @@ def test_a_pickled_block_reads_its_own_parts(binary_split):
     """The kernels reach the parts by address: a BlockState copied by pickle (to another
     process, say) must rebuild those addresses, not keep the original's."""
     import pickle
-    from dlinear.plan import block_seeds, targets
+    from dlinear.planning.class_plan import block_seeds, targets
     problem = binary_split[0]
     params = Params(solver_type=1).resolved()
     parts = [problem.subset(np.arange(0, 1000)), problem.subset(np.arange(1000, 3000))]
@@ -458,7 +458,7 @@ def test_worker_killed_mid_rounds_still_reaches_the_optimum(tmp_path, monkeypatc
     from tests.support.clusters import start_cluster, stop_cluster, wait_for_workers
 
     from dlinear.cluster import Dataset, tree
-    from dlinear.data import read_libsvm, write_libsvm
+    from dlinear.data.libsvm_reader import read_libsvm, write_libsvm
     problem = make_rcv1_like(6000, n_features=2000, nnz_per_row=30, seed=8)
     if solver == 12:
         problem.y = problem.to_scipy() @ np.random.default_rng(0).normal(size=2000)
@@ -512,7 +512,7 @@ def test_cli_partition_says_the_mode_and_matches_liblinear(multiclass_split, tmp
     import sys
 
     from dlinear import load_model
-    from dlinear.data import write_libsvm
+    from dlinear.data.libsvm_reader import write_libsvm
     train_set, _ = multiclass_split
     write_libsvm(tmp_path / "data.train", train_set)
 

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from dlinear import ConvergenceWarning, Params, Problem, load_model, train
-from dlinear.cli import train_main
-from dlinear.data import write_libsvm
-from dlinear.datasets import make_rcv1_like
+from dlinear.cli.train_predict import train_main
+from dlinear.data.libsvm_reader import write_libsvm
+from dlinear.datasets.rcv1_like import make_rcv1_like
 from dlinear.solvers.primal_objective_values import primal_objective
 from tests.support.clusters import local_cluster
 from tests.support.liblinear_oracle import assert_near_optimum, f_star

@@ -4,13 +4,13 @@ model into a dlinear Model, and compute f*, the optimum's primal objective, from
 tight tolerance.
 
 Test-side only: the package never imports this. The model conversion and the seeding are
-the benchmarks' LIBLINEAR peer's (benchmarks/harness.py), written once there.
+the benchmarks' LIBLINEAR peer's (scripts/benchmarks/harness.py), written once there.
 """
 from __future__ import annotations
 
 import numpy as np
 
-from benchmarks.harness import (liblinear_model_to_dlinear, liblinear_options,  # tests use all
+from scripts.benchmarks.harness import (liblinear_model_to_dlinear, liblinear_options,  # tests use all
                                 seed_liblinear)
 from dlinear.solvers import SOLVERS
 from dlinear.solvers.primal_objective_values import primal_objective
@@ -81,7 +81,7 @@ def f_star(problem, params) -> float:
 def assert_near_optimum(f: float, f_opt: float, tol: float):
     """Asserts |f - f*| / |f*| <= tol. With DLINEAR_GAP_LOG=<file> in the environment each
     call appends "<test id> <gap> <tol>" to that file: how tolerances are measured (run the
-    tests at the asked eps and at 10x it, tools/mutation_check.py, and set each tolerance
+    tests at the asked eps and at 10x it, scripts/tools/mutation_check.py, and set each tolerance
     between the two)."""
     import os
     rel = abs(f - f_opt) / abs(f_opt)

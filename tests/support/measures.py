@@ -30,7 +30,7 @@ def warm_and_cold_fold_paths(data, params, monkeypatch, held=600):
     for a dual solver, each C warm-started from the previous C's alpha, and the same path
     with every C started cold: (Cs, warm, cold, perm). The cold start stays patched in
     for the rest of the test."""
-    import dlinear.model_selection as ms
+    import dlinear.in_process.model_selection as ms
     Cs = ms.c_grid(ms.calc_start_C(data, params), 64.0)
     perm = np.random.default_rng(0).permutation(data.n_samples)
     warm = ms.run_fold_path(data, perm, 0, held, params, Cs, ms.PathRequest(0, 0))

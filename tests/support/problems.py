@@ -4,7 +4,7 @@ import random
 
 import numpy as np
 
-from dlinear.data import Problem
+from dlinear.data.libsvm_reader import Problem
 
 
 def same_bits(a, b):

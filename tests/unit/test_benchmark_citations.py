@@ -13,7 +13,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
 # (folder, files): the code's comments and docstrings, and the documentation pages
-SOURCES = [("dlinear", "*.py"), ("benchmarks", "*.py"), ("tests", "*.py"), ("tools", "*.py"),
+SOURCES = [("dlinear", "*.py"), ("scripts", "*.py"), ("tests", "*.py"),
            ("docs", "*.rst")]
 CITATION = re.compile(r'BENCHMARKS\.md,?\s*"([^"]+)"')
 

@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
-SOURCES = sorted((ROOT / "benchmarks").glob("*.py")) + sorted((ROOT / "tools").glob("*.py"))
+SCRIPTS = ROOT / "scripts"
+SOURCES = sorted((SCRIPTS / "benchmarks").glob("*.py")) + sorted((SCRIPTS / "tools").glob("*.py"))
 
 
 @pytest.fixture
@@ -22,13 +23,13 @@ def test_module_imports_without_path_edits_or_tests(path, on_root):
     text = path.read_text()
     assert "sys.path" not in text
     assert "liblinear_oracle" not in text and "from tests" not in text
-    importlib.import_module(f"{path.parent.name}.{path.stem}")
+    importlib.import_module(f"scripts.{path.parent.name}.{path.stem}")
 
 
 def test_cached_shape_equals_a_fresh_one(on_root, monkeypatch, tmp_path):
     monkeypatch.setenv("DLINEAR_BENCH_CACHE", str(tmp_path))
     monkeypatch.setenv("DLINEAR_BENCH_ROWS", "60")
-    shapes = importlib.import_module("benchmarks.shapes")
+    shapes = importlib.import_module("scripts.benchmarks.shapes")
     for name in ("rcv1", "rcv1_regression", "few"):
         fresh = shapes._generate(name)
         first, second = shapes.split(name), shapes.split(name)      # written, then read
@@ -42,7 +43,7 @@ def test_cached_shape_equals_a_fresh_one(on_root, monkeypatch, tmp_path):
 
 
 def test_report_writes_its_rows_as_json(on_root, tmp_path, capsys):
-    harness = importlib.import_module("benchmarks.harness")
+    harness = importlib.import_module("scripts.benchmarks.harness")
 
     class Args:
         json = str(tmp_path / "out.json")
@@ -61,8 +62,8 @@ def test_only_benchmarks_carry_asv_prefixes(on_root):
     peakmem_*, mem_* or timeraw_*: a helper so named would run as a benchmark."""
     import inspect
     prefixes = ("time_", "track_", "peakmem_", "mem_", "timeraw_")
-    for path in sorted((ROOT / "benchmarks").glob("*.py")):
-        module = importlib.import_module(f"benchmarks.{path.stem}")
+    for path in sorted((SCRIPTS / "benchmarks").glob("*.py")):
+        module = importlib.import_module(f"scripts.benchmarks.{path.stem}")
         for name, value in vars(module).items():
             if inspect.isfunction(value) and value.__module__ == module.__name__:
                 assert not name.startswith(prefixes), f"{path.name}: {name}"

@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 
 from dlinear import DlinearError, Params, Problem, load_model, predict, save_model, train
-from dlinear.data import read_libsvm
-from dlinear.datasets import make_rcv1_like
+from dlinear.data.libsvm_reader import read_libsvm
+from dlinear.datasets.rcv1_like import make_rcv1_like
 from dlinear.model import Model
 from dlinear.solvers import SubProblem
 from dlinear.solvers.dual_cd import fit_bias_dual_cd_svc
@@ -137,7 +137,7 @@ def test_model_file_is_read_by_liblinear_predict(solver, tmp_path):
 
 
 def test_cli_trains_s3_with_true_bias(tmp_path):
-    from dlinear.cli_main import main
+    from dlinear.cli.main import main
     path = os.path.join(EXAMPLES, "rcv1_small.train")
     out = str(tmp_path / "m.model")
     assert main(["train", "-s", "3", "-B", "1", "-R", "-e", "0.01", "-q", path, out]) in (0, None)

@@ -10,10 +10,10 @@ import numpy as np
 import pytest
 
 from dlinear import Params, train
-from dlinear.binary_format import (HEADER_NAME, convert_libsvm, is_binary_dataset,
+from dlinear.data.binary_format import (HEADER_NAME, convert_libsvm, is_binary_dataset,
                                    read_binary, read_binary_part, read_dataset,
                                    read_header, read_part_columns)
-from dlinear.data import read_libsvm, write_libsvm
+from dlinear.data.libsvm_reader import read_libsvm, write_libsvm
 from dlinear.errors import DlinearError
 from tests.support.problems import assert_same_problem, concatenate, same_bits
 

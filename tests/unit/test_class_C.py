@@ -7,11 +7,11 @@ import numpy as np
 import pytest
 
 from dlinear import Params
-from dlinear.datasets import make_rcv1_like
-from dlinear.model_selection import PathRequest, run_fold_path
+from dlinear.datasets.rcv1_like import make_rcv1_like
+from dlinear.in_process.model_selection import PathRequest, run_fold_path
 from dlinear.params import class_C
-from dlinear.plan import weighted_class_C
-from dlinear.train import cv_folds, train_in_process
+from dlinear.planning.class_plan import weighted_class_C
+from dlinear.in_process.train import cv_folds, train_in_process
 
 
 def test_class_C_follows_liblinear():

@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from dlinear import Params, train
-from dlinear.click_data import (N_COUNT_FEATURES, N_FIELDS, ROWS_PER_BLOCK, make_click_like,
+from dlinear.datasets.click_like import (N_COUNT_FEATURES, N_FIELDS, ROWS_PER_BLOCK, make_click_like,
                                 make_click_like_split)
-from dlinear.data import read_libsvm
+from dlinear.data.libsvm_reader import read_libsvm
 from dlinear.errors import DlinearError
 from dlinear.predict import predict
 

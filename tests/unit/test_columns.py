@@ -1,4 +1,4 @@
-"""Fitting on the columns that occur (dlinear.columns): the renumbering, and models bit for
+"""Fitting on the columns that occur (dlinear.data.columns): the renumbering, and models bit for
 bit those of the fit on all columns, for every solver where dlinear compacts."""
 from dataclasses import replace
 
@@ -7,14 +7,14 @@ import pytest
 import scipy.sparse as sp
 
 from dlinear import Params, Problem
-from dlinear.columns import (SORTED_BLOCK_NNZ, compact_columns, compact_problem,
+from dlinear.data.columns import (SORTED_BLOCK_NNZ, compact_columns, compact_problem,
                              count_columns, fits_on_occurring_columns)
 from dlinear.model import save_model
 from dlinear.solver_table import SOLVERS
 from dlinear.solvers import primal_objectives as PO
 from dlinear.solvers.primal_objectives import LOSS_OF_SOLVER, PrimalObjective
-from dlinear.train import _on_occurring_columns, train_in_process
-from dlinear.modes import Mode
+from dlinear.in_process.train import _on_occurring_columns, train_in_process
+from dlinear.planning.modes import Mode
 from tests.support.problems import same_bits
 
 

@@ -1,9 +1,9 @@
-"""The default backend's cost model (dlinear.cost_model): what its terms depend on, what the
+"""The default backend's cost model (dlinear.planning.cost_model): what its terms depend on, what the
 other branches' switches change, and its choices on the shapes measured for it."""
 import pytest
 
-from dlinear import cost_model as cm
-from dlinear.modes import Cluster, Data, Mode, choose
+from dlinear.planning import cost_model as cm
+from dlinear.planning.modes import Cluster, Data, Mode, choose
 from dlinear.params import Params
 
 WIDE = cm.Workload(3_200_000, 124_800_000, 1 << 24, occurring_columns=1_740_000, read_s=8.0)
@@ -114,7 +114,7 @@ def test_the_choice_line_says_both_predictions():
            "local cluster of 2" in line
 
 
-# `python -m benchmarks.backend_cost check` (BENCHMARKS.md, "The default backend by a
+# `python -m scripts.benchmarks.backend_cost check` (BENCHMARKS.md, "The default backend by a
 # cost model"): each shape as the CLI read it, and the CPU seconds
 # measured on each path's critical path (held out: none was used for the constants)
 MEASURED = [  # shape (rows, nonzeros, n, occurring, growth, read s, text bytes), process s,

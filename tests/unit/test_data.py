@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from dlinear.data import (
+from dlinear.data.libsvm_reader import (
     MAX_FEATURE_INDEX,
     Problem,
     line_aligned_ranges,
@@ -394,7 +394,7 @@ def test_agrees_with_sklearn_load_svmlight_file(tmp_path):
 
 def test_line_aligned_ranges_across_read_chunks(tmp_path, monkeypatch):
     """Line starts and line numbers are right wherever the read chunks split the file."""
-    import dlinear.data as data_module
+    import dlinear.data.libsvm_reader as data_module
 
     def reference(buf, n_parts):
         size = len(buf)
@@ -499,7 +499,7 @@ def test_reader_memory_is_the_arrays_plus_one_chunk(tmp_path):
 def test_small_and_large_inputs_count_rows_alike(tmp_path, monkeypatch):
     """A small input sizes the arrays by NumPy's counts, a large one by the kernel's: the
     same problem either way, also when the text grows the arrays chunk by chunk."""
-    import dlinear.data as data_module
+    import dlinear.data.libsvm_reader as data_module
 
     path = tmp_path / "f"
     path.write_text("".join(f"{i % 3 - 1} {i % 7 + 1}:0.5 {i % 7 + 9}:-2e-3 # c:\n\n"

@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 from sklearn.svm import LinearSVC
 
-from dlinear.data import read_libsvm
-from dlinear.datasets import (ROWS_PER_BLOCK, main, make_rcv1_like, make_rcv1_like_split,
+from dlinear.data.libsvm_reader import read_libsvm
+from dlinear.datasets.rcv1_like import (ROWS_PER_BLOCK, main, make_rcv1_like, make_rcv1_like_split,
                               round_values)
 from dlinear.errors import DlinearError
 

@@ -9,7 +9,7 @@ import stat
 import numpy as np
 import pytest
 
-from dlinear import fileio
+from dlinear.data import fileio
 from dlinear.errors import DlinearError
 from dlinear.model import Model, load_model, save_model
 

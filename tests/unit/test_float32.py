@@ -10,8 +10,8 @@ import pytest
 import scipy.sparse as sp
 
 from dlinear import Params, load_model, train
-from dlinear.data import Problem, read_libsvm
-from dlinear.datasets import make_rcv1_like
+from dlinear.data.libsvm_reader import Problem, read_libsvm
+from dlinear.datasets.rcv1_like import make_rcv1_like
 from dlinear.errors import DlinearError
 from dlinear.solvers.primal_objective_values import primal_objective
 
@@ -157,7 +157,7 @@ import numpy as np
 import dlinear.kernels
 from numba.core.registry import CPUDispatcher
 from dlinear import Params, train
-from dlinear.data import read_libsvm
+from dlinear.data.libsvm_reader import read_libsvm
 p = read_libsvm({EXAMPLE!r})
 for s in (0, 1, 3):
     train(p, Params(solver_type=s), log=lambda line: None)

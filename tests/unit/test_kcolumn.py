@@ -9,8 +9,8 @@ from dlinear import Params, Problem
 from dlinear.kernels import kcolumn_ops as KK
 from dlinear.kernels import primal_ops as K
 from dlinear.solvers.kcolumn import KColumnLossTerm, fit_one_vs_rest_kcolumn
-from dlinear.plan import first_appearance, order_labels, targets, weighted_class_C
-from dlinear.train import fit_class, train_in_process
+from dlinear.planning.class_plan import first_appearance, order_labels, targets, weighted_class_C
+from dlinear.in_process.train import fit_class, train_in_process
 
 
 def weighted(problem, seed=3):
@@ -96,9 +96,9 @@ def test_kernels_equal_one_column_kernels(multiclass_split):
 
 
 def test_in_process_default_follows_the_measured_rule(monkeypatch):
-    from dlinear.datasets import make_rcv1_like
+    from dlinear.datasets.rcv1_like import make_rcv1_like
     from dlinear.solvers import kcolumn
-    from dlinear.modes import (KCOLUMN_MIN_CLASSES_PER_THREAD, KCOLUMN_MIN_NNZ_PER_ROW,
+    from dlinear.planning.modes import (KCOLUMN_MIN_CLASSES_PER_THREAD, KCOLUMN_MIN_NNZ_PER_ROW,
                                use_kcolumn)
     k, dense = KCOLUMN_MIN_CLASSES_PER_THREAD, KCOLUMN_MIN_NNZ_PER_ROW
     s0, s2 = Params(solver_type=0), Params(solver_type=2)
@@ -136,7 +136,7 @@ def test_progress_bar_counts_the_classes_of_a_k_column_fit(monkeypatch):
     import io
     import sys
 
-    from dlinear.datasets import make_rcv1_like
+    from dlinear.datasets.rcv1_like import make_rcv1_like
 
     class FakeTerminal(io.StringIO):
         def isatty(self):

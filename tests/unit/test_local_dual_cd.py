@@ -76,7 +76,7 @@ def test_safe_fraction_stays_in_zero_one():
 def test_set_up_and_rebuild_on_threads_match_one_thread(l2_loss, bias):
     """The local scheme's records and w of a warm start, and its final w from alpha, on
     3 threads: the records the serial pass makes, w the same sums in another order."""
-    from dlinear.datasets import make_rcv1_like
+    from dlinear.datasets.rcv1_like import make_rcv1_like
     from dlinear.kernels.parallel_dual_cd_svc import w_from_alpha
     from dlinear.solvers.parallel_dual_cd import dual_state_on_threads, w_from_alpha_on_threads
     from dlinear.threads import PassPool

@@ -1,13 +1,13 @@
-"""The mode chooser (dlinear.modes.choose) on explicit shapes, without a cluster, and the
-class plan's (dlinear.plan) targets and seeds."""
+"""The mode chooser (dlinear.planning.modes.choose) on explicit shapes, without a cluster, and the
+class plan's (dlinear.planning.class_plan) targets and seeds."""
 import numpy as np
 import pytest
 
 from dlinear import DlinearError, Params
-from dlinear.modes import (COPY_MEMORY_SHARE, KCOLUMN_MIN_CLASSES_PER_THREAD,
+from dlinear.planning.modes import (COPY_MEMORY_SHARE, KCOLUMN_MIN_CLASSES_PER_THREAD,
                            KCOLUMN_MIN_NNZ_PER_ROW, Cluster, Data, Mode,
                            choose)
-from dlinear.plan import block_seeds, plan_classes, problem_seed, targets
+from dlinear.planning.class_plan import block_seeds, plan_classes, problem_seed, targets
 
 ROWS, NNZ = 1000, 1000 * KCOLUMN_MIN_NNZ_PER_ROW
 BYTES = 12 * NNZ + 16 * ROWS

@@ -8,11 +8,11 @@ import pytest
 from sklearn.linear_model import LogisticRegression as SkLogisticRegression
 
 from dlinear import DlinearError, Params, Problem, load_model, save_model
-from dlinear.datasets import make_rcv1_like
-from dlinear.data import write_libsvm
+from dlinear.datasets.rcv1_like import make_rcv1_like
+from dlinear.data.libsvm_reader import write_libsvm
 from dlinear.predict import predict_probability
-from dlinear.plan import group_rows
-from dlinear.train import train_in_process
+from dlinear.planning.class_plan import group_rows
+from dlinear.in_process.train import train_in_process
 from tests.support.clusters import local_cluster
 
 
@@ -164,7 +164,7 @@ def test_two_phase_passes_and_threads_give_the_same_bits(bias, regularize_bias, 
     bit, also with the rows in two blocks (a cluster worker's parts)."""
     from dlinear.solvers.multinomial import (MultinomialTerm, fit_multinomial_objective,
                                              multinomial_objective)
-    from dlinear.plan import group_classes
+    from dlinear.planning.class_plan import group_classes
     problem = make_rcv1_like(2500, n_features=900, n_classes=6, nnz_per_row=25, seed=11)
     _, class_of_row = group_classes(problem.y)
     C = np.random.default_rng(0).uniform(0.5, 2.0, problem.n_samples)

@@ -8,10 +8,10 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-import dlinear.data as data_module
+import dlinear.data.libsvm_reader as data_module
 from dlinear import Params, Problem, train
-from dlinear.columns import compact_problem
-from dlinear.data import read_libsvm
+from dlinear.data.columns import compact_problem
+from dlinear.data.libsvm_reader import read_libsvm
 from dlinear.errors import DlinearError
 from dlinear.problem import NARROW_INDEX_COLUMNS, index_dtype
 from tests.support.problems import assert_same_problem, chunk_test_text, same_bits

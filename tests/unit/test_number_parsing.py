@@ -9,7 +9,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dlinear.data import parse_libsvm_bytes, read_libsvm
+from dlinear.data.libsvm_reader import parse_libsvm_bytes, read_libsvm
 from dlinear.kernels import libsvm as kernel
 from tests.support.problems import same_bits
 

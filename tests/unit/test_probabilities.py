@@ -4,7 +4,7 @@ import numpy as np
 import pytest
 from liblinear import liblinearutil
 
-from dlinear.datasets import make_rcv1_like
+from dlinear.datasets.rcv1_like import make_rcv1_like
 from dlinear.estimators import LogisticRegression
 from dlinear.predict import decision_values, predict_probability, probabilities
 from tests.support.liblinear_oracle import liblinear_train

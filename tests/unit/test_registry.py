@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 
 from dlinear import DlinearError, Params
-from dlinear.datasets import make_rcv1_like
+from dlinear.datasets.rcv1_like import make_rcv1_like
 from dlinear.model import nr_w_of
-from dlinear.model_selection import SEARCH_SOLVER_ERROR, checked_search_params
-from dlinear.modes import check_partitioned, is_map_reduce, use_kcolumn, use_kcolumn_on_cluster
+from dlinear.in_process.model_selection import SEARCH_SOLVER_ERROR, checked_search_params
+from dlinear.planning.modes import check_partitioned, is_map_reduce, use_kcolumn, use_kcolumn_on_cluster
 from dlinear.params import check_parameter
 from dlinear.solver_table import METHODS, PARTITION_RULES, SEARCH_WARM_STARTS, SOLVERS
 from dlinear.solvers.primal_objective_values import _loss

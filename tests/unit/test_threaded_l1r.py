@@ -10,7 +10,7 @@ import pytest
 import scipy.sparse as sp
 
 from dlinear import Params, Problem, train
-from dlinear.datasets import make_rcv1_like
+from dlinear.datasets.rcv1_like import make_rcv1_like
 from dlinear.solvers import l1r
 from dlinear.threads import nonzero_ranges
 

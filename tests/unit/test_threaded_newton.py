@@ -7,8 +7,8 @@ import numpy as np
 import pytest
 
 from dlinear import Params, Problem, train
-from dlinear.cli import parse_train_args, UsageError
-from dlinear.datasets import make_rcv1_like
+from dlinear.cli.train_predict import parse_train_args, UsageError
+from dlinear.datasets.rcv1_like import make_rcv1_like
 from dlinear.solvers import primal_objectives as PO
 from dlinear.solvers.primal_objectives import LOSS_OF_SOLVER, LossTerm, row_chunks
 
@@ -108,7 +108,7 @@ def test_cli_m_sets_the_threads():
 def test_kcolumn_passes_on_threads_give_the_same_bits(n_classes):
     """k-column Newton (-s 0, by columns): a round of one group splits its passes by row
     chunks and feature ranges over the threads; the models are those of one thread."""
-    from dlinear.plan import order_labels, first_appearance, targets, weighted_class_C
+    from dlinear.planning.class_plan import order_labels, first_appearance, targets, weighted_class_C
     from dlinear.solvers.kcolumn import fit_one_vs_rest_kcolumn
     data = make_rcv1_like(2000, n_features=600, n_classes=4, nnz_per_row=20, seed=7)
     params = Params(solver_type=0, eps=1e-3, bias=1.0).resolved()

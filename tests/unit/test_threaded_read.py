@@ -7,8 +7,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import dlinear.data as data_module
-from dlinear.data import read_libsvm
+import dlinear.data.libsvm_reader as data_module
+from dlinear.data.libsvm_reader import read_libsvm
 from dlinear.errors import DlinearError
 from tests.support.problems import assert_same_problem, chunk_test_text, mixed_file_text
 
@@ -163,7 +163,7 @@ def test_one_thread_or_a_small_file_reads_in_one_part(tmp_path, monkeypatch):
 
 _PEAK_CHILD = r"""
 import sys
-import dlinear.data as d
+import dlinear.data.libsvm_reader as d
 def status(key):    # VmHWM: this program's peak (ru_maxrss would count the parent's too)
     return int(open("/proc/self/status").read().split(key + ":")[1].split()[0]) << 10
 with open(sys.argv[1] + ".small", "w") as f:
@@ -188,13 +188,13 @@ def test_joining_parts_holds_about_one_part_beyond_the_result(tmp_path):
 
     import scipy.sparse as sp
 
-    from dlinear.data import write_libsvm
+    from dlinear.data.libsvm_reader import write_libsvm
 
     rng = np.random.default_rng(0)
     X = sp.random(60_000, 5_000, density=0.01, format="csr", random_state=rng)
     path = str(tmp_path / "big.svm")
     write_libsvm(path, X, np.where(rng.random(60_000) < 0.5, 1.0, -1.0))
-    env = dict(os.environ, PYTHONPATH=str(Path(data_module.__file__).parents[1]))
+    env = dict(os.environ, PYTHONPATH=str(Path(data_module.__file__).parents[2]))
     growth = {}
     for threads in (1, 2):
         out = subprocess.run([sys.executable, "-c", _PEAK_CHILD, path, str(threads)], env=env,

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 
 from dlinear import Params, Problem, train
-from dlinear.data import read_libsvm
+from dlinear.data.libsvm_reader import read_libsvm
 from dlinear.errors import ConvergenceWarning
 from dlinear.kernels.bias_cd_svc import bias_dual_cd_svc
 from dlinear.model import Model

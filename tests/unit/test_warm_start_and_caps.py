@@ -7,13 +7,13 @@ import numpy as np
 import pytest
 
 from dlinear import ConvergenceWarning, Params
-from dlinear.datasets import make_rcv1_like
-from dlinear.model_selection import PathRequest, run_fold_path
+from dlinear.datasets.rcv1_like import make_rcv1_like
+from dlinear.in_process.model_selection import PathRequest, run_fold_path
 from dlinear.solvers import fit_task
 from dlinear.solvers.l1r import fit_l1r
-from dlinear.plan import (CONVERGENCE_WARNINGS, assemble_model, first_appearance,
+from dlinear.planning.class_plan import (CONVERGENCE_WARNINGS, assemble_model, first_appearance,
                           order_labels, subproblem, warn_about_logs)
-from dlinear.train import cv_folds, train_one
+from dlinear.in_process.train import cv_folds, train_one
 
 VARIANTS = [{}, {"cd_block": 2}, {"online": True}]
 VARIANT_IDS = ["one-variable", "cd-block-2", "online"]

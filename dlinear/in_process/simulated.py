@@ -1,0 +1,61 @@
+"""The partitioned dual CD with its blocks simulated in this process, for tests and
+rounds-vs-K studies (scripts/benchmarks/solvers.py, PartitionedRounds): the same rounds, steps and
+model as that many workers would make (dlinear.cluster.partitioned_cd), without the cores. No
+training path of the package calls it.
+"""
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Callable, Optional
+
+import numpy as np
+
+from ..data.libsvm_reader import Problem
+from ..model import Model
+from ..planning.modes import check_partitioned
+from ..params import Params, check_parameter
+from ..planning.class_plan import assemble_model, block_seeds, first_appearance, plan_classes, subproblem, targets
+from ..solvers import fit_task
+from ..solvers import partitioned_dual_cd as P
+from .train import after_dual_cap
+
+
+def train_partitioned_in_process(problem: Problem, params: Params, n_blocks: int,
+                                 rule: Optional[str] = None, n_passes: Optional[int] = None,
+                                 log: Optional[Callable[[str], None]] = None,
+                                 on_round: Optional[Callable] = None,
+                                 parts_per_block: int = 1) -> Model:
+    """The partitioned dual CD (solvers.partitioned_dual_cd) with the rows split into
+    `n_blocks` contiguous blocks held in this process. parts_per_block: each block made
+    of that many contiguous CSR parts, as a worker holding several of a Dataset's parts
+    has them."""
+    check_parameter(params)
+    params = params.resolved()
+    check_partitioned(params)
+    emit = log or (lambda line: None)
+    plan = plan_classes(params, lambda: first_appearance(problem.y), emit)
+    label, weighted_C = plan
+    k = plan.n_problems
+    bounds = [i * problem.n_samples // n_blocks for i in range(n_blocks + 1)]
+    blocks = []
+    for b in range(n_blocks):
+        cuts = np.linspace(bounds[b], bounds[b + 1], parts_per_block + 1).astype(np.int64)
+        parts = [problem.subset(np.arange(cuts[q], cuts[q + 1]))
+                 for q in range(parts_per_block)]
+        rows = slice(bounds[b], bounds[b + 1])
+        weights = None if problem.sample_weight is None else problem.sample_weight[rows]
+        Y, C = targets(problem.y[rows], weights, label, weighted_C, params)
+        blocks.append(P.BlockState(parts, Y, C, params.bias, problem.n_features,
+                                   params.solver_type, block_seeds(params.seed, b, k),
+                                   params.p))
+    w_size = problem.n_features + (1 if params.bias >= 0 else 0)
+    results = P.fit_partitioned_dual_cd(P.SimulatedBlocks(blocks), k, w_size, params,
+                                        rule or params.partition_rule,
+                                        n_passes or P.DEFAULT_LOCAL_PASSES, on_round)
+
+    def primal_fitter(c):
+        task = subproblem(problem, label, c, weighted_C, params)
+        return lambda primal, w0: fit_task(replace(task, w0=w0), primal)
+
+    results = [after_dual_cap(r, params, primal_fitter(c)) for c, r in enumerate(results)]
+    return assemble_model(params, problem.n_features, label, results, emit)

@@ -1,0 +1,247 @@
+"""The class plan: what every fit derives from the labels, wherever it runs.
+
+LIBLINEAR's train() before and after its solvers: labels in order of first appearance (a
+binary -1/+1 set whose first label is -1 is swapped so +1 is the positive class), -wi
+weights on C, one binary problem per class for k > 2 (positive: that class with its
+weighted C; negative: the rest with the plain C), a seed per binary problem, and the
+model assembled from the fits in class order. The process (dlinear.train), the cluster
+engine on the client and the actors on the workers all call these functions, so a model
+does not depend on where its parts were computed.
+"""
+from __future__ import annotations
+
+import warnings
+from typing import Callable, NamedTuple, Optional
+
+import numpy as np
+
+from ..data.libsvm_reader import Problem
+from ..errors import ConvergenceWarning, DataError
+from ..model import Model, nr_w_of
+from ..params import Params, class_C
+from ..solvers.task import SharedColumns, SubProblem
+
+
+def first_appearance(y: np.ndarray) -> np.ndarray:
+    """Distinct integer labels of y in order of first appearance."""
+    with np.errstate(invalid="ignore"):     # a label beyond int64 is caught just below
+        labels_int = y.astype(np.int64)
+    if not np.array_equal(labels_int, y):
+        bad = int(np.flatnonzero(labels_int != y)[0])
+        raise DataError(f"label {float(y[bad])!r} of instance {bad + 1} is not an integer; "
+                        "classification needs integer labels (-s 11, 12, 13 do regression)")
+    uniq, first = np.unique(labels_int, return_index=True)
+    return uniq[np.argsort(first, kind="stable")]
+
+
+def order_labels(labels_in_first_appearance: np.ndarray) -> np.ndarray:
+    """LIBLINEAR's label order: first appearance, but a -1/+1 set puts +1 first."""
+    label = np.asarray(labels_in_first_appearance, dtype=np.int64)
+    if len(label) == 2 and label[0] == -1 and label[1] == 1:
+        label = label[::-1].copy()
+    return label
+
+
+def group_classes(y: np.ndarray):
+    """(labels in LIBLINEAR's order, index of each row's class in that order)."""
+    label = order_labels(first_appearance(y))
+    return label, group_rows(label, y)
+
+
+def group_rows(label: np.ndarray, y: np.ndarray) -> np.ndarray:
+    """Index in `label` of each row's class."""
+    class_of_row = np.searchsorted(np.sort(label), y.astype(np.int64))
+    return np.argsort(label)[class_of_row]
+
+
+def weighted_class_C(label: np.ndarray, params: Params, emit) -> np.ndarray:
+    """C of each class after the -wi weights (params.class_C); unknown labels warn as
+    LIBLINEAR does."""
+    weighted_C, unknown = class_C(label, params)
+    for weight_label in unknown:
+        message = f"WARNING: class label {weight_label} specified in weight is not found"
+        warnings.warn(message)
+        emit(message)
+    return weighted_C
+
+
+def n_binary_problems(nr_class: int) -> int:
+    return 1 if nr_class <= 2 else nr_class
+
+
+def n_problems(label) -> int:
+    """Binary problems of `label`, or 1 for regression and one-class (label None)."""
+    return 1 if label is None else n_binary_problems(len(label))
+
+
+class ClassPlan(NamedTuple):
+    """The classes of a fit: labels in LIBLINEAR's order and each class's weighted C, both
+    None for regression and one-class problems (one problem on the labels as they are)."""
+    label: Optional[np.ndarray]
+    weighted_C: Optional[np.ndarray]
+
+    @property
+    def n_problems(self) -> int:
+        return n_problems(self.label)
+
+
+def plan_classes(params: Params, labels_seen: Callable[[], np.ndarray], emit) -> ClassPlan:
+    """The ClassPlan of a fit. `labels_seen()` gives the distinct labels in order of first
+    appearance (first_appearance of the rows' labels, or a cluster Dataset's); it is called
+    for classification only, so regression targets are never read as labels. Unknown -wi
+    labels warn (weighted_class_C)."""
+    if params.spec.kind != "classification":
+        return ClassPlan(None, None)
+    label = order_labels(labels_seen())
+    return ClassPlan(label, weighted_class_C(label, params, emit))
+
+
+def targets(y, sample_weight, label, weighted_C, params: Params, ks=None):
+    """(Y, C), each (rows, len(ks)), C-contiguous: column j holds the targets and the
+    per-instance C of binary problem ks[j] (default: every problem of `label`), or of the
+    regression / one-class problem (the labels as they are, C everywhere) when label is
+    None. Needs only the rows' labels and weights, so a worker holding some of the rows
+    computes the columns of those."""
+    if ks is None:
+        ks = range(n_problems(label))
+    columns = [_target_column(y, sample_weight, label, k, weighted_C, params) for k in ks]
+    return (np.ascontiguousarray(np.column_stack([t for t, _ in columns])),
+            np.ascontiguousarray(np.column_stack([c for _, c in columns])))
+
+
+def target_column(y, sample_weight, label, k, weighted_C, params: Params):
+    """Column k of targets() as two 1-D arrays of their own (the regression targets a copy
+    of y): one binary problem's (y, C) without building (and copying) the (rows, 1)
+    arrays, whose freed copies would stay in the heap at the solver's peak."""
+    target, C = _target_column(y, sample_weight, label, k, weighted_C, params)
+    return (np.array(target) if target is y else target), C
+
+
+def _target_column(y, sample_weight, label, k, weighted_C, params: Params):
+    if label is None:
+        target = y
+        C = np.full(len(y), params.C)
+    else:
+        target = np.where(y == label[k], 1.0, -1.0)
+        if len(label) == 2:
+            Cp, Cn = weighted_C[0], weighted_C[1]
+        else:
+            Cp, Cn = weighted_C[k], params.C
+        C = np.where(target > 0, Cp, Cn)
+    if sample_weight is not None:
+        C = C * sample_weight
+    return target, C
+
+
+def multinomial_C(class_of_row, sample_weight, weighted_C):
+    """Per-row C of the multinomial loss: the row's class's (weighted) C x its weight."""
+    C = np.asarray(weighted_C, dtype=np.float64)[class_of_row]
+    return C * sample_weight if sample_weight is not None else C
+
+
+def problem_seed(seed: int, k: int, block: Optional[int] = None) -> int:
+    """The seed of binary problem k (of its rows in `block`, for a fit split by rows), so
+    a result depends neither on the order tasks run in nor on where a block runs."""
+    entropy = [seed, k] if block is None else [seed, k, block]
+    return int(np.random.SeedSequence(entropy).generate_state(1, dtype=np.uint64)[0]
+               & np.uint64(0x7FFFFFFFFFFFFFFF))
+
+
+def block_seeds(seed: int, block: int, n_problems: int) -> list:
+    """problem_seed of each binary problem on one block of rows."""
+    return [problem_seed(seed, k, block) for k in range(n_problems)]
+
+
+def initial_w(params: Params, k: int):
+    """Column k of params.init_sol (the warm start of binary problem k), or None."""
+    if params.init_sol is None:
+        return None
+    w0 = np.asarray(params.init_sol, dtype=np.float64)
+    if w0.ndim == 1:
+        w0 = w0[:, None]
+    return w0[:, k if w0.shape[1] > 1 else 0].copy()
+
+
+def subproblem(problem: Problem, label, k: int, weighted_C, params: Params,
+               shared_columns: Optional[SharedColumns] = None) -> SubProblem:
+    """Binary problem k: class label[k] against the rest (for two classes, label[0]
+    against label[1] with both weighted C's; one class is trained as all-positive, as
+    LIBLINEAR does); or, with label None, the regression / one-class problem. Used in
+    process and on Dask workers, on their local copy of the data."""
+    y, C = target_column(problem.y, problem.sample_weight, label, k, weighted_C, params)
+    return SubProblem(problem, y, C, float(params.bias), problem_seed(params.seed, k),
+                      w0=initial_w(params, k), shared_columns=shared_columns)
+
+
+# The solver log lines that become a ConvergenceWarning: (start of the line, warning),
+# in LIBLINEAR's words where LIBLINEAR prints one. Each cap has its own line.
+CONVERGENCE_WARNINGS = (
+    # the outer cap of the CD solvers (-s 1, 3, 4, 5, 6, 7, 12, 13, 21, --primal-cd)
+    ("WARNING: reaching max number of iterations",
+     "WARNING: reaching max number of iterations"),
+    # the Newton / TRON iteration cap (-s 0, 2, 11)
+    ("WARNING: reaching max number of Newton iterations",
+     "WARNING: reaching max number of Newton iterations"),
+    # one Newton step's CG iterations capped at max(n, 5)
+    ("WARNING: reaching maximal number of CG steps",
+     "WARNING: reaching maximal number of CG steps"),
+    # -s 6: the coordinate-descent passes of a Newton step capped
+    ("WARNING: reaching max number of inner iterations",
+     "WARNING: reaching max number of inner iterations"),
+    # --online: the update budget (--max-updates) spent (dlinear's own option)
+    ("WARNING: reaching max number of updates",
+     "WARNING: reaching max number of updates (--max-updates) before the stopping "
+     "tolerance"),
+    ("WARNING: line search fails", "WARNING: line search fails"),
+)
+
+
+DUAL_CAP = CONVERGENCE_WARNINGS[0][0]
+SWITCH = "Switching to use -s "
+
+
+def warn_about_logs(lines, stacklevel=2):
+    """One ConvergenceWarning per kind of solver warning in the log lines (an iteration,
+    CG-step, inner-iteration or update cap reached by any solver or class, or a failed
+    line search; see CONVERGENCE_WARNINGS). The solvers only log them, since they may
+    run on threads or Dask workers; the caller of train sees this.
+
+    A dual solver's cap followed by LIBLINEAR's switch to the primal solver is no warning
+    of its own (the model is the primal solver's, at its optimum unless it warns); the
+    primal solver's warnings then say that it ran after the switch."""
+    raised = set()
+    after_switch = ""
+    for i, line in enumerate(lines):
+        if line.startswith(SWITCH):
+            after_switch = (f" (the dual solver reached its iteration cap and switched to "
+                            f"the primal solver -s {line[len(SWITCH):].strip()})")
+            continue
+        if (line.startswith(DUAL_CAP) and i + 1 < len(lines)
+                and lines[i + 1].startswith(SWITCH)):
+            continue
+        for start, message in CONVERGENCE_WARNINGS:
+            if line.startswith(start) and message not in raised:
+                raised.add(message)
+                warnings.warn(message + after_switch, ConvergenceWarning,
+                              stacklevel=stacklevel + 1)
+
+
+def assemble_model(params: Params, n_features: int, label, results: list,
+                   emit: Optional[Callable[[str], None]] = None) -> Model:
+    """The Model from the fitted binary problems, in class order. Their log lines go to
+    `emit` (when given) in that order, and the iteration-cap warnings are raised here,
+    where the caller sees them."""
+    if emit is not None:
+        for r in results:
+            for line in r.log:
+                emit(line)
+    w_size = n_features + (1 if params.bias >= 0 else 0)
+    warn_about_logs([line for r in results for line in r.log], stacklevel=3)
+    nr_class = 2 if label is None else len(label)
+    nr_w = nr_class if params.multinomial else nr_w_of(params.solver_type, nr_class)
+    # by the column count, not -1: a training set without features has w_size 0
+    W = np.column_stack([r.w for r in results]).reshape(w_size, nr_w)
+    rho = results[0].rho if params.spec.kind == "oneclass" else 0.0
+    return Model(params.solver_type, nr_class, label, n_features, float(params.bias), W,
+                 rho=rho, n_iter=tuple(r.n_iter for r in results),
+                 multinomial=bool(params.multinomial))
