@@ -23,7 +23,7 @@ PACKAGE_DIR = os.path.dirname(os.path.abspath(dlinear.__file__))
 LAYERS = [
     ("user surfaces (choose the backend)",
      ["dlinear", "dlinear.__main__", "dlinear.cli", "dlinear.cli.*", "dlinear.estimators",
-      "dlinear.estimators.*", "dlinear.api"]),
+      "dlinear.estimators.*", "dlinear.api", "dlinear.onnx"]),
     ("Dask cluster backend",
      ["dlinear.cluster", "dlinear.cluster.*"]),
     ("in-process training, cross-validation and -C search; the simulated partitioned CD",
