@@ -3,6 +3,7 @@
 The site's build itself (python -m sphinx -W, warnings as errors) runs in CI (.ci/run);
 these checks need no Sphinx except the last two, which load docs/conf.py.
 """
+import importlib
 import importlib.util
 import os
 import re
@@ -11,8 +12,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
-from tests.unit.test_benchmark_citations import headings
 
 ROOT = Path(__file__).resolve().parents[2]
 README = (ROOT / "README.md").read_text()
@@ -91,8 +90,87 @@ def test_the_cli_page_shows_each_commands_own_help(conf, command, option):
     assert f".. dlinear-help:: {command}\n" in cli_page
 
 
-def test_the_benchmarks_page_has_a_section_per_heading(conf):
-    text = (ROOT / "BENCHMARKS.md").read_text()
-    sections = conf.benchmark_sections(text)
-    assert [title for _, title, _ in sections[1:]] == headings(text)
-    assert all(body for _, _, body in sections[1:])
+def test_the_site_keeps_double_hyphens(conf):
+    # docutils' smart quotes would print "--seed" as an en dash, which fails when pasted
+    assert conf.smartquotes is False
+
+
+OPTION = re.compile(r"(?<![\w-])--[a-z][\w-]*")
+
+
+def prose_options(rst: str) -> list:
+    """The --options written in an .rst text outside literals: not in ``...``, not in a
+    literal block (the indented lines after a paragraph ending in '::' or a directive)."""
+    prose, literal_indent = [], None
+    for line in rst.splitlines():
+        indent = len(line) - len(line.lstrip())
+        if literal_indent is not None:
+            if not line.strip() or indent > literal_indent:
+                continue
+            literal_indent = None
+        stripped = line.strip()
+        if stripped.endswith("::") or stripped.startswith((".. code-block::", ".. code::")):
+            literal_indent = indent
+        prose.append(line)
+    return OPTION.findall(re.sub(r"``.*?``", "", "\n".join(prose), flags=re.S))
+
+
+def test_prose_options_finds_options_outside_literals():
+    text = ("Use --seed or ``--seed``::\n\n    dlinear-train --workers 2\n\n"
+            "Then --wait, ``-s 1\n--float32``.\n\n.. code-block:: text\n\n   -s 1 --float32\n")
+    assert prose_options(text) == ["--seed", "--wait"]
+
+
+@pytest.mark.parametrize("page", sorted(p.relative_to(ROOT) for p in (ROOT / "docs").rglob("*.rst")
+                                        if "_build" not in p.parts and "generated" not in p.parts),
+                         ids=str)
+def test_options_on_the_site_are_literals(page):
+    # a literal shows an option as typed, whatever the typography settings
+    assert prose_options((ROOT / page).read_text()) == []
+
+
+def api_entries() -> set:
+    """The names the API reference documents: autosummary entries and py:data directives."""
+    text = (ROOT / "docs" / "api.rst").read_text()
+    return (set(re.findall(r"^   ([A-Za-z_]\w*)$", text, re.M))
+            | set(re.findall(r"^\.\. py:data:: (\w+)$", text, re.M)))
+
+
+@pytest.mark.parametrize("module", ["dlinear", "dlinear.cluster", "dlinear.estimators"])
+def test_every_public_name_has_an_api_page(module):
+    if module == "dlinear.estimators":
+        pytest.importorskip("sklearn")
+    names = importlib.import_module(module).__all__
+    missing = sorted(set(names) - api_entries())
+    assert not missing, f"{module}.__all__ names without an entry in docs/api.rst: {missing}"
+
+
+@pytest.mark.parametrize("module", ["dlinear", "dlinear.cluster", "dlinear.estimators"])
+def test_module_docstrings_in_the_api_reference_read_as_a_users_page(module):
+    # the API reference opens each section with the module's docstring (automodule)
+    if module == "dlinear.estimators":
+        pytest.importorskip("sklearn")
+    doc = importlib.import_module(module).__doc__
+    assert not re.search(r"\b\w+\.py\b", doc), "source files are for the code's comments"
+    lines = doc.splitlines()
+    for i, line in enumerate(lines[1:], 1):
+        # an indented block after a blank line is a literal only after '::' or a directive
+        if line.startswith("    ") and not lines[i - 1].strip():
+            before = next(p for p in reversed(lines[:i]) if p.strip() and not p.startswith(" "))
+            assert before.rstrip().endswith("::") or before.startswith(".. "), line
+
+
+def test_the_readme_python_example_runs(tmp_path, monkeypatch):
+    pytest.importorskip("sklearn")
+    block = re.search(r"```python\n(.*?)```", README, re.S).group(1)
+    monkeypatch.chdir(ROOT)                 # its paths are the repository's examples/
+    names = {}
+    exec(compile(block, "README.md", "exec"), names)
+    assert len(names["labels"]) == names["dlinear"].read_libsvm("examples/rcv1_small.test").n_samples
+    assert list(names["clf"].classes_) == [-1, 1]
+
+
+def test_the_benchmarks_page_is_benchmarks_md_as_markdown(conf):
+    assert "myst_parser" in conf.extensions
+    page = (ROOT / "docs" / "benchmarks.md").read_text()
+    assert "```{include} ../BENCHMARKS.md" in page
