@@ -36,7 +36,9 @@ extensions = [
 exclude_patterns = ["_build"]
 templates_path = ["_templates"]
 html_theme = "alabaster"
-html_theme_options = {"description": "LIBLINEAR on one core or a Dask cluster"}
+# wide enough for the usage text's 92 columns (COLUMNS below) and the benchmark tables
+html_theme_options = {"description": "LIBLINEAR on one core or a Dask cluster",
+                      "page_width": "1240px", "sidebar_width": "230px"}
 html_static_path = []
 # docutils' smart quotes turn "--seed" into an en dash and "..." into curly quotes, which
 # breaks every command line and option name pasted from the site

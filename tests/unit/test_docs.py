@@ -174,3 +174,16 @@ def test_the_benchmarks_page_is_benchmarks_md_as_markdown(conf):
     assert "myst_parser" in conf.extensions
     page = (ROOT / "docs" / "benchmarks.md").read_text()
     assert "```{include} ../BENCHMARKS.md" in page
+
+
+def test_benchmarks_md_is_a_report_of_current_figures():
+    # the history is in git; each table comes with its date and the command that made it
+    text = (ROOT / "BENCHMARKS.md").read_text()
+    assert len(text.splitlines()) <= 500
+    sections = re.split(r"^#{2,3} ", text, flags=re.M)[1:]
+    tables = [s for s in sections if "| --- |" in s]
+    assert len(tables) >= 10
+    for section in tables:
+        title = section.splitlines()[0]
+        assert re.search(r"\b20\d\d-\d\d-\d\d\b", section), f"{title}: no date"
+        assert re.search(r"(python -m|asv run|/usr/bin/time)", section), f"{title}: no command"
