@@ -36,10 +36,12 @@ extensions = [
 exclude_patterns = ["_build"]
 templates_path = ["_templates"]
 html_theme = "alabaster"
-# wide enough for the usage text's 92 columns (COLUMNS below) and the benchmark tables
+# wide enough for the usage text (COLUMNS below) and the benchmark tables; custom.css
+# sets the literal blocks' font (alabaster loads _static/custom.css)
 html_theme_options = {"description": "LIBLINEAR on one core or a Dask cluster",
-                      "page_width": "1240px", "sidebar_width": "230px"}
-html_static_path = []
+                      "page_width": "1240px", "sidebar_width": "230px",
+                      "body_max_width": "none"}
+html_static_path = ["_static"]
 # docutils' smart quotes turn "--seed" into an en dash and "..." into curly quotes, which
 # breaks every command line and option name pasted from the site
 smartquotes = False
