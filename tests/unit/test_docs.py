@@ -187,3 +187,49 @@ def test_benchmarks_md_is_a_report_of_current_figures():
         title = section.splitlines()[0]
         assert re.search(r"\b20\d\d-\d\d-\d\d\b", section), f"{title}: no date"
         assert re.search(r"(python -m|asv run|/usr/bin/time)", section), f"{title}: no command"
+
+
+def documentation_sources() -> list:
+    pages = [p for p in (ROOT / "docs").rglob("*.rst")
+             if "_build" not in p.parts and "generated" not in p.parts]
+    return sorted(pages) + [ROOT / "README.md", (ROOT / "BENCHMARKS").with_suffix(".md")]
+
+
+def test_paths_named_in_the_docs_exist():
+    # the package was reorganised once already: a page must not name a file that moved
+    missing = []
+    for page in documentation_sources():
+        for path in set(re.findall(r"(?<![\w/.])((?:dlinear|scripts|tests)/[\w/.-]+\.(?:py|md|rst|png))",
+                                   page.read_text())):
+            if not (ROOT / path).exists():
+                missing.append((page.name, path))
+    assert not missing
+
+
+def resolves(dotted: str) -> bool:
+    """Whether a dotted name is a module, or an attribute of the longest module prefix."""
+    parts = dotted.split(".")
+    for i in range(len(parts), 0, -1):
+        try:
+            obj = importlib.import_module(".".join(parts[:i]))
+        except ImportError:
+            continue
+        try:
+            for part in parts[i:]:
+                obj = getattr(obj, part)
+        except AttributeError:
+            return False
+        return True
+    return False
+
+
+def test_dotted_names_in_the_docs_resolve():
+    pytest.importorskip("sklearn")          # dlinear.estimators
+    assert resolves("dlinear.cluster.dataset.with_sample_weight")
+    assert not resolves("dlinear.cluster.no_such_module")
+    unresolved = []
+    for page in documentation_sources():
+        for name in set(re.findall(r"(?<![\w/.])(dlinear(?:\.[a-z_]\w*)+)", page.read_text())):
+            if not resolves(name):
+                unresolved.append((page.name, name))
+    assert not unresolved
