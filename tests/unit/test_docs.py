@@ -8,6 +8,7 @@ import importlib.util
 import os
 import re
 import shlex
+import textwrap
 import sys
 from pathlib import Path
 
@@ -233,3 +234,14 @@ def test_dotted_names_in_the_docs_resolve():
             if not resolves(name):
                 unresolved.append((page.name, name))
     assert not unresolved
+
+
+def test_the_estimators_guide_first_example_runs_and_says_what_ran():
+    pytest.importorskip("sklearn")
+    page = (ROOT / "docs" / "guide" / "estimators.rst").read_text()
+    block = page.split(".. code-block:: python\n\n", 1)[1].split("\n\n", 1)[0] + "\n"
+    block += page.split(".. code-block:: python\n\n", 1)[1].split("\n\n", 2)[1]
+    names = {}
+    exec(compile(textwrap.dedent(block), "estimators.rst", "exec"), names)
+    comment = re.search(r"clf\.solver_type_ +# (\d+)", block).group(1)
+    assert names["clf"].solver_type_ == int(comment)
