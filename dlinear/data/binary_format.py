@@ -247,7 +247,7 @@ def _feature_count(h: Header, n_features) -> int:
 
 def read_binary(path, n_features: int | None = None,
                 storage_options: dict | None = None) -> Problem:
-    """The binary dataset at path (a directory from `python -m dlinear convert`, local or
+    """The binary dataset at path (a directory from ``python -m dlinear convert``, local or
     an fsspec URL) as a Problem: read_libsvm's counterpart. Local arrays are memory-mapped
     (no copy, no parse); a damaged directory is a one-line DlinearError naming the file."""
     h = read_header(path, storage_options)

@@ -105,9 +105,9 @@ COPY_MEMORY_SHARE = 0.5
 
 # In process, k-column Newton replaces one driver per class for -s 0 when each thread
 # carries at least this many classes and the rows have at least this many nonzeros
-# (measured on one core, BENCHMARKS.md "Multi-class Newton": whole fits 1.5-3.3x faster
-# from k = 8 at 70 and 300 nonzeros per row; slower at 10 nonzeros per row, where the
-# per-row work of k columns is not repaid by a shorter pass, and no faster at k = 4).
+# (measured on one core, BENCHMARKS.md "Multi-class Newton": faster from k = 8 at 70 and
+# 300 nonzeros per row; slower at 10 nonzeros per row, where the per-row work of k columns
+# is not repaid by a shorter pass, and no faster at k = 4).
 KCOLUMN_MIN_CLASSES_PER_THREAD = 8
 KCOLUMN_MIN_NNZ_PER_ROW = 50
 
@@ -187,7 +187,8 @@ class Choice:
             d = self.default_replaced
             return (f"{s} (the primal of the default -s {d}: the same model) map-reduced "
                     f"over the parts on {n} worker(s): the data does not fit one "
-                    f"worker, where -s {d} would train partitioned dual CD, ~9x slower")
+                    f"worker, where -s {d} would train partitioned dual CD, which is slower "
+                    f"(BENCHMARKS.md, \"Partitioned dual CD\")")
         if self.mode in MAP_REDUCED_MODES:
             return f"{s} map-reduced over the parts on {n} worker(s)"
         if self.mode is Mode.PARTITIONED_DUAL_CD:
@@ -206,8 +207,8 @@ def choose(params: Params, data: Data, cluster: Optional[Cluster] = None, *,
     n_threads threads, or on `cluster`. job: "train", or "cv" / "search" (their folds
     are tasks of their own: only a training goes to a cluster by the size rule).
     solver_named False (dlinear-train without -s): the default -s 1 that would train
-    partitioned is replaced by the distributed -s 2, the same optimum measured 9.4x faster
-    on 2 workers (677k rows: 2.6 s against 24.8 s; BENCHMARKS.md, "Partitioned dual CD");
+    partitioned is replaced by the distributed -s 2, the same optimum measured several
+    times faster on 2 workers (BENCHMARKS.md, "Partitioned dual CD");
     an explicit -s 1 or --partition keeps the dual."""
     named = params
     params = params.resolved()
