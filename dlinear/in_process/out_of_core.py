@@ -36,6 +36,9 @@ from ..params import Params, check_parameter
 from ..planning.class_plan import (assemble_model, first_appearance, plan_classes,
                                    problem_seed, targets)
 from ..solvers.dual_cd import dual_svc_result
+from ..solvers.newton import fit_steps, newton_tol
+from ..solvers.primal_objectives import LOSS_CODE, LossTerm, RegularizedObjective
+from ..solvers.requests import serve
 
 # dual CD sweeps over a block each time it is in memory: more than one amortises its
 # read, and block minimization converges in fewer passes when a visit nearly solves its
@@ -50,11 +53,18 @@ CACHE_SHARE = 0.4
 ROW_STATE_BYTES = 32 + 8 + 8 + 8
 # and once: the row pointer, the label and the weight
 ROW_SHARED_BYTES = 8 + 8 + 8
+# a Newton fit's rows: X w, X s, the rows with curvature and their weights (LossTerm)
+NEWTON_ROW_BYTES = 4 * 8
+# and its n-vectors: w, the gradient, the preconditioner, CG's vectors, the step
+NEWTON_VECTORS = 10
 
 
 def out_of_core_solver(params: Params) -> bool:
-    """Whether -s N trains out of core here: one-variable dual CD of -s 1 or -s 3."""
+    """Whether -s N trains out of core here: one-variable dual CD of -s 1 or -s 3, or the
+    Newton solvers -s 0, 2, 11 one problem at a time."""
     spec = params.spec
+    if spec.newton:
+        return not params.multinomial and not params.primal_cd
     return (spec.method == "dual_cd" and spec.loss in ("squared_hinge", "hinge")
             and params.cd_block == 1 and not params.online and params.regularize_bias
             and not params.primal_cd)
@@ -66,8 +76,11 @@ class Block:
     nnz: tuple      # [start, end) in indices / data
 
 
-def resident_bytes(n_rows: int, w_size: int, n_problems: int) -> int:
+def resident_bytes(n_rows: int, w_size: int, n_problems: int, newton: bool = False) -> int:
     """What stays in memory for the whole fit, whatever the blocks."""
+    if newton:      # one problem at a time; its targets and C for all problems
+        return (n_rows * (ROW_SHARED_BYTES + NEWTON_ROW_BYTES + 16 * n_problems)
+                + NEWTON_VECTORS * w_size * 8)
     return (n_rows * (ROW_SHARED_BYTES + n_problems * ROW_STATE_BYTES)
             + 2 * n_problems * w_size * 8)
 
@@ -131,6 +144,7 @@ class BlockReader:
         self.pending = {}
         self.reads = 0
         self.lock = threading.Lock()
+        self.kept = None            # (block, its arrays): the last one a pass visited
 
     @property
     def bytes_per_nonzero(self) -> int:
@@ -169,8 +183,63 @@ class BlockReader:
         self.ahead(b)
         return self.pending.pop(b).result()
 
+    def pass_over(self, order, then=None):
+        """Yields (b, its arrays) for the blocks in `order`, the next one read while the
+        caller works on this one; `then`: the block the next pass starts with, kept in
+        memory if it is this pass's last (the order reversed), else read ahead."""
+        order = list(order)
+        for position, b in enumerate(order):
+            if self.kept is not None and self.kept[0] == b:
+                arrays = self.kept[1]
+            else:
+                arrays = self.get(b)
+            self.kept = None
+            last = position + 1 == len(order)
+            if not last:
+                self.ahead(order[position + 1])
+            yield b, arrays
+            if last and then == b:
+                self.kept = (b, arrays)
+            elif last and then is not None:
+                self.ahead(then)
+            del arrays
+
+    @property
+    def passes(self) -> float:
+        return self.reads / max(len(self.blocks), 1)
+
     def close(self):
         self.pool.shutdown(wait=True, cancel_futures=True)
+
+
+@dataclass(frozen=True)
+class _RowsInMemory:
+    """A block's CSR arrays, as a LossTerm reads a block."""
+    indptr: np.ndarray
+    indices: np.ndarray
+    data: np.ndarray
+
+
+@dataclass(frozen=True)
+class _RowCount:
+    n_samples: int
+
+
+class StreamedLossTerm(LossTerm):
+    """A LossTerm whose blocks are on disk: every pass over X reads them in order, the
+    next one read ahead (the row state z, zs and the curvature rows stay in memory)."""
+
+    def __init__(self, reader, y, C, bias, loss, p, n_features):
+        super().__init__([_RowCount(b.rows[1] - b.rows[0]) for b in reader.blocks], y, C,
+                         bias, loss, p, n_features=n_features)
+        self.reader = reader
+
+    def _pieces(self):
+        # one order every pass: grad_precond and hv index the blocks' active rows by place
+        for b, arrays in self.reader.pass_over(range(len(self.reader.blocks)), then=0):
+            r0, r1 = self.reader.blocks[b].rows
+            yield _RowsInMemory(*arrays), slice(r0, r1)
+            del arrays
 
 
 def take_rows(indptr, indices, data, rows):
@@ -227,40 +296,72 @@ class RowCache:
 def train_out_of_core(path: str, params: Params, memory: int,
                       log: Optional[Callable[[str], None]] = None,
                       sweeps_per_visit: int = SWEEPS_PER_VISIT) -> Model:
-    """Trains -s 1 or -s 3 on the binary dataset at `path` (a directory from `python -m
-    dlinear convert`) holding at most `memory` bytes of it and of the fit's state."""
+    """Trains on the binary dataset at `path` (a directory from `python -m dlinear
+    convert`) holding at most `memory` bytes of it and of the fit's state: -s 1 / -s 3 by
+    selective block minimization, -s 0 / 2 / 11 by Newton with streamed passes."""
     check_parameter(params)
     params = params.resolved()
     if not out_of_core_solver(params):
         raise DlinearError(f"-s {params.solver_type} does not train out of core: -s 1 and "
-                           "-s 3 (one-variable dual CD) do")
+                           "-s 3 (one-variable dual CD) and -s 0, 2, 11 (Newton) do")
     emit = log or (lambda line: None)
     h = read_header(path)
     y = np.array(_read_range(h, "y", 0, None))
     weights = np.array(_read_range(h, "weights", 0, None)) if h.weights else None
-    indptr = np.array(_read_range(h, "indptr", 0, None))
     plan = plan_classes(params, lambda: first_appearance(y), emit)
-    label, weighted_C = plan
-    k = plan.n_problems
-    Y, C = targets(y, weights, label, weighted_C, params)
-    n_features = h.n_features
+    Y, C = targets(y, weights, plan.label, plan.weighted_C, params)
+    del y, weights
+    w_size = h.n_features + (1 if params.bias >= 0 else 0)
+    newton = params.spec.newton
+    resident = resident_bytes(h.rows, w_size, plan.n_problems, newton)
+    reader = BlockReader(h, np.array(_read_range(h, "indptr", 0, None)), [])
+    reader.blocks = plan_blocks(h, reader.bytes_per_nonzero, memory, resident)
+    try:
+        if newton:
+            emit(f"streamed Newton: {len(reader.blocks)} blocks of at most "
+                 f"{_size(block_room(memory, resident))} for a budget of {_size(memory)}")
+            results = _newton(reader, h.n_features, Y, C, params)
+        else:
+            cache = RowCache(cache_room(memory, resident), h.rows,
+                             reader.arrays["indices"][1], reader.arrays["data"][1])
+            emit(f"selective block minimization: {len(reader.blocks)} blocks of at most "
+                 f"{_size(block_room(memory, resident))}, a cache of "
+                 f"{_size(cache_room(memory, resident))} for a budget of {_size(memory)}")
+            results = _block_minimization(reader, cache, h.rows, h.n_features, Y, C, params,
+                                          sweeps_per_visit)
+    finally:
+        reader.close()
+    return assemble_model(params, h.n_features, plan.label, results, emit)
+
+
+def _newton(reader, n_features, Y, C, params) -> list:
+    """One Newton fit per binary problem, each pass over the data streamed."""
+    results = []
+    for c in range(Y.shape[1]):
+        term = StreamedLossTerm(reader, Y[:, c], C[:, c], float(params.bias),
+                                LOSS_CODE[params.spec.loss], params.p, n_features)
+        objective = RegularizedObjective(term, term.n_variables, params.regularize_bias)
+        result = serve(fit_steps(params, None, term.n_variables,
+                                 newton_tol(params, Y[:, c])), objective)
+        result.log.append(f"streamed Newton: {len(reader.blocks)} blocks, "
+                          f"{term.n_passes} passes over the data")
+        results.append(result)
+    return results
+
+
+def _block_minimization(reader, cache, n_rows, n_features, Y, C, params,
+                        sweeps_per_visit) -> list:
+    """Selective block minimization of every binary problem, each block visited once an
+    outer iteration for all of them."""
+    blocks = reader.blocks
+    k = Y.shape[1]
     bias = float(params.bias)
     w_size = n_features + (1 if bias >= 0 else 0)
     l2_loss = params.spec.squared_loss
 
-    reader = BlockReader(h, indptr, [])
-    blocks = plan_blocks(h, reader.bytes_per_nonzero, memory, resident_bytes(h.rows, w_size, k))
-    reader.blocks = blocks
-    resident = resident_bytes(h.rows, w_size, k)
-    cache = RowCache(cache_room(memory, resident), h.rows, reader.arrays["indices"][1],
-                     reader.arrays["data"][1])
-    emit(f"selective block minimization: {len(blocks)} blocks of at most "
-         f"{_size(block_room(memory, resident))}, a cache of "
-         f"{_size(cache_room(memory, resident))} for a budget of {_size(memory)}")
-
-    inst = [np.zeros((h.rows, 4)) for _ in range(k)]
-    index = [np.zeros(h.rows, dtype=np.int64) for _ in range(k)]
-    alpha = [np.zeros(h.rows) for _ in range(k)]
+    inst = [np.zeros((n_rows, 4)) for _ in range(k)]
+    index = [np.zeros(n_rows, dtype=np.int64) for _ in range(k)]
+    alpha = [np.zeros(n_rows) for _ in range(k)]
     w = [np.zeros(w_size) for _ in range(k)]
     rng = [seed_state(problem_seed(params.seed, c)) for c in range(k)]
     active = np.zeros((k, len(blocks)), dtype=np.int64)
@@ -269,57 +370,44 @@ def train_out_of_core(path: str, params: Params, memory: int,
     n_iter = [0] * k
     order = list(range(len(blocks)))
     first_pass = True
-    kept = None                 # (block, its arrays): the last block visited
-    try:
-        for outer in range(params.max_iter):
-            PG_new = [(-np.inf, np.inf)] * k
-            for position, b in enumerate(order):
-                if position + 1 < len(order):
-                    reader.ahead(order[position + 1])
-                if kept is not None and kept[0] == b:
-                    indptr_b, indices_b, data_b = kept[1]
-                else:
-                    kept = None
-                    indptr_b, indices_b, data_b = reader.get(b)
-                r0, r1 = blocks[b].rows
-                cached = cache.others(r0, r1)
-                for c in range(k):
-                    if done[c]:
-                        continue
-                    visited = visit_block(
-                        indptr_b, indices_b, data_b, n_features, bias, Y[r0:r1, c],
-                        C[r0:r1, c], l2_loss, alpha[c][r0:r1], inst[c], r0, first_pass,
-                        index[c][r0:r1], active[c, b], *cached, rng[c], sweeps_per_visit,
-                        PG_old[c][0], PG_old[c][1], w[c])
-                    active[c, b] = visited[0]
-                    PG_new[c] = (max(PG_new[c][0], visited[1]), min(PG_new[c][1], visited[2]))
-                del cached
-                cache.refresh((indptr_b, indices_b, data_b), r0,
-                              [inst[c][r0:r1, ALPHA] for c in range(k)],
-                              [np.inf if l2_loss else C[r0:r1, c] for c in range(k)])
-                if position + 1 == len(order):
-                    kept = (b, (indptr_b, indices_b, data_b))
-                del indptr_b, indices_b, data_b
-            first_pass = False
+    for outer in range(params.max_iter):
+        PG_new = [(-np.inf, np.inf)] * k
+        for b, (indptr_b, indices_b, data_b) in reader.pass_over(order, then=order[-1]):
+            r0, r1 = blocks[b].rows
+            cached = cache.others(r0, r1)
             for c in range(k):
                 if done[c]:
                     continue
-                n_iter[c] += 1
-                n_all = int(np.count_nonzero(C[:, c] > 0.0))
-                stop, restart, PGmax_old, PGmin_old = end_of_sweep(
-                    PG_new[c][0], PG_new[c][1], float(params.eps), int(active[c].sum()), n_all)
-                PG_old[c] = (PGmax_old, PGmin_old)
-                if restart:
-                    for b, block in enumerate(blocks):
-                        r0, r1 = block.rows
-                        active[c, b] = np.count_nonzero(C[r0:r1, c] > 0.0)
-                done[c] = stop
-            if all(done):
-                break
-            order.reverse()         # the block in memory is visited first next time
-    finally:
-        reader.close()
-    passes = reader.reads / len(blocks)
+                visited = visit_block(
+                    indptr_b, indices_b, data_b, n_features, bias, Y[r0:r1, c],
+                    C[r0:r1, c], l2_loss, alpha[c][r0:r1], inst[c], r0, first_pass,
+                    index[c][r0:r1], active[c, b], *cached, rng[c], sweeps_per_visit,
+                    PG_old[c][0], PG_old[c][1], w[c])
+                active[c, b] = visited[0]
+                PG_new[c] = (max(PG_new[c][0], visited[1]), min(PG_new[c][1], visited[2]))
+            del cached
+            cache.refresh((indptr_b, indices_b, data_b), r0,
+                          [inst[c][r0:r1, ALPHA] for c in range(k)],
+                          [np.inf if l2_loss else C[r0:r1, c] for c in range(k)])
+            del indptr_b, indices_b, data_b
+        first_pass = False
+        for c in range(k):
+            if done[c]:
+                continue
+            n_iter[c] += 1
+            n_all = int(np.count_nonzero(C[:, c] > 0.0))
+            stop, restart, PGmax_old, PGmin_old = end_of_sweep(
+                PG_new[c][0], PG_new[c][1], float(params.eps), int(active[c].sum()), n_all)
+            PG_old[c] = (PGmax_old, PGmin_old)
+            if restart:
+                for b, block in enumerate(blocks):
+                    r0, r1 = block.rows
+                    active[c, b] = np.count_nonzero(C[r0:r1, c] > 0.0)
+            done[c] = stop
+        if all(done):
+            break
+        order.reverse()         # the block in memory is visited first next time
+    passes = reader.passes
     results = []
     for c in range(k):
         obj = 0.5 * float(w[c] @ w[c]) + dual_objective_part(inst[c], l2_loss, alpha[c])
@@ -328,4 +416,4 @@ def train_out_of_core(path: str, params: Params, memory: int,
             "the data"]))
         if results[-1].hit_max_iter:
             results[-1].log.append("WARNING: reaching max number of iterations")
-    return assemble_model(params, n_features, label, results, emit)
+    return results

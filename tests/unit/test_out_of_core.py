@@ -80,5 +80,30 @@ def test_a_budget_too_small_for_one_part_names_the_budget_it_needs(tmp_path):
 
 def test_other_solvers_are_one_clear_error(tmp_path):
     path, _ = dataset(tmp_path)
-    with pytest.raises(DlinearError, match=r"-s 0 does not train out of core"):
-        train_out_of_core(path, Params(solver_type=0), 1 << 30)
+    with pytest.raises(DlinearError, match=r"-s 5 does not train out of core"):
+        train_out_of_core(path, Params(solver_type=5), 1 << 30)
+
+
+@pytest.mark.parametrize("solver", [0, 2, 11])
+def test_newton_streams_each_pass_and_reaches_the_in_memory_model(tmp_path, solver):
+    path, header = dataset(tmp_path, seed=solver)
+    problem = read_binary(path)
+    if solver == 11:        # real-valued targets on the same rows
+        rng = np.random.default_rng(1)
+        X = problem.to_scipy()
+        target = X @ rng.normal(size=X.shape[1]) + 0.1 * rng.normal(size=X.shape[0])
+        text = tmp_path / "regression.svm"
+        write_libsvm(str(text), X, target)
+        header = convert_libsvm(str(text), str(tmp_path / "regression.bin"),
+                                part_text_bytes=1 << 16)
+        path = str(tmp_path / "regression.bin")
+        problem = read_binary(path)
+    params = Params(solver_type=solver, C=1.0, eps=1e-4, bias=1.0)
+    lines = []
+    model = train_out_of_core(path, params, small_budget(header), log=lines.append)
+    reference = train(problem, params, n_threads=1)
+    f, f_ref = (primal_objective(problem, params, m) for m in (model, reference))
+    assert abs(f - f_ref) <= 1e-8 * abs(f_ref), (f, f_ref)
+    passes = next(line for line in lines if line.startswith("streamed Newton:") and
+                  "passes" in line)
+    assert int(passes.split(",")[1].split()[0]) > 3, passes
