@@ -18,6 +18,10 @@ from step 1 (1 / ||v||_2 on the first iteration) while projecting each trial poi
 the orthant of w (a coordinate that would cross zero stays at zero), until the Armijo
 condition on F holds for the projected step.
 
+The reductions are dlinear.solvers.vectors.dot's (in index order, not BLAS): a fit on
+the occurring columns takes the same steps as on all columns, whose extra entries are
+zeros.
+
 The stopping rule is LIBLINEAR's for -s 5 and -s 6 (solve_l1r_l2_svc and solve_l1r_lr in
 linear.cpp): ||v(w)||_1 <= tol * ||v(0)||_1, with tol = eps * max(min(#pos, #neg), 1) / l
 (primal_solver_tol), so -e means what it means in process; v is what LIBLINEAR sums as
@@ -29,6 +33,7 @@ import numpy as np
 
 from .newton import primal_solver_tol
 from .task import FitResult
+from .vectors import dot, norm
 
 OWLQN_MEMORY = 10           # L-BFGS pairs (Andrew & Gao's and Spark's choice)
 OWLQN_MAX_ITER = 1000       # iterations, as -s 5's cap on passes
@@ -44,19 +49,23 @@ def pseudo_gradient(w, g, l1):
     return np.where(w > 0.0, right, np.where(w < 0.0, left, at_zero))
 
 
+def _norm1(v):
+    return dot(np.abs(v), np.ones_like(v))
+
+
 def _direction(v, pairs):
     """-H v by L-BFGS's two loops over `pairs` [(s, y, 1 / s.y)], oldest first."""
     q = v.copy()
     alphas = []
     for s, y, rho in reversed(pairs):
-        a = rho * (s @ q)
+        a = rho * dot(s, q)
         q -= a * y
         alphas.append(a)
     if pairs:
         s, y, _ = pairs[-1]
-        q *= (s @ y) / (y @ y)
+        q *= dot(s, y) / dot(y, y)
     for (s, y, rho), a in zip(pairs, reversed(alphas)):
-        q += (a - rho * (y @ q)) * s
+        q += (a - rho * dot(y, q)) * s
     return -q
 
 
@@ -72,28 +81,28 @@ def minimize_owlqn(evaluate, n_variables: int, l1, l2, tol: float,
     def value_and_gradient(w):
         loss, g = evaluate(w)
         g = g + l2 * w
-        return float(loss) + 0.5 * (l2 @ (w * w)) + l1 @ np.abs(w), g
+        return float(loss) + 0.5 * dot(l2, w * w) + dot(l1, np.abs(w)), g
 
     F, g = value_and_gradient(w)
     evaluations = 1
     pairs = []
     v = pseudo_gradient(w, g, l1)
-    v_norm0 = np.abs(v).sum()
+    v_norm0 = _norm1(v)
     iteration = 0
     stalled = False
     while iteration < max_iter:
-        if np.abs(v).sum() <= tol * v_norm0:
+        if _norm1(v) <= tol * v_norm0:
             break
         d = _direction(v, pairs)
         d[d * v >= 0.0] = 0.0               # only the components that descend along -v
         orthant = np.where(w != 0.0, np.sign(w), -np.sign(v))
-        step = 1.0 if pairs else 1.0 / max(np.sqrt(v @ v), 1e-300)
+        step = 1.0 if pairs else 1.0 / max(norm(v), 1e-300)
         for _ in range(MAX_BACKTRACKS):
             trial = w + step * d
             trial[np.sign(trial) != orthant] = 0.0
             F_trial, g_trial = value_and_gradient(trial)
             evaluations += 1
-            if F_trial <= F + ARMIJO * (v @ (trial - w)):
+            if F_trial <= F + ARMIJO * dot(v, trial - w):
                 break
             step *= 0.5
         else:
@@ -103,8 +112,8 @@ def minimize_owlqn(evaluate, n_variables: int, l1, l2, tol: float,
             pairs = []                      # a stale curvature model: start it afresh
             continue
         s, y = trial - w, g_trial - g
-        sy = s @ y
-        if sy > 1e-12 * (y @ y):
+        sy = dot(s, y)
+        if sy > 1e-12 * dot(y, y):
             pairs.append((s, y, 1.0 / sy))
             del pairs[:-memory]
         w, F, g = trial, F_trial, g_trial
