@@ -149,3 +149,32 @@ def test_a_solver_with_no_partitioned_method_refuses_in_one_line(small_workers,
     assert "memory limit (2.0 MiB)" in message
     # said before anything was sent: the same workers, none restarted
     assert set(small_workers.scheduler_info()["workers"]) == workers
+
+
+@pytest.mark.slow
+@pytest.mark.cluster
+def test_the_command_line_says_how_it_trains_or_why_it_cannot(small_workers, over_a_worker,
+                                                              tmp_path, capsys):
+    """dlinear-train on workers too small for a copy: -s 4 ends in one line and exit 1,
+    no model file; --primal-cd trains -s 2 by map-reduced Newton and says so; -s 5 by
+    OWL-QN."""
+    from dlinear.cli.train_predict import train_main
+    train_file = tmp_path / "train.svm"
+    dlinear.write_libsvm(train_file, over_a_worker)
+    address = ["--scheduler", small_workers.scheduler.address]
+    capsys.readouterr()
+    assert train_main(["-s", "4", *address, str(train_file), str(tmp_path / "m4")]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    # the cluster's line, then the error's: no traceback, no KilledWorker
+    assert err[0].startswith("dlinear: using the Dask cluster") and len(err) == 2, err
+    assert err[1].startswith("ERROR: -s 4 needs a copy of the data on one worker"), err
+    assert not (tmp_path / "m4").exists()
+    assert train_main(["-s", "2", "--primal-cd", *address, str(train_file),
+                       str(tmp_path / "m2")]) == 0
+    err = capsys.readouterr().err
+    assert "dlinear: -s 2 --primal-cd walks columns" in err and "by Newton map-reduced" in err
+    assert (tmp_path / "m2").exists()
+    assert train_main(["-s", "5", "-q", *address, str(train_file), str(tmp_path / "m5")]) == 0
+    model = dlinear.load_model(tmp_path / "m5")
+    f = primal_objective(over_a_worker, Params(solver_type=5), model)
+    assert_near_optimum(f, f_star(over_a_worker, Params(solver_type=5)), TOL * 10)
