@@ -51,9 +51,6 @@ IN_PROCESS_MODES = frozenset({Mode.IN_PROCESS, Mode.ONE_PROBLEM, Mode.MULTINOMIA
                               Mode.ALL_CLASSES, Mode.KCOLUMN, Mode.CLASSES_ON_THREADS})
 MAP_REDUCED_MODES = frozenset({Mode.NEWTON_MAP_REDUCED, Mode.KCOLUMN_MAP_REDUCED,
                                Mode.MULTINOMIAL_MAP_REDUCED, Mode.L1_MAP_REDUCED})
-# the modes that need a whole copy of the data on one worker
-COPY_MODES = frozenset({Mode.WHOLE_ON_WORKER, Mode.CLASSES_ON_COPIES,
-                        Mode.NEWTON_GROUPS_ON_COPIES})
 
 
 @dataclass(frozen=True)

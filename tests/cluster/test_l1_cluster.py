@@ -24,10 +24,12 @@ from tests.support.problems import same_bits
 
 distributed = pytest.importorskip("distributed")
 
-# the goal: within 1e-3 of the optimum at -e 1e-4; measured gaps are 1e-8 to 3e-7
-# to the in-process model (LIBLINEAR's stopping rule holds at a point as close)
+# the goal: within 1e-3 of the in-process optimum at -e 1e-4. Against
+# liblinear-official's optimum the gaps measured at -e 1e-4 are 1.3e-8 to 2.2e-7, at
+# -e 1e-3 (the 10x-loose mutation) 1.8e-6 to 2.8e-5: PARITY_TOL lies between
 EPS = 1e-4
 TOL = 1e-3
+PARITY_TOL = 1e-6
 
 
 @pytest.fixture(scope="module")
@@ -70,7 +72,7 @@ def test_owlqn_on_two_workers_reaches_the_in_process_optimum(client, problems, n
     f_local = primal_objective(problem, params, local)
     assert abs(f_spread - f_local) <= TOL * abs(f_local), (f_spread, f_local)
     if "l1_ratio" not in extra:                 # LIBLINEAR has no elastic net
-        assert_near_optimum(f_spread, f_star(problem, params), TOL)
+        assert_near_optimum(f_spread, f_star(problem, params), PARITY_TOL)
     # sparse, as the in-process model: the same weights are zero but for a few
     zero_spread, zero_local = spread.w == 0, local.w == 0
     assert zero_local.sum() > 0.3 * zero_local.size
