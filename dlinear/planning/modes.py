@@ -122,7 +122,7 @@ def is_map_reduce(params: Params) -> bool:
 def check_partitioned(params: Params):
     if not params.spec.partitioned_dual_cd:
         raise DlinearError(f"-s {params.solver_type} does not train partitioned (only "
-                           f"{solvers_text(lambda s: s.partitioned)})")
+                           f"{solvers_text(lambda s: s.partitioned_dual_cd)})")
 
 
 def use_kcolumn(params: Params, n_problems: int, nnz_per_row: float,
