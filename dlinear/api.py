@@ -109,7 +109,11 @@ def train(data, params: Params, log: Optional[Callable[[str], None]] = None,
         one worker's memory. The optimum is the same; the models agree to the solvers'
         tolerance. For the Newton solvers -s 0, 2, 11, True map-reduces over the parts,
         False fits on a copy per worker (bit for bit the in-process model), and None
-        takes the copy for one-vs-rest with 3+ classes when it fits one worker.
+        takes the copy for one-vs-rest with 3+ classes when it fits one worker. -s 5 and
+        -s 6: True (and None when a copy would not fit) trains by OWL-QN map-reduced
+        over the parts (the in-process optimum to the tolerance), False on copies. A
+        solver with no partitioned method (-s 4, -s 21) raises DlinearError on data a
+        copy of which would not fit, before sending any.
     y : array-like, dask array or dask Series, optional
         The labels of a matrix or Dask collection, partitioned as the rows.
     sample_weight : array-like, dask array or dask Series, optional

@@ -218,10 +218,11 @@ def _check_cd_options(params: Params) -> None:
                            f"{PARTITION_RULES[-1]}, got {params.partition_rule!r}")
     if params.partition and not (
             (spec.partitioned_dual_cd and params.cd_block == 1 and not params.online)
-            or (spec.partitioned and spec.newton and not params.primal_cd)):
+            or (spec.partitioned and spec.newton) or spec.partitioned_owlqn):
         raise DlinearError(
             f"--partition is for {solvers_text(lambda s: s.partitioned and s.newton)} "
-            f"(Newton map-reduced over the parts) and "
+            f"(Newton map-reduced over the parts; --primal-cd too, by Newton), "
+            f"{solvers_text(lambda s: s.partitioned_owlqn)} (OWL-QN map-reduced) and "
             f"{solvers_text(lambda s: s.partitioned_dual_cd)} (partitioned dual CD, "
             f"one-variable, not --online) only")
     if params.newton not in ("linesearch", "tron"):

@@ -59,7 +59,8 @@ class SolverSpec:
     # (w_size, nr_class); the others fit one task at a time, fit(task, params).
     all_classes: bool = False
     # trains on data spread over the workers (--partition): Newton map-reduced over the
-    # parts, dual CD partitioned (each worker the dual variables of its own rows)
+    # parts, dual CD partitioned (each worker the dual variables of its own rows), the L1
+    # solvers by OWL-QN map-reduced over the parts
     partitioned: bool = False
     # the partitioned dual CD's combination rule when none is named (one of
     # PARTITION_RULES): "adaptive" for the SVC duals -s 1 and -s 3, measured fastest
@@ -122,6 +123,12 @@ class SolverSpec:
         return self.partitioned and self.dual_cd
 
     @property
+    def partitioned_owlqn(self) -> bool:
+        """Trains on partitioned rows by OWL-QN, its loss and gradient map-reduced over
+        the parts (dlinear.solvers.owlqn)."""
+        return self.partitioned and self.penalty == "l1"
+
+    @property
     def fit(self) -> Callable:
         """The fit function, bound by dlinear.solvers (bind_fits)."""
         try:
@@ -157,11 +164,11 @@ SOLVERS: dict[int, SolverSpec] = {s.id: s for s in [
                method="multiclass_dual_cd", all_classes=True),
     SolverSpec(5, "L1R_L2LOSS_SVC", "L1-regularized L2-loss support vector classification",
                "classification", 0.01, "squared_hinge", "l1", False, method="primal_cd",
-               regularize_bias_optional=True),
+               regularize_bias_optional=True, partitioned=True),
     SolverSpec(6, "L1R_LR", "L1-regularized logistic regression",
                "classification", 0.01, "logistic_regression", "l1", False,
                method="newglmnet", probability=True, regularize_bias_optional=True,
-               elastic_net=True),
+               elastic_net=True, partitioned=True),
     SolverSpec(7, "L2R_LR_DUAL", "L2-regularized logistic regression (dual)",
                "classification", 0.1, "logistic_regression", "l2", True, method="dual_cd",
                probability=True, fallback=0, fallback_tol_scale=0.1, partitioned=True),

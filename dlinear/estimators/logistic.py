@@ -81,7 +81,9 @@ class LogisticRegression(_LiblinearClassifier):
     partition : bool or None, default None
         Dask input only: as :class:`LinearSVC`'s, for -s 7 (``dual=True``); for -s 0,
         True map-reduces over the parts, False fits the classes on a copy per worker,
-        None a copy for one-vs-rest with 3+ classes when it fits one worker.
+        None a copy for one-vs-rest with 3+ classes when it fits one worker; for -s 6
+        (``penalty="l1"`` or ``"elasticnet"``), True trains by OWL-QN map-reduced over
+        the parts, False on a copy per worker, None OWL-QN when a copy would not fit.
     client : distributed.Client or None, default None
         As for :class:`LinearSVC`.
 

@@ -55,7 +55,8 @@ class LinearSVC(_LiblinearClassifier):
         rows), False on a copy per worker, None partitioned when a copy would not fit one
         worker's memory. For -s 2 (``dual=False``): True map-reduces over the parts,
         False fits the classes on a copy per worker, None a copy for 3+ classes when it
-        fits one worker.
+        fits one worker. For -s 5 (``penalty="l1"``): True trains by OWL-QN map-reduced
+        over the parts, False on a copy per worker, None OWL-QN when a copy would not fit.
     n_jobs : int or None, default None
         Threads for an in-process fit's one-vs-rest classes (and a multinomial fit's
         passes): None is 1, as in scikit-learn, so ``GridSearchCV(n_jobs=...)`` is not
