@@ -108,6 +108,7 @@ CLUSTER_CASES = {
     Mode.KCOLUMN_MAP_REDUCED: (Params(solver_type=0), True, "multiclass"),
     Mode.MULTINOMIAL_MAP_REDUCED: (Params(solver_type=0, multinomial=True), True, "multiclass"),
     Mode.PARTITIONED_DUAL_CD: (Params(solver_type=1, eps=1e-4), True, "binary"),
+    Mode.L1_MAP_REDUCED: (Params(solver_type=6, eps=1e-4), True, "binary"),
 }
 
 
