@@ -53,7 +53,11 @@ class SolverSpec:
     fallback_tol_scale: float = 1.0
     faster_hint: Optional[int] = None     # primal solver suggested when the dual cap is hit
     regularize_bias_optional: bool = False  # -R allowed
-    init_sol: bool = False                  # warm start from w0 supported
+    # warm start from w0 (Params.init_sol, -i): LIBLINEAR's for -s 0, 2, 11; the dual
+    # solvers start from duals consistent with w0 (dlinear.solvers.dual_start). Not -s 13:
+    # its duals at +-C outside the tube make the first sweep's violations, to which its
+    # stop is relative, so large that it stopped far from the optimum (0.48 relative)
+    init_sol: bool = False
     # A solver of all classes at once (Crammer-Singer): its fit function is
     # fit(problem, class_of_row, weighted_C, params, seed) -> FitResult whose w is
     # (w_size, nr_class); the others fit one task at a time, fit(task, params).
@@ -140,7 +144,7 @@ SOLVERS: dict[int, SolverSpec] = {s.id: s for s in [
                "L2-regularized L2-loss support vector classification (dual)",
                "classification", 0.1, "squared_hinge", "l2", True, method="dual_cd",
                fallback=2, fallback_tol_scale=0.1, regularize_bias_optional=True,
-               partitioned=True, partition_rule="adaptive", search="dual",
+               init_sol=True, partitioned=True, partition_rule="adaptive", search="dual",
                two_variable_cd=True, online=True),
     SolverSpec(2, "L2R_L2LOSS_SVC",
                "L2-regularized L2-loss support vector classification (primal)",
@@ -150,7 +154,7 @@ SOLVERS: dict[int, SolverSpec] = {s.id: s for s in [
     SolverSpec(3, "L2R_L1LOSS_SVC_DUAL",
                "L2-regularized L1-loss support vector classification (dual)",
                "classification", 0.1, "hinge", "l2", True, method="dual_cd", faster_hint=2,
-               regularize_bias_optional=True, partitioned=True, partition_rule="adaptive",
+               regularize_bias_optional=True, init_sol=True, partitioned=True, partition_rule="adaptive",
                search="dual", two_variable_cd=True, online=True),
     SolverSpec(4, "MCSVM_CS", "support vector classification by Crammer and Singer",
                "classification", 0.1, "crammer_singer", "l2", True,
@@ -164,7 +168,8 @@ SOLVERS: dict[int, SolverSpec] = {s.id: s for s in [
                elastic_net=True),
     SolverSpec(7, "L2R_LR_DUAL", "L2-regularized logistic regression (dual)",
                "classification", 0.1, "logistic_regression", "l2", True, method="dual_cd",
-               probability=True, fallback=0, fallback_tol_scale=0.1, partitioned=True),
+               probability=True, fallback=0, fallback_tol_scale=0.1, init_sol=True,
+               partitioned=True),
     SolverSpec(11, "L2R_L2LOSS_SVR", "L2-regularized L2-loss support vector regression (primal)",
                "regression", 0.0001, "squared_epsilon_insensitive", "l2", False,
                method="newton", regularize_bias_optional=True, init_sol=True,
@@ -172,7 +177,8 @@ SOLVERS: dict[int, SolverSpec] = {s.id: s for s in [
     SolverSpec(12, "L2R_L2LOSS_SVR_DUAL",
                "L2-regularized L2-loss support vector regression (dual)",
                "regression", 0.1, "squared_epsilon_insensitive", "l2", True,
-               method="dual_cd", fallback=11, fallback_tol_scale=0.001, partitioned=True),
+               method="dual_cd", fallback=11, fallback_tol_scale=0.001, init_sol=True,
+               partitioned=True),
     SolverSpec(13, "L2R_L1LOSS_SVR_DUAL",
                "L2-regularized L1-loss support vector regression (dual)",
                "regression", 0.1, "epsilon_insensitive", "l2", True, method="dual_cd",
