@@ -54,9 +54,7 @@ class SolverSpec:
     faster_hint: Optional[int] = None     # primal solver suggested when the dual cap is hit
     regularize_bias_optional: bool = False  # -R allowed
     # warm start from w0 (Params.init_sol, -i): LIBLINEAR's for -s 0, 2, 11; the dual
-    # solvers start from duals consistent with w0 (dlinear.solvers.dual_start). Not -s 13:
-    # its duals at +-C outside the tube make the first sweep's violations, to which its
-    # stop is relative, so large that it stopped far from the optimum (0.48 relative)
+    # solvers start from duals consistent with w0 (dlinear.solvers.dual_start)
     init_sol: bool = False
     # A solver of all classes at once (Crammer-Singer): its fit function is
     # fit(problem, class_of_row, weighted_C, params, seed) -> FitResult whose w is
@@ -154,11 +152,12 @@ SOLVERS: dict[int, SolverSpec] = {s.id: s for s in [
     SolverSpec(3, "L2R_L1LOSS_SVC_DUAL",
                "L2-regularized L1-loss support vector classification (dual)",
                "classification", 0.1, "hinge", "l2", True, method="dual_cd", faster_hint=2,
-               regularize_bias_optional=True, init_sol=True, partitioned=True, partition_rule="adaptive",
+               regularize_bias_optional=True, init_sol=True, partitioned=True,
+               partition_rule="adaptive",
                search="dual", two_variable_cd=True, online=True),
     SolverSpec(4, "MCSVM_CS", "support vector classification by Crammer and Singer",
                "classification", 0.1, "crammer_singer", "l2", True,
-               method="multiclass_dual_cd", all_classes=True),
+               method="multiclass_dual_cd", init_sol=True, all_classes=True),
     SolverSpec(5, "L1R_L2LOSS_SVC", "L1-regularized L2-loss support vector classification",
                "classification", 0.01, "squared_hinge", "l1", False, method="primal_cd",
                regularize_bias_optional=True),
@@ -184,7 +183,8 @@ SOLVERS: dict[int, SolverSpec] = {s.id: s for s in [
                "regression", 0.1, "epsilon_insensitive", "l2", True, method="dual_cd",
                faster_hint=11, partitioned=True),
     SolverSpec(21, "ONECLASS_SVM", "one-class support vector machine (dual)",
-               "oneclass", 0.01, "oneclass", "l2", True, method="oneclass_dual_cd"),
+               "oneclass", 0.01, "oneclass", "l2", True, method="oneclass_dual_cd",
+               init_sol=True),
 ]}
 
 SOLVER_BY_NAME = {s.name: s for s in SOLVERS.values()}

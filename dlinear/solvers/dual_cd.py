@@ -184,7 +184,7 @@ def fit_dual_cd_svr(task, params):
     enough and a scheme serves it; from the duals of the warm start task.w0 when given."""
     X = task.problem
     beta = (np.zeros(X.n_samples) if task.w0 is None else
-            svr_duals(task, task.w0, float(params.p), params.spec.squared_loss))
+            svr_duals(task, task.w0, float(params.p)))
     w = np.zeros(task.w_size)
     args = (float(task.bias), task.y, task.C, float(params.p), params.spec.squared_loss,
             float(params.eps), int(params.max_iter), int(task.seed), beta, w)

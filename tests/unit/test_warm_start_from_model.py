@@ -34,15 +34,20 @@ def regression(binary):
     return replace(binary, y=binary.y + noise)
 
 
-def test_every_dual_and_primal_l2_solver_takes_a_warm_start():
-    assert set(WARM) == {0, 1, 2, 3, 7, 11, 12}
+def test_every_solver_but_the_l1_regularized_and_s13_takes_a_warm_start():
+    # -s 13: dlinear.solvers.dual_start says why not
+    assert set(WARM) == {0, 1, 2, 3, 4, 7, 11, 12, 21}
+
+# Crammer-Singer's duals from W (and its L1-loss kin -s 3 at -e 0.01, even from the old
+# fit's own duals) save no sweeps here: the optimum is checked, not the count
+NOT_FEWER = {4}
 
 
 @pytest.mark.parametrize("solver", WARM)
 def test_warm_start_after_more_rows_reaches_the_optimum_in_fewer_iterations(
         solver, binary, regression):
     data = regression if SOLVERS[solver].kind == "regression" else binary
-    params = Params(solver_type=solver, bias=1)
+    params = Params(solver_type=solver, bias=-1 if SOLVERS[solver].kind == "oneclass" else 1)
     old = train(data.subset(np.arange(2700)), params)     # 10% more rows come after
     fresh = train(data, params)
     warm = train(data, params, init=old)
@@ -52,7 +57,8 @@ def test_warm_start_after_more_rows_reaches_the_optimum_in_fewer_iterations(
         return abs(primal_objective(data, params, model) - optimum) / abs(optimum)
     # the same optimum, to the solver's tolerance (the fresh fit's own distance to it)
     assert gap(warm) <= max(3 * gap(fresh), 1e-4), (gap(warm), gap(fresh))
-    assert sum(warm.n_iter) < sum(fresh.n_iter), (warm.n_iter, fresh.n_iter)
+    if solver not in NOT_FEWER:
+        assert sum(warm.n_iter) < sum(fresh.n_iter), (warm.n_iter, fresh.n_iter)
 
 
 @pytest.mark.parametrize("solver", [0, 1])
@@ -102,7 +108,8 @@ def test_a_model_that_does_not_fit_is_one_clear_error(binary, regression):
         (regression, replace(params, solver_type=11), "-s 11 trains a regression model"),
         (replace(binary, y=np.where(binary.y > 0, 2.0, -1.0)), params,
          r"labels \[-1, 1\] are not the data's \[-1, 2\]"),
-        (binary, replace(params, solver_type=5), "supported only for solvers -s 0, 1, 2"),
+        (binary, replace(params, solver_type=5), "supported only for solvers -s 0, 1, 2, 3, 4, "
+                                                 "7, 11, 12 and 21"),
         (binary, params, r"initial weights have shape \(7,\)"),
     ]
     for data, p, message in cases:
