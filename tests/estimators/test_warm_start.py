@@ -10,7 +10,7 @@ from sklearn.base import clone
 from dlinear import Params, Problem
 from dlinear.datasets.rcv1_like import make_rcv1_like
 from dlinear.solvers.primal_objective_values import primal_objective
-from dlinear.estimators import LinearSVC, LinearSVR, OneClassSVM
+from dlinear.estimators import LinearSVC, LinearSVR, LogisticRegression, OneClassSVM
 
 
 @pytest.fixture(scope="module")
@@ -85,3 +85,14 @@ def test_other_classes_are_refused(data):
     model = LinearSVC(warm_start=True).fit(X, y)
     with pytest.raises(ValueError, match="previous fit's classes"):
         model.fit(X, np.where(y == y[0], 7, y))
+
+
+@pytest.mark.parametrize("params", [dict(solver="liblinear", dual=True),       # -s 7
+                                    dict(solver="liblinear", l1_ratio=1.0)])   # -s 6
+def test_logistic_regression_dual_and_l1_warm_start_too(params, data):
+    X, y = data
+    binary = y == y[0]
+    fresh, warm = _grow(LogisticRegression(**params), X, binary)
+    assert warm.solver_type_ == fresh.solver_type_ in (6, 7)
+    np.testing.assert_allclose(warm.coef_, fresh.coef_, atol=0.05 * np.abs(fresh.coef_).max())
+    assert warm.n_iter_.sum() < fresh.n_iter_.sum()

@@ -475,4 +475,4 @@ def test_init_sol_in_the_api_warm_starts_every_class(solver):
     assert max(again.n_iter) <= 1                       # each class starts at its optimum
     np.testing.assert_allclose(again.w, first.w, atol=1e-6)
     with pytest.raises(DlinearError, match="Initial-solution specification"):
-        train(problem, Params(solver_type=5, bias=1, init_sol=first.w))
+        train(problem, Params(solver_type=13, bias=1, init_sol=first.w))

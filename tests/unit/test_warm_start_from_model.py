@@ -34,9 +34,9 @@ def regression(binary):
     return replace(binary, y=binary.y + noise)
 
 
-def test_every_solver_but_the_l1_regularized_and_s13_takes_a_warm_start():
+def test_every_solver_but_s13_takes_a_warm_start():
     # -s 13: dlinear.solvers.dual_start says why not
-    assert set(WARM) == {0, 1, 2, 3, 4, 7, 11, 12, 21}
+    assert set(WARM) == {0, 1, 2, 3, 4, 5, 6, 7, 11, 12, 21}
 
 # Crammer-Singer's duals from W (and its L1-loss kin -s 3 at -e 0.01, even from the old
 # fit's own duals) save no sweeps here: the optimum is checked, not the count
@@ -108,8 +108,8 @@ def test_a_model_that_does_not_fit_is_one_clear_error(binary, regression):
         (regression, replace(params, solver_type=11), "-s 11 trains a regression model"),
         (replace(binary, y=np.where(binary.y > 0, 2.0, -1.0)), params,
          r"labels \[-1, 1\] are not the data's \[-1, 2\]"),
-        (binary, replace(params, solver_type=5), "supported only for solvers -s 0, 1, 2, 3, 4, "
-                                                 "7, 11, 12 and 21"),
+        (regression, replace(params, solver_type=13), "supported only for solvers -s 0, 1, 2, "
+                                                      "3, 4, 5, 6, 7, 11, 12 and 21"),
         (binary, params, r"initial weights have shape \(7,\)"),
     ]
     for data, p, message in cases:
