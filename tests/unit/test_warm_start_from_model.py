@@ -143,3 +143,20 @@ def test_the_command_line_takes_the_model_file(tmp_path, binary):
         assert run.returncode == 1 and message in run.stderr, run.stderr
         assert len(run.stderr.strip().splitlines()) == 1
         assert not (tmp_path / "bad.model").exists()
+
+
+@pytest.mark.parametrize("solver,variant", [
+    (1, dict(regularize_bias=False)), (3, dict(regularize_bias=False)),   # y^T alpha = 0
+    (1, dict(cd_block=2)), (3, dict(online=True))])
+def test_the_dual_variants_start_from_the_duals_too(solver, variant, binary):
+    params = Params(solver_type=solver, bias=1, **variant)
+    old = train(binary.subset(np.arange(2700)), params)
+    fresh = train(binary, params)
+    warm = train(binary, params, init=old)
+    tight = Params(solver_type=2 if solver == 1 else 3, bias=1, eps=1e-8,
+                   regularize_bias=params.regularize_bias)
+    optimum = primal_objective(binary, params, train(binary, tight))
+
+    def gap(model):
+        return abs(primal_objective(binary, params, model) - optimum) / optimum
+    assert gap(warm) <= max(3 * gap(fresh), 1e-3), (gap(warm), gap(fresh))
