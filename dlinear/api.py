@@ -79,9 +79,13 @@ def _cluster_dataset(data, y, sample_weight, client):
     return Dataset.from_arrays(data, y, client, sample_weight=sample_weight)
 
 
+# a cluster fit takes weights (not a Model) as the warm start of -s 0, 2, 11 only
+WARM_START_ON_CLUSTER = "-i is not yet supported with --scheduler/--workers"
+
+
 def train(data, params: Params, log: Optional[Callable[[str], None]] = None,
           n_threads: Optional[int] = None, client=None, partition: Optional[bool] = None,
-          *, y=None, sample_weight=None) -> Model:
+          *, y=None, sample_weight=None, init=None) -> Model:
     """Train a LIBLINEAR model, in this process or on a Dask cluster.
 
     A Problem or matrix trains in this process unless a ``client`` is given; a Dataset
@@ -119,6 +123,13 @@ def train(data, params: Params, log: Optional[Callable[[str], None]] = None,
     sample_weight : array-like, dask array or dask Series, optional
         Instance weights of a matrix or Dask collection: each row's C is multiplied by
         its weight.
+    init : Model or numpy.ndarray, optional
+        Warm start (``dlinear-train -i``; ``params.init_sol``): the fit starts from this
+        model's weights (the dual solvers from duals consistent with them) and reaches
+        the same optimum as a fit from zero. A model with fewer features than the data
+        is extended with zero weights; more features, other labels, another bias or a
+        model of another problem family is a DlinearError. Weights are shaped like
+        ``Model.w``. In this process only, for now.
 
     Returns
     -------
@@ -137,7 +148,12 @@ def train(data, params: Params, log: Optional[Callable[[str], None]] = None,
     """
     if partition is not None:
         params = replace(params, partition=bool(partition))
+    if init is not None:
+        params = replace(params, init_sol=init)
     data, here = _training_data(data, y, sample_weight, client)
+    if not here and params.init_sol is not None and (isinstance(params.init_sol, Model)
+                                                     or not params.spec.newton):
+        raise DlinearError(WARM_START_ON_CLUSTER)
     if here:
         if params.partition:
             raise DlinearError("partition=True trains on a Dask cluster: pass a "

@@ -11,7 +11,7 @@ import warnings
 
 import numpy as np
 
-from ..api import cross_validation, find_parameters, train
+from ..api import WARM_START_ON_CLUSTER, cross_validation, find_parameters, train
 from ..cluster import Dataset, cluster_client, make_security
 from ..cluster.dataset import with_sample_weight
 from ..cluster.engine import training_mode
@@ -23,10 +23,10 @@ from ..data.libsvm_reader import Problem
 from ..errors import ConvergenceWarning, DataError, DlinearError
 from .exit import UsageError, _HelpRequested, _VersionRequested, command_line
 from .inputs import check_model_size, check_weight_count, read_weight_file
-from ..model import save_model
+from ..model import load_model, save_model
 from ..planning.modes import Choice, Cluster, Data, Mode, choose, is_map_reduce
 from ..params import Params, check_parameter
-from ..planning.class_plan import first_appearance
+from ..planning.class_plan import WarmStartError, first_appearance
 from ..predict import evaluate
 from ..progress import quiet as quiet_progress
 from ..solver_table import SOLVERS
@@ -36,6 +36,10 @@ from ..data.text_sample import sample_libsvm
 def _solver_lines(kind: str) -> str:
     return "".join(f"\t{s.id:2d} -- {s.description}\n" for s in SOLVERS.values()
                    if s.kind == kind)
+
+
+def _warm_start_solvers() -> str:
+    return "-s " + ", ".join(str(s.id) for s in SOLVERS.values() if s.init_sol)
 
 
 TRAIN_USAGE = (
@@ -70,6 +74,8 @@ TRAIN_USAGE = (
     "-W weight_file: set instance weights, one per line (multiply each instance's C)\n"
     "-v n: n-fold cross validation mode\n"
     "-C : find parameters (C for -s 0, 1, 2, 3 and C, p for -s 11)\n"
+    "-i initial_model_file : warm start from this model (same labels, bias and kind of\n"
+    "\tsolver, at most the data's features; " + _warm_start_solvers() + ")\n"
     "-q : quiet mode (no outputs)\n"
     "-m nr_thread : read and train in this process on nr_thread threads (default: one per\n"
     "\tcore); the model is the same for any number, but for the dual CD of a large\n"
@@ -152,7 +158,7 @@ def parse_train_args(argv: list[str]):
     """-> (Params, options dict, training file, model file)."""
     params = Params()
     opts = {"quiet": False, "nr_fold": 0, "find_C": False, "workers": None, "weight_file": None,
-            "threads": None,
+            "threads": None, "initial_model": None,
             "scheduler": None, "tls-ca-file": None, "tls-cert": None, "tls-key": None,
             "storage_options": {}, "connect_timeout": CONNECT_TIMEOUT, "dtype": np.float64,
             "given": set()}     # which of -s, -c, -p were given (for -C)
@@ -213,6 +219,8 @@ def parse_train_args(argv: list[str]):
                 raise UsageError("n-fold cross validation: n must >= 2")
         elif arg == "-W":
             opts["weight_file"] = value
+        elif arg == "-i":
+            opts["initial_model"] = value
         elif arg == "-m":
             opts["threads"] = _number(arg, value, int)
             if opts["threads"] < 1:
@@ -306,6 +314,8 @@ def _backend(opts, params, train_file) -> Choice:
         cluster = Cluster(running=False)
     elif opts["workers"] is not None:
         cluster = Cluster(running=False) if opts["workers"] > 0 else None
+    elif opts["initial_model"] is not None:      # a warm start trains in this process
+        cluster = None
     else:
         cluster = Cluster(running=False, asked=False, workers=os.cpu_count() or 1)
     job = "search" if opts["find_C"] else "cv" if opts["nr_fold"] else "train"
@@ -362,6 +372,8 @@ def _train_command(argv: list[str]) -> int:
         return _run_training(params, opts, train_file, model_file)
     except DataError as e:          # the content of the training file: name it
         raise DlinearError(f"{train_file}: {e}") from None
+    except WarmStartError as e:     # the -i model does not fit: name it
+        raise DlinearError(f"{opts['initial_model']}: {e}") from None
 
 
 def _run_training(params, opts, train_file, model_file) -> int:
@@ -369,10 +381,17 @@ def _run_training(params, opts, train_file, model_file) -> int:
     a cluster (_backend)."""
     if opts["find_C"]:
         _prepare_search(params, opts)
+    if opts["initial_model"] is not None:
+        if opts["find_C"] or opts["nr_fold"]:
+            raise DlinearError("-i (warm start) trains one model: it cannot be combined "
+                               "with -v or -C")
+        params.init_sol = load_model(opts["initial_model"])
     check_parameter(params)
     say, note = _say(opts["quiet"]), _note(opts["quiet"])
     storage_options = opts["storage_options"] or None
     backend = _backend(opts, params, train_file)
+    if backend.mode is Mode.CLUSTER and params.init_sol is not None:
+        raise DlinearError(WARM_START_ON_CLUSTER)
     if backend.mode is not Mode.CLUSTER:
         # a progress note, shown (as git's progress) only when stderr is a terminal:
         # piped or captured stderr carries the result lines and errors alone

@@ -63,6 +63,11 @@ class LinearSVC(_LiblinearClassifier):
         oversubscribed; -1 is one per core.
     verbose : int, default 0
         1 prints LIBLINEAR's progress lines to stderr.
+    warm_start : bool, default False
+        ``fit`` starts from the previous fit's ``coef_`` and ``intercept_`` (the dual
+        solvers from duals consistent with them; docs/guide/warm_start.rst): the same
+        optimum in fewer iterations when the data changed a little. A classifier's
+        classes must be the previous fit's.
     client : distributed.Client or None, default None
         Train on this Dask cluster (numpy and scipy inputs too). Dask arrays and
         DataFrames train on the current client without it. ``clone`` shares the client;
@@ -89,12 +94,14 @@ class LinearSVC(_LiblinearClassifier):
         "penalty": [StrOptions({"l2", "l1"})],
         "class_weight": CLASS_WEIGHT,
         "multi_class": [StrOptions({"ovr", "crammer_singer"})],
+        "warm_start": ["boolean"],
     }
 
     def __init__(self, C=1.0, loss="squared_hinge", penalty="l2", dual="auto", tol=None,
                  fit_intercept=True, intercept_scaling=1.0, class_weight=None, max_iter=300,
                  random_state=None, multi_class="ovr", solver=None, partition=None,
-                 n_jobs=None, verbose=0, client=None):
+                 n_jobs=None, verbose=0, client=None, warm_start=False):
+        self.warm_start = warm_start
         self.C = C
         self.loss = loss
         self.penalty = penalty
@@ -154,6 +161,11 @@ class LinearSVR(RegressorMixin, _LiblinearEstimator):
         oversubscribed; -1 is one per core.
     verbose : int, default 0
         1 prints LIBLINEAR's progress lines to stderr.
+    warm_start : bool, default False
+        ``fit`` starts from the previous fit's ``coef_`` and ``intercept_`` (the dual
+        solvers from duals consistent with them; docs/guide/warm_start.rst): the same
+        optimum in fewer iterations when the data changed a little. A classifier's
+        classes must be the previous fit's.
     client : distributed.Client or None, default None
         Train on this Dask cluster (numpy and scipy inputs too). Dask arrays and
         DataFrames train on the current client without it. ``clone`` shares the client;
@@ -173,12 +185,14 @@ class LinearSVR(RegressorMixin, _LiblinearEstimator):
         **LINEAR,
         "epsilon": [Interval(Real, 0.0, np.inf, closed="left")],
         "loss": [StrOptions({"squared_epsilon_insensitive", "epsilon_insensitive"})],
+        "warm_start": ["boolean"],
     }
 
     def __init__(self, epsilon=0.1, tol=None, C=1.0, loss="squared_epsilon_insensitive",
                  fit_intercept=True, intercept_scaling=1.0, dual="auto", max_iter=300,
                  random_state=None, solver=None, partition=None, n_jobs=None, verbose=0,
-                 client=None):
+                 client=None, warm_start=False):
+        self.warm_start = warm_start
         self.epsilon = epsilon
         self.tol = tol
         self.C = C
@@ -251,6 +265,11 @@ class OneClassSVM(OutlierMixin, _LiblinearEstimator):
         oversubscribed; -1 is one per core.
     verbose : int, default 0
         1 prints LIBLINEAR's progress lines to stderr.
+    warm_start : bool, default False
+        ``fit`` starts from the previous fit's ``coef_`` and ``intercept_`` (the dual
+        solvers from duals consistent with them; docs/guide/warm_start.rst): the same
+        optimum in fewer iterations when the data changed a little. A classifier's
+        classes must be the previous fit's.
     client : distributed.Client or None, default None
         Train on this Dask cluster (numpy and scipy inputs too). Dask arrays and
         DataFrames train on the current client without it. ``clone`` shares the client;
@@ -269,9 +288,12 @@ class OneClassSVM(OutlierMixin, _LiblinearEstimator):
     _parameter_constraints: dict = {
         **COMMON,
         "nu": [Interval(Real, 0.0, 1.0, closed="right")],
+        "warm_start": ["boolean"],
     }
 
-    def __init__(self, nu=0.5, tol=None, n_jobs=None, verbose=0, client=None):
+    def __init__(self, nu=0.5, tol=None, n_jobs=None, verbose=0, client=None,
+                 warm_start=False):
+        self.warm_start = warm_start
         self.nu = nu
         self.tol = tol
         self.n_jobs = n_jobs
