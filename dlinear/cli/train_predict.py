@@ -370,7 +370,9 @@ def input_shape(train_file, storage_options=None) -> Data:
                         columns_growth=columns_growth_of_parts(
                             [p.columns[1] - p.columns[0] for p in h.parts],
                             h.occurring_columns),
-                        read_s=h.nnz * BINARY_S_PER_NONZERO)
+                        read_s=h.nnz * BINARY_S_PER_NONZERO,
+                        value_bytes=h.dtype("data").itemsize,
+                        index_bytes=h.dtype("indices").itemsize)
         sample = sample_libsvm(train_file, storage_options)
     except DlinearError:
         return Data()
