@@ -26,15 +26,19 @@ kernels never write into their inputs, and a write would stay in this process).
 """
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import os
 import struct
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
 
-from .libsvm_reader import Problem, line_aligned_ranges, read_libsvm
+from .libsvm_reader import (Problem, line_start_bounds, parse_range, read_libsvm,
+                            renumbered_error)
 from ..errors import DlinearError
 from ..problem import data_dtype, index_dtype
 from .fileio import atomic_directory
@@ -386,6 +390,18 @@ def _labels_in_order(y: np.ndarray):
     return distinct[np.argsort(first, kind="stable")].tolist()
 
 
+def _sorted_unique(values: np.ndarray) -> np.ndarray:
+    """The distinct values, sorted (by a sort: numpy's hashing unique was 100x slower on
+    millions of int32 columns)."""
+    values = np.sort(values, kind="stable")
+    if len(values) < 2:
+        return values
+    keep = np.empty(len(values), dtype=bool)
+    keep[0] = True
+    np.not_equal(values[1:], values[:-1], out=keep[1:])
+    return values[keep]
+
+
 def _occurring(part: Problem) -> np.ndarray:
     """The sorted columns of part's nonzeros (int32): by a mark per column where that is
     not much more than the nonzeros, else by sorting."""
@@ -393,18 +409,20 @@ def _occurring(part: Problem) -> np.ndarray:
         seen = np.zeros(part.n_features, dtype=bool)
         seen[part.indices] = True
         return np.flatnonzero(seen).astype(np.int32)
-    return np.unique(part.indices).astype(np.int32)
+    return _sorted_unique(part.indices.astype(np.int32))
 
 
 def convert_libsvm(source, target, weights: np.ndarray | None = None,
                    part_text_bytes: int = PART_TEXT_BYTES,
-                   storage_options: dict | None = None, dtype=np.float64) -> Header:
+                   storage_options: dict | None = None, dtype=np.float64,
+                   n_threads: int | None = None) -> Header:
     """Parse the LIBSVM file `source` once and write it as a binary dataset directory
-    `target` (local), with instance weights if given (one per row). The text is parsed a
-    part at a time (memory: one part besides the output files); the directory appears
-    whole or not at all, and replaces an older dataset of that name. dtype float32 stores
-    the values in 4 bytes and, where the columns fit (dlinear.problem.index_dtype), the
-    column indices in 2, as read_libsvm(dtype=np.float32) holds them."""
+    `target` (local), with instance weights if given (one per row). The parts are parsed
+    on n_threads threads (default one per core) while this thread writes them in order
+    (memory: a few parts besides the output files); the directory appears whole or not at
+    all, and replaces an older dataset of that name. dtype float32 stores the values in 4
+    bytes and, where the columns fit (dlinear.problem.index_dtype), the column indices in
+    2, as read_libsvm(dtype=np.float32) holds them."""
     dtype = data_dtype(dtype)
     name, target = os.fspath(source), os.path.abspath(os.fspath(target))
     if os.path.exists(target) and not is_binary_dataset(target):
@@ -412,9 +430,11 @@ def convert_libsvm(source, target, weights: np.ndarray | None = None,
                            "dlinear binary dataset")
     size = open_input_size(name, storage_options)
     n_parts = max(1, math.ceil((size or part_text_bytes) / part_text_bytes))
-    ranges = line_aligned_ranges(name, n_parts, storage_options)
+    bounds = line_start_bounds(name, n_parts, storage_options)
+    threads = (os.cpu_count() or 1) if n_threads is None else max(1, int(n_threads))
     with atomic_directory(target) as work:
-        _write_parts(name, work, ranges, weights, storage_options, dtype)
+        _write_parts(name, work, _parsed_parts(name, bounds, storage_options, dtype, threads),
+                     weights, dtype)
     return read_header(target)
 
 
@@ -423,7 +443,42 @@ def open_input_size(name, storage_options):
         return size
 
 
-def _write_parts(name, work, ranges, weights, storage_options, dtype) -> dict:
+def _parsed_parts(name, bounds, storage_options, dtype, n_threads):
+    """Yields each part of the text in order as (rows, occurring columns): the ranges
+    between `bounds` parsed ahead on n_threads threads, at most n_threads + 1 parts held
+    at a time; a parse error names its line in the whole file. bounds None (a compressed
+    file): the whole file, read as one part."""
+    if bounds is None:
+        part = read_libsvm(name, allow_empty=True, storage_options=storage_options,
+                           dtype=dtype)
+        yield part, _occurring(part)
+        return
+
+    def parse(start, stop):
+        part, lines = parse_range(name, start, stop, storage_options, dtype)
+        return part, _occurring(part), lines
+
+    ranges = iter(zip(bounds[:-1], bounds[1:]))
+    pending, lines_before = deque(), 0
+    with ThreadPoolExecutor(n_threads, thread_name_prefix="dlinear-convert") as pool:
+        try:
+            for start, stop in itertools.islice(ranges, n_threads + 1):
+                pending.append(pool.submit(parse, start, stop))
+            while pending:
+                try:
+                    part, columns, lines = pending.popleft().result()
+                except DlinearError as e:
+                    raise renumbered_error(e, lines_before) from None
+                lines_before += lines
+                for start, stop in itertools.islice(ranges, 1):
+                    pending.append(pool.submit(parse, start, stop))
+                yield part, columns
+        finally:
+            for future in pending:
+                future.cancel()
+
+
+def _write_parts(name, work, parsed, weights, dtype) -> dict:
     arrays = ["indptr", "indices", "data", "y", "columns"] + (["weights"]
                                                                 if weights is not None else [])
     # float32: uint16 indices until a part holds a wider column (index_dtype's rule)
@@ -434,15 +489,12 @@ def _write_parts(name, work, ranges, weights, storage_options, dtype) -> dict:
     parts, n_features, occurring = [], 0, np.empty(0, dtype=np.int32)
     label_order, labels_seen, integer = [], set(), True
     rows = nnz = n_columns = 0
-    for start, end, first_line in ranges:
-        part = read_libsvm(name, start=start, end=end, first_line=first_line,
-                           allow_empty=True, storage_options=storage_options, dtype=dtype)
+    for part, columns in parsed:
         if part.n_samples == 0:
             continue
         if part.indices.itemsize > out["indices"].dtype.itemsize:
             out["indices"].widen(part.indices.dtype)
-        columns = _occurring(part)
-        occurring = np.union1d(occurring, columns).astype(np.int32)
+        occurring = _sorted_unique(np.concatenate([occurring, columns]))
         labels = _labels_in_order(part.y) if integer else None
         integer = labels is not None
         for v in labels or []:

@@ -1,4 +1,5 @@
-"""`python -m dlinear convert --float32`: 4-byte values and, where the columns fit, 2-byte
+"""`python -m dlinear convert`: its parts parsed on threads, errors numbered in the file;
+--float32: 4-byte values and, where the columns fit, 2-byte
 indices, read back by read_binary and the part reader as read_libsvm(dtype=float32) reads
 the text; version-1 datasets (no types in the header) still read."""
 import json
@@ -107,3 +108,34 @@ def test_float64_datasets_refuse_float32_and_version_1_still_reads(text_file, tm
     (target / HEADER_NAME).write_text(json.dumps(h))
     with pytest.raises(DlinearError, match="format version 99, this dlinear reads versions"):
         read_binary(target)
+
+
+def _dataset_bytes(path):
+    return {f.name: f.read_bytes() for f in sorted(path.iterdir())}
+
+
+def test_parts_parsed_on_threads_write_the_same_dataset(text_file, tmp_path):
+    """Parsed ahead on threads, written in order: the bytes of a one-thread conversion;
+    a gzip file (no byte ranges, one part) holds the same rows."""
+    import gzip
+    convert_libsvm(text_file, tmp_path / "one.ds", part_text_bytes=20_000, n_threads=1)
+    convert_libsvm(text_file, tmp_path / "three.ds", part_text_bytes=20_000, n_threads=3)
+    assert _dataset_bytes(tmp_path / "one.ds") == _dataset_bytes(tmp_path / "three.ds")
+    zipped = tmp_path / "data.train.gz"
+    zipped.write_bytes(gzip.compress(text_file.read_bytes()))
+    convert_libsvm(zipped, tmp_path / "gz.ds", part_text_bytes=20_000)
+    assert len(read_header(tmp_path / "gz.ds").parts) == 1
+    assert_same_problem(read_binary(tmp_path / "gz.ds"), read_binary(tmp_path / "one.ds"))
+
+
+@pytest.mark.parametrize("n_threads", [1, 2])
+def test_a_parse_error_in_a_later_part_names_its_line_in_the_file(tmp_path, n_threads):
+    lines = [f"{1 + i % 2} {1 + i % 7}:0.5 {100 + i}:0.25" for i in range(3000)]
+    lines[2500] = "1 3:x"
+    text_file = tmp_path / "bad.train"
+    text_file.write_text("\n".join(lines) + "\n")
+    with pytest.raises(DlinearError, match=rf"^{text_file}: line 2501: "):
+        convert_libsvm(text_file, tmp_path / "bad.ds", part_text_bytes=8_000,
+                       n_threads=n_threads)
+    assert not (tmp_path / "bad.ds").exists()
+    assert [p.name for p in tmp_path.iterdir()] == ["bad.train"]
