@@ -196,3 +196,22 @@ def test_in_a_real_cgroup(data_file, tmp_path):
     assert r.returncode == 0, r.stderr
     assert r.stderr.rstrip("\n").endswith(
         f"; memory budget 600 MiB (the cgroup limit {group}/memory.limit_in_bytes)")
+
+
+def test_a_binary_datasets_header_sizes_the_fit_by_its_stored_types(data_file, tmp_path,
+                                                                     capsys):
+    """The same rows need about half the memory as a float32 dataset (4-byte values,
+    2-byte indices): a budget between the two trains one and refuses the other."""
+    from dlinear.data.binary_format import convert_libsvm, read_header
+    convert_libsvm(data_file, tmp_path / "d64.ds")
+    convert_libsvm(data_file, tmp_path / "d32.ds", dtype=np.float32)
+    h = read_header(tmp_path / "d64.ds")
+    at_once = 1
+    need64 = fit_bytes(h.rows, h.nnz, h.occurring_columns, 8, 4, problems_at_once=at_once)
+    need32 = fit_bytes(h.rows, h.nnz, h.occurring_columns, 4, 2, problems_at_once=at_once)
+    assert need32 < 0.7 * need64
+    budget = str((need32 + need64) // 2)
+    assert train_main(["--memory", budget, str(tmp_path / "d32.ds"), str(tmp_path / "m")]) == 0
+    assert train_main(["--memory", budget, str(tmp_path / "d64.ds"), str(tmp_path / "m")]) == 1
+    err = capsys.readouterr().err.splitlines()[-1]
+    assert err.startswith(f"ERROR: {tmp_path / 'd64.ds'}: training needs about ")
