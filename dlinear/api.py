@@ -10,6 +10,7 @@ so neither imports the other: the layers below know nothing of the backends abov
 from __future__ import annotations
 
 from dataclasses import replace
+import os
 import sys
 from typing import Callable, Optional
 
@@ -85,7 +86,7 @@ WARM_START_ON_CLUSTER = "-i is not yet supported with --scheduler/--workers"
 
 def train(data, params: Params, log: Optional[Callable[[str], None]] = None,
           n_threads: Optional[int] = None, client=None, partition: Optional[bool] = None,
-          *, y=None, sample_weight=None, init=None) -> Model:
+          *, y=None, sample_weight=None, init=None, memory=None) -> Model:
     """Train a LIBLINEAR model, in this process or on a Dask cluster.
 
     A Problem or matrix trains in this process unless a ``client`` is given; a Dataset
@@ -130,6 +131,12 @@ def train(data, params: Params, log: Optional[Callable[[str], None]] = None,
         is extended with zero weights; more features, other labels, another bias or a
         model of another problem family is a DlinearError. Weights are shaped like
         ``Model.w``. In this process only, for now.
+    memory : int or str, optional
+        In this process, the memory budget of the fit: bytes, or a size such as "800M",
+        "2G", "1.5GB" (powers of 1024), counting the data and the solver's state. By
+        default the smaller of the available RAM and the process's cgroup memory limit,
+        against which only the solver's state is counted (the data is already held).
+        A fit that needs more raises DlinearError before training.
 
     Returns
     -------
@@ -158,10 +165,28 @@ def train(data, params: Params, log: Optional[Callable[[str], None]] = None,
         if params.partition:
             raise DlinearError("partition=True trains on a Dask cluster: pass a "
                                "dlinear.cluster.Dataset or a client")
+        _check_memory(data, params, n_threads, memory)
         return train_in_process(data, params, log=log, n_threads=n_threads)
     check_parameter(params)
     dataset = _cluster_dataset(data, y, sample_weight, client)
     return train_on_cluster(dataset, params.resolved(), client=client, log=log)
+
+
+def _check_memory(problem: Problem, params: Params, n_threads, memory) -> None:
+    """memory= (or the default budget) against the fit of `problem` in this process."""
+    from .planning.class_plan import n_binary_problems
+    from .planning.memory_budget import check_fits, fit_bytes, memory_budget
+    budget = memory_budget(memory, "memory=")
+    at_once = 1
+    if params.spec.kind == "classification":
+        classes = len(np.unique(problem.y))
+        at_once = max(1, min(n_binary_problems(classes), n_threads or os.cpu_count() or 1))
+    csr = fit_bytes(problem.n_samples, problem.nnz, 0, problem.data.itemsize,
+                    problem.indices.itemsize, problem.sample_weight is not None, 0)
+    need = fit_bytes(problem.n_samples, problem.nnz, problem.n_features,
+                     problem.data.itemsize, problem.indices.itemsize,
+                     problem.sample_weight is not None, at_once)
+    check_fits(need, budget, "dlinear.train", held=csr if memory is None else 0)
 
 
 def cross_validation(data, params: Params, nr_fold: int,

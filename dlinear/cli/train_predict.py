@@ -24,9 +24,11 @@ from ..errors import ConvergenceWarning, DataError, DlinearError
 from .exit import UsageError, _HelpRequested, _VersionRequested, command_line
 from .inputs import check_model_size, check_weight_count, read_weight_file
 from ..model import load_model, save_model
+from ..planning.memory_budget import check_fits, fit_bytes, memory_budget, parse_size
 from ..planning.modes import Choice, Cluster, Data, Mode, choose, is_map_reduce
 from ..params import Params, check_parameter
 from ..planning.class_plan import WarmStartError, first_appearance
+from ..problem import index_dtype
 from ..predict import evaluate
 from ..progress import quiet as quiet_progress
 from ..solver_table import SOLVERS
@@ -100,6 +102,9 @@ TRAIN_USAGE = (
     "--max-updates n : update budget of --online (default max-iter x #variables)\n"
     "--float32 : store the feature values in 4 bytes instead of 8 (sums stay float64;\n"
     "\tobjectives within 1e-6 relative of the float64 fit)\n"
+    "--memory size : the memory a training in this process may use, e.g. 800M, 2G, 1.5GB\n"
+    "\t(K, M, G, T: powers of 1024; default: the smaller of the available RAM and the\n"
+    "\tprocess's cgroup memory limit); data whose fit needs more is refused before it is read\n"
     "--newton {linesearch,tron} : -s 0, 2, 11 by line-search (default) or trust-region Newton\n"
     "--multinomial : -s 0: multinomial (softmax) logistic regression instead of one-vs-rest;\n"
     "\tthe model file says L2R_LR_MULTINOMIAL, which LIBLINEAR's predict refuses\n"
@@ -161,6 +166,7 @@ def parse_train_args(argv: list[str]):
             "threads": None, "initial_model": None,
             "scheduler": None, "tls-ca-file": None, "tls-cert": None, "tls-key": None,
             "storage_options": {}, "connect_timeout": CONNECT_TIMEOUT, "dtype": np.float64,
+            "memory": None,
             "given": set()}     # which of -s, -c, -p were given (for -C)
     i = 0
     while i < len(argv) and argv[i].startswith("-") and argv[i] != "-":
@@ -239,6 +245,11 @@ def parse_train_args(argv: list[str]):
                 raise UsageError("--connect-timeout needs a number of seconds > 0")
         elif arg == "--storage-option":
             parse_storage_option(value, opts["storage_options"])
+        elif arg == "--memory":
+            try:
+                opts["memory"] = parse_size(value, arg)
+            except DlinearError as e:
+                raise UsageError(str(e)) from None
         elif arg == "--seed":
             params.seed = _number(arg, value, int)
         elif arg == "--max-iter":
@@ -305,26 +316,52 @@ def _deferred(note, line: str):
     return say_it
 
 
-def _backend(opts, params, train_file) -> Choice:
+def _cluster_asked(opts) -> bool:
+    """--scheduler (or its environment variable) or --workers n > 0."""
+    return bool(opts["scheduler"] or os.environ.get(SCHEDULER_ENV)
+                or (opts["workers"] or 0) > 0)
+
+
+def _backend(opts, params, train_file, data: Data | None = None) -> Choice:
     """Where dlinear-train trains (Mode.CLUSTER or Mode.IN_PROCESS): --scheduler (or its
     environment variable) and --workers n > 0 ask for a cluster, --workers 0 for this
     process; otherwise modes.choose decides whether a local cluster pays (its cost model,
-    on the data's shape: a binary dataset's header, or a timed sample of the text)."""
-    if opts["scheduler"] or os.environ.get(SCHEDULER_ENV):
+    on the data's shape `data`, read here when not given: a binary dataset's header, or a
+    timed sample of the text)."""
+    if _cluster_asked(opts):
         cluster = Cluster(running=False)
-    elif opts["workers"] is not None:
-        cluster = Cluster(running=False) if opts["workers"] > 0 else None
-    elif opts["initial_model"] is not None:      # a warm start trains in this process
-        cluster = None
+    elif opts["workers"] is not None or opts["initial_model"] is not None:
+        cluster = None          # --workers 0; a warm start trains in this process
     else:
         cluster = Cluster(running=False, asked=False, workers=os.cpu_count() or 1)
     job = "search" if opts["find_C"] else "cv" if opts["nr_fold"] else "train"
-    data = Data()
+    shape = Data()
     if cluster is not None and not cluster.asked and job == "train" and is_map_reduce(params):
-        data = input_shape(train_file, opts["storage_options"] or None)
+        shape = data if data is not None else input_shape(train_file,
+                                                          opts["storage_options"] or None)
     # the process's threads as training will use them (-m, default one per core)
-    return choose(params, data, cluster, job=job,
+    return choose(params, shape, cluster, job=job,
                   n_threads=opts["threads"] or os.cpu_count() or 1)
+
+
+def _check_memory(data: Data, params, opts, train_file):
+    """The memory budget (--memory, or the machine's and cgroup's), after refusing in one
+    line data whose fit in this process it cannot hold (estimated from the data's shape,
+    when known)."""
+    budget = memory_budget(opts["memory"])
+    if data.n_samples is None or data.nnz is None:
+        return budget
+    float32 = np.dtype(opts["dtype"]) == np.float32
+    index_bytes = np.dtype(index_dtype(data.n_features or 0, opts["dtype"])).itemsize
+    at_once = 1
+    if params.spec.kind == "classification" and data.n_problems is not None:
+        at_once = max(1, min(data.problems(), opts["threads"] or os.cpu_count() or 1))
+    columns = data.occurring_columns or data.n_features or 0
+    need = fit_bytes(data.n_samples, data.nnz, columns, data.value_bytes or
+                     (4 if float32 else 8), data.index_bytes or index_bytes,
+                     weights=opts["weight_file"] is not None, problems_at_once=at_once)
+    check_fits(need, budget, train_file)
+    return budget
 
 
 def input_shape(train_file, storage_options=None) -> Data:
@@ -342,7 +379,9 @@ def input_shape(train_file, storage_options=None) -> Data:
                         columns_growth=columns_growth_of_parts(
                             [p.columns[1] - p.columns[0] for p in h.parts],
                             h.occurring_columns),
-                        read_s=h.nnz * BINARY_S_PER_NONZERO)
+                        read_s=h.nnz * BINARY_S_PER_NONZERO,
+                        value_bytes=h.dtype("data").itemsize,
+                        index_bytes=h.dtype("indices").itemsize)
         sample = sample_libsvm(train_file, storage_options)
     except DlinearError:
         return Data()
@@ -389,10 +428,13 @@ def _run_training(params, opts, train_file, model_file) -> int:
     check_parameter(params)
     say, note = _say(opts["quiet"]), _note(opts["quiet"])
     storage_options = opts["storage_options"] or None
-    backend = _backend(opts, params, train_file)
+    # the data's shape, unless a cluster is asked for: for the cost model and the budget
+    shape = Data() if _cluster_asked(opts) else input_shape(train_file, storage_options)
+    backend = _backend(opts, params, train_file, shape)
     if backend.mode is Mode.CLUSTER and params.init_sol is not None:
         raise DlinearError(WARM_START_ON_CLUSTER)
     if backend.mode is not Mode.CLUSTER:
+        budget = _check_memory(shape, params, opts, train_file)
         # a progress note, shown (as git's progress) only when stderr is a terminal:
         # piped or captured stderr carries the result lines and errors alone
         compiling = CompileNotice(note if sys.stderr.isatty() else (lambda line: None),
@@ -412,7 +454,7 @@ def _run_training(params, opts, train_file, model_file) -> int:
         _solver_note(opts)
         where = _deferred(note if opts["workers"] is None else (lambda line: None),
                           f"dlinear: {backend.describe()} (--workers n starts a local "
-                          "cluster)")
+                          f"cluster); {budget.describe()}")
         with compiling:
             return _train_and_save(problem, params, opts, model_file,
                                    _say(opts["quiet"], before=where), before_saving=where)

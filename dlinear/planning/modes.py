@@ -67,12 +67,15 @@ class Data:
     columns_growth: Optional[float] = None    # cost_model.Workload's
     read_s: Optional[float] = None        # reading it in this process (one core)
     estimated: bool = False               # rows and nonzeros scaled from a sample
+    value_bytes: Optional[int] = None     # as stored (a binary dataset's header); None: 8
+    index_bytes: Optional[int] = None     # None: 4
 
     @property
     def nbytes(self) -> int:
-        """The CSR size: 12 bytes a non-zero (value, column), 16 a row (row pointer,
-        label)."""
-        return int(12 * self.nnz + 16 * self.n_samples)
+        """The CSR size: a value and a column index a non-zero (12 bytes unless stored
+        narrower), 16 a row (row pointer, label)."""
+        return int(((self.value_bytes or 8) + (self.index_bytes or 4)) * self.nnz
+                   + 16 * self.n_samples)
 
     @property
     def nnz_per_row(self) -> float:
