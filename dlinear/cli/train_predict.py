@@ -17,22 +17,21 @@ from ..cluster.dataset import with_sample_weight
 from ..cluster.engine import training_mode
 from ..cluster.session import CONNECT_TIMEOUT, SCHEDULER_ENV
 from .compile_notice import CompileNotice
-from ..data.binary_format import is_binary_dataset, read_dataset, read_header
-from ..planning.cost_model import BINARY_S_PER_NONZERO, columns_growth_of_parts, columns_seen
+from ..data.binary_format import read_dataset
 from ..data.libsvm_reader import Problem
 from ..errors import ConvergenceWarning, DataError, DlinearError
 from .exit import UsageError, _HelpRequested, _VersionRequested, command_line
-from .inputs import check_model_size, check_weight_count, read_weight_file
+from .inputs import (check_model_size, check_weight_count, input_shape, memory_plan,
+                     read_weight_file)
 from ..model import load_model, save_model
-from ..planning.memory_budget import check_fits, fit_bytes, memory_budget, parse_size
+from ..planning.memory_budget import parse_size
 from ..planning.modes import Choice, Cluster, Data, Mode, choose, is_map_reduce
 from ..params import Params, check_parameter
 from ..planning.class_plan import WarmStartError, first_appearance
-from ..problem import index_dtype
+from ..in_process.out_of_core import train_out_of_core
 from ..predict import evaluate
 from ..progress import quiet as quiet_progress
 from ..solver_table import SOLVERS
-from ..data.text_sample import sample_libsvm
 
 
 def _solver_lines(kind: str) -> str:
@@ -344,63 +343,6 @@ def _backend(opts, params, train_file, data: Data | None = None) -> Choice:
                   n_threads=opts["threads"] or os.cpu_count() or 1)
 
 
-def _check_memory(data: Data, params, opts, train_file):
-    """The memory budget (--memory, or the machine's and cgroup's), after refusing in one
-    line data whose fit in this process it cannot hold (estimated from the data's shape,
-    when known)."""
-    budget = memory_budget(opts["memory"])
-    if data.n_samples is None or data.nnz is None:
-        return budget
-    float32 = np.dtype(opts["dtype"]) == np.float32
-    index_bytes = np.dtype(index_dtype(data.n_features or 0, opts["dtype"])).itemsize
-    at_once = 1
-    if params.spec.kind == "classification" and data.n_problems is not None:
-        at_once = max(1, min(data.problems(), opts["threads"] or os.cpu_count() or 1))
-    columns = data.occurring_columns or data.n_features or 0
-    need = fit_bytes(data.n_samples, data.nnz, columns, data.value_bytes or
-                     (4 if float32 else 8), data.index_bytes or index_bytes,
-                     weights=opts["weight_file"] is not None, problems_at_once=at_once)
-    check_fits(need, budget, train_file)
-    return budget
-
-
-def input_shape(train_file, storage_options=None) -> Data:
-    """The training data's shape for the cost model: a binary dataset's header, or the
-    first SAMPLE_BYTES of LIBSVM text parsed and scaled to the file (its rows, nonzeros,
-    largest column, classes and parse time); what cannot be read stays unknown (the
-    reader reports it)."""
-    from ..planning.class_plan import n_binary_problems
-    try:
-        if is_binary_dataset(train_file, storage_options):
-            h = read_header(train_file, storage_options)
-            classes = len(h.labels) if h.labels is not None else 2
-            return Data(h.rows, h.nnz, n_problems=n_binary_problems(classes),
-                        n_features=h.n_features, occurring_columns=h.occurring_columns,
-                        columns_growth=columns_growth_of_parts(
-                            [p.columns[1] - p.columns[0] for p in h.parts],
-                            h.occurring_columns),
-                        read_s=h.nnz * BINARY_S_PER_NONZERO,
-                        value_bytes=h.dtype("data").itemsize,
-                        index_bytes=h.dtype("indices").itemsize)
-        sample = sample_libsvm(train_file, storage_options)
-    except DlinearError:
-        return Data()
-    if sample is None:
-        return Data()
-    p, scale = sample.problem, sample.scale
-    classes = len(np.unique(p.y)) if np.array_equal(p.y, np.round(p.y)) else 2
-    rows, nnz = int(p.n_samples * scale), int(p.nnz * scale)
-    # the columns that occur, from how their count grows over the sample's rows
-    counted = [max(1, p.n_samples // 2), p.n_samples]
-    occurring, growth = columns_seen(
-        tuple(counted), tuple(len(np.unique(p.indices[:p.indptr[r]])) for r in counted),
-        rows, p.n_features, nnz)
-    return Data(rows, nnz, file_bytes=sample.file_bytes,
-                n_problems=n_binary_problems(min(classes, 1000)), n_features=p.n_features,
-                occurring_columns=occurring, columns_growth=growth,
-                read_s=sample.seconds * scale, estimated=True)
-
-
 def train_main(argv=None) -> int:
     return command_line(argv, _train_command, "dlinear-train", TRAIN_USAGE)
 
@@ -434,7 +376,13 @@ def _run_training(params, opts, train_file, model_file) -> int:
     if backend.mode is Mode.CLUSTER and params.init_sol is not None:
         raise DlinearError(WARM_START_ON_CLUSTER)
     if backend.mode is not Mode.CLUSTER:
-        budget = _check_memory(shape, params, opts, train_file)
+        budget, out_of_core = memory_plan(shape, params, opts, train_file)
+        if out_of_core:
+            note(f"dlinear: -s {params.solver_type} out of core: the data does not fit the "
+                 f"{budget.describe()}; its rows are read from {train_file} a block at a "
+                 "time")
+            return _train_and_save(None, params, opts, model_file, say, fit=lambda log:
+                                   train_out_of_core(train_file, params, budget.bytes, log))
         # a progress note, shown (as git's progress) only when stderr is a terminal:
         # piped or captured stderr carries the result lines and errors alone
         compiling = CompileNotice(note if sys.stderr.isatty() else (lambda line: None),
@@ -513,9 +461,11 @@ def _find_parameters(data, params, opts, say) -> int:
     return 0
 
 
-def _train_and_save(data, params, opts, model_file, say, before_saving=lambda: None) -> int:
-    """Cross-validation or training on a Problem or a cluster Dataset; before_saving()
-    runs once the result is there."""
+def _train_and_save(data, params, opts, model_file, say, before_saving=lambda: None,
+                    fit=None) -> int:
+    """Cross-validation or training on a Problem or a cluster Dataset (or fit(log) ->
+    Model, training the model another way); before_saving() runs once the result is
+    there."""
     with warnings.catch_warnings(), quiet_progress(opts["quiet"]):   # -q: no progress bar either
         # the log lines carry LIBLINEAR's warning text already (its "WARNING: ..." lines)
         warnings.simplefilter("ignore", ConvergenceWarning)
@@ -536,7 +486,8 @@ def _train_and_save(data, params, opts, model_file, say, before_saving=lambda: N
             else:
                 print(f"Cross Validation Accuracy = {acc:g}%")
             return 0
-        model = train(data, params, log=say, n_threads=opts["threads"])
+        model = (fit(say) if fit is not None else
+                 train(data, params, log=say, n_threads=opts["threads"]))
         before_saving()
     save_model(model_file, model)
     return 0

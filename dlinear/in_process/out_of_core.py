@@ -310,7 +310,6 @@ def train_out_of_core(path: str, params: Params, memory: int,
     weights = np.array(_read_range(h, "weights", 0, None)) if h.weights else None
     plan = plan_classes(params, lambda: first_appearance(y), emit)
     Y, C = targets(y, weights, plan.label, plan.weighted_C, params)
-    del y, weights
     w_size = h.n_features + (1 if params.bias >= 0 else 0)
     newton = params.spec.newton
     resident = resident_bytes(h.rows, w_size, plan.n_problems, newton)

@@ -191,14 +191,14 @@ def fit_bytes(n_samples: int, nnz: int, occurring_columns: int, value_bytes: int
     return int(csr + state)
 
 
-def check_fits(need: int, budget: Budget, what: str, held: int = 0) -> None:
+def check_fits(need: int, budget: Budget, what: str, held: int = 0, hint: str = "") -> None:
     """Refuse, in one line, data whose fit needs more than the budget. `held`: bytes of
     it already in this process's memory (data passed in from Python), not counted against
-    the available RAM again."""
+    the available RAM again; `hint`: what else would train it."""
     if need - held <= budget.bytes:
         return
     raise DlinearError(
-        f"{what}: training needs about {format_size(need)} of memory, over the "
-        f"{budget.describe()}, and training data larger than memory is not supported "
-        f"yet: it needs a budget of at least {format_size(need)} (more memory, or --memory "
-        "or memory= in Python), or a Dask cluster (--scheduler)")
+        f"{what}: training in memory needs about {format_size(need)}, over the "
+        f"{budget.describe()}: it needs a budget of at least {format_size(need)} (more "
+        f"memory, or --memory or memory= in Python), or a Dask cluster (--scheduler)"
+        f"{hint}")

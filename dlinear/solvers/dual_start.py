@@ -118,5 +118,3 @@ def crammer_singer_duals(X, bias: float, y, C, W) -> np.ndarray:
     alpha[rows[violated], y[violated]] = C[violated]
     alpha[rows[violated], rival[violated]] = -C[violated]
     return alpha
-
-    return float(np.sum(np.maximum(0.0, np.abs(task.y) - p)[task.C > 0]))

@@ -105,7 +105,7 @@ def test_the_fit_estimate_and_its_refusal():
     assert fit_bytes(10, 100, 5, 4, 2, weights=True, problems_at_once=0) == 600 + 240 + 8
     assert fit_bytes(10, 100, 5, problems_at_once=2) > fit_bytes(10, 100, 5)
     check_fits(100, Budget(100, "--memory"), "f")
-    with pytest.raises(DlinearError, match=r"^f: training needs about 101 B .*--memory"):
+    with pytest.raises(DlinearError, match=r"^f: training in memory needs about 101 B, .*--memory"):
         check_fits(101, Budget(100, "--memory"), "f")
     check_fits(150, Budget(100, "x"), "f", held=50)
 
@@ -127,9 +127,12 @@ def test_cli_memory_too_small_is_one_line_before_reading(data_file, tmp_path, ca
     assert train_main(["--memory", "100K", str(data_file), str(model)]) == 1
     out, err = capsys.readouterr()
     assert out == "" and err.count("\n") == 1 and not model.exists()
-    assert err.startswith(f"ERROR: {data_file}: training needs about ")
+    assert err.startswith(f"ERROR: {data_file}: training in memory needs about ")
     assert "over the memory budget 100 KiB (--memory)" in err
-    assert "not supported yet" in err and "a budget of at least" in err
+    assert "a budget of at least" in err
+    # the default -s 1 has an out-of-core method: the line says what would run it
+    assert err.rstrip().endswith("a binary dataset (python -m dlinear convert) trains out "
+                                 "of core with this solver")
 
 
 def test_cli_bad_memory_size_is_a_usage_line(data_file, tmp_path, capsys):
@@ -211,7 +214,10 @@ def test_a_binary_datasets_header_sizes_the_fit_by_its_stored_types(data_file, t
     need32 = fit_bytes(h.rows, h.nnz, h.occurring_columns, 4, 2, problems_at_once=at_once)
     assert need32 < 0.7 * need64
     budget = str((need32 + need64) // 2)
-    assert train_main(["--memory", budget, str(tmp_path / "d32.ds"), str(tmp_path / "m")]) == 0
-    assert train_main(["--memory", budget, str(tmp_path / "d64.ds"), str(tmp_path / "m")]) == 1
+    # -s 5: a solver with no out-of-core method, so data over the budget is refused
+    assert train_main(["-s", "5", "--memory", budget, str(tmp_path / "d32.ds"),
+                       str(tmp_path / "m")]) == 0
+    assert train_main(["-s", "5", "--memory", budget, str(tmp_path / "d64.ds"),
+                       str(tmp_path / "m")]) == 1
     err = capsys.readouterr().err.splitlines()[-1]
-    assert err.startswith(f"ERROR: {tmp_path / 'd64.ds'}: training needs about ")
+    assert err.startswith(f"ERROR: {tmp_path / 'd64.ds'}: training in memory needs about ")

@@ -107,3 +107,27 @@ def test_newton_streams_each_pass_and_reaches_the_in_memory_model(tmp_path, solv
     passes = next(line for line in lines if line.startswith("streamed Newton:") and
                   "passes" in line)
     assert int(passes.split(",")[1].split()[0]) > 3, passes
+
+
+def test_dlinear_train_goes_out_of_core_when_the_budget_is_exceeded(tmp_path, capsys):
+    from dlinear import load_model
+    from dlinear.cli.train_predict import train_main
+    path, header = dataset(tmp_path, seed=9)
+    model_file = tmp_path / "m"
+    budget = small_budget(header)
+    assert train_main(["-s", "1", "-e", "0.001", "--memory", str(budget), path,
+                       str(model_file)]) == 0
+    err = capsys.readouterr().err
+    assert "dlinear: -s 1 out of core: the data does not fit the memory budget" in err
+    model = load_model(str(model_file))
+    problem = read_binary(path)
+    params = Params(solver_type=1, eps=1e-3)
+    f, f_ref = (primal_objective(problem, params, m)
+                for m in (model, train(problem, params)))
+    assert abs(f - f_ref) <= 1e-4 * f_ref
+    # a solver without an out-of-core method: one line, nothing written
+    other = tmp_path / "m5"
+    assert train_main(["-s", "5", "--memory", str(budget), path, str(other)]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "training in memory needs about" in err
+    assert not other.exists()
