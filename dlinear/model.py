@@ -103,6 +103,10 @@ def nr_w_of(solver_type: int, nr_class: int) -> int:
     return 1 if nr_class == 2 and not SOLVERS[solver_type].all_classes else nr_class
 
 
+# LIBLINEAR's train's words when the model file cannot be written
+SAVE_FAILURE = "can't save model to file"
+
+
 def save_model(path, model: Model) -> None:
     """Write a model in LIBLINEAR's text format (LIBLINEAR 2.50's save_model, %.17g).
 
@@ -137,7 +141,7 @@ def save_model(path, model: Model) -> None:
     row_format = "%.17g " * model.nr_w + "\n"
     body = (row_format * w.shape[0]) % tuple(w.ravel().tolist())
     text = "\n".join(lines) + "\n" + body
-    write_text_atomically(path, text, "can't save model to file")
+    write_text_atomically(path, text, SAVE_FAILURE)
 
 
 def load_model(path) -> Model:

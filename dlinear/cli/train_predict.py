@@ -23,7 +23,8 @@ from ..data.libsvm_reader import Problem
 from ..errors import ConvergenceWarning, DataError, DlinearError
 from .exit import UsageError, _HelpRequested, _VersionRequested, command_line
 from .inputs import check_model_size, check_weight_count, read_weight_file
-from ..model import save_model
+from ..data.fileio import check_writable
+from ..model import SAVE_FAILURE, save_model
 from ..planning.modes import Choice, Cluster, Data, Mode, choose, is_map_reduce
 from ..params import Params, check_parameter
 from ..planning.class_plan import first_appearance
@@ -369,6 +370,8 @@ def _run_training(params, opts, train_file, model_file) -> int:
     if opts["find_C"]:
         _prepare_search(params, opts)
     check_parameter(params)
+    if not (opts["find_C"] or opts["nr_fold"]):     # -v and -C write no model
+        check_writable(model_file, SAVE_FAILURE)
     say, note = _say(opts["quiet"]), _note(opts["quiet"])
     storage_options = opts["storage_options"] or None
     backend = _backend(opts, params, train_file)
@@ -480,6 +483,9 @@ def _train_and_save(data, params, opts, model_file, say, before_saving=lambda: N
     return 0
 
 
+OUTPUT_FAILURE = "can't open output file"      # LIBLINEAR's predict's words
+
+
 def predict_main(argv=None) -> int:
     return command_line(argv, _predict_command, "dlinear-predict", PREDICT_USAGE)
 
@@ -508,6 +514,7 @@ def _predict_command(argv: list[str]) -> int:
     if len(argv) - i != 3:
         raise UsageError("expected: test_file model_file output_file")
     test_file, model_file, output_file = argv[i:]
+    check_writable(output_file, OUTPUT_FAILURE)     # before reading, as LIBLINEAR's predict
     model = load_model(model_file)
     if probability and not model.is_probability:
         raise DlinearError("probability output is only supported for logistic regression")
@@ -522,7 +529,7 @@ def _predict_command(argv: list[str]) -> int:
         text = header + body
     else:
         text = ("%.17g\n" * len(labels)) % tuple(labels.tolist())
-    write_text_atomically(output_file, text)
+    write_text_atomically(output_file, text, OUTPUT_FAILURE)
     if not quiet:
         acc, mse, scc = evaluate(problem.y, labels)
         if model.is_regression:
