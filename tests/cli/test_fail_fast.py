@@ -50,3 +50,16 @@ def test_an_unwritable_prediction_output_fails_before_the_model_and_data(tmp_pat
     assert out == "" and err == (f"ERROR: can't open output file {output}: "
                                  "No such file or directory\n")
     assert os.listdir(tmp_path) == []
+
+
+def test_a_gzip_file_named_without_gz_trains(tmp_path, capsys):
+    """Compression is known by the file's first bytes, not its name."""
+    import gzip
+    text = b"".join(b"%d 1:%d 2:1\n" % (1 if i % 2 else -1, i % 2) for i in range(40))
+    (tmp_path / "plain").write_bytes(text)
+    (tmp_path / "zipped").write_bytes(gzip.compress(text))
+    for name in ("plain", "zipped"):
+        assert main(["train", "-q", "--workers", "0", str(tmp_path / name),
+                     str(tmp_path / f"{name}.model")]) == 0
+    assert capsys.readouterr() == ("", "")
+    assert (tmp_path / "zipped.model").read_text() == (tmp_path / "plain.model").read_text()
