@@ -1,4 +1,8 @@
 """dlinear: LIBLINEAR's solvers, options and model files, on one core or a Dask cluster."""
+from .threads import limit_library_threads
+
+limit_library_threads()     # before NumPy and Numba size their thread pools
+
 from .problem import Problem
 from .errors import ConvergenceWarning, DlinearError
 from .model import Model, load_model, save_model

@@ -32,6 +32,7 @@ from ..predict import evaluate
 from ..progress import quiet as quiet_progress
 from ..solver_table import SOLVERS
 from ..data.text_sample import sample_libsvm
+from ..threads import available_cores
 
 
 def _solver_lines(kind: str) -> str:
@@ -307,14 +308,14 @@ def _backend(opts, params, train_file) -> Choice:
     elif opts["workers"] is not None:
         cluster = Cluster(running=False) if opts["workers"] > 0 else None
     else:
-        cluster = Cluster(running=False, asked=False, workers=os.cpu_count() or 1)
+        cluster = Cluster(running=False, asked=False, workers=available_cores())
     job = "search" if opts["find_C"] else "cv" if opts["nr_fold"] else "train"
     data = Data()
     if cluster is not None and not cluster.asked and job == "train" and is_map_reduce(params):
         data = input_shape(train_file, opts["storage_options"] or None)
     # the process's threads as training will use them (-m, default one per core)
     return choose(params, data, cluster, job=job,
-                  n_threads=opts["threads"] or os.cpu_count() or 1)
+                  n_threads=opts["threads"] or available_cores())
 
 
 def input_shape(train_file, storage_options=None) -> Data:

@@ -35,7 +35,7 @@ from ..errors import DlinearError
 from .fileio import atomic_directory
 from .input_files import is_url, open_input, read_into
 from ..kernels import csr_check as _check
-from ..threads import PassPool
+from ..threads import PassPool, available_cores
 
 HEADER_NAME = "dlinear-dataset.json"
 FORMAT_NAME = "dlinear binary dataset"
@@ -210,7 +210,7 @@ def _check_csr(indptr, indices, n_features):
         return _check.ROW_POINTERS_DECREASE, 0
     bounds = list(range(0, n_rows, _CHECK_ROWS)) + [n_rows]
     tasks = [(indptr, indices, n_features, a, b) for a, b in zip(bounds[:-1], bounds[1:])]
-    pool = PassPool(min(os.cpu_count() or 1, len(tasks)), "check")
+    pool = PassPool(min(available_cores(), len(tasks)), "check")
     try:
         faults = [r for r in pool.run(_check.check_csr_rows, tasks) if r[0] != _check.OK]
     finally:
