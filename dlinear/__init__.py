@@ -1,5 +1,9 @@
 """dlinear: LIBLINEAR's solvers, options and model files, on one core or a Dask cluster."""
-from .threads import limit_library_threads
+from .cli.exit import answer_ctrl_c_while_importing
+
+answer_ctrl_c_while_importing()     # a command's Ctrl-C while NumPy, Numba, Dask load
+
+from .threads import limit_library_threads  # noqa: E402
 
 limit_library_threads()     # before NumPy and Numba size their thread pools
 

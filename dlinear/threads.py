@@ -131,6 +131,21 @@ def nonzero_ranges(pointers, n_parts: int) -> list:
     return list(zip(edges[:-1], edges[1:]))
 
 
+_part = threading.local()
+
+
+class PartStopped(Exception):
+    """A helper thread's part ended early: the pass it belongs to has failed."""
+
+
+def stop_point() -> None:
+    """Called between the bounded steps of a long part (the reader's 4 MB chunks): on a
+    PassPool's helper thread, ends the part once the calling thread has failed (Ctrl-C
+    arrives there only), so that the pass ends within a step rather than a part."""
+    if getattr(_part, "stopped", None):
+        raise PartStopped
+
+
 class PassPool:
     """n_threads threads for the parts of a pass: the calling thread and a pool of
     n_threads - 1, started on first use and shut down with the owner (or `close`)."""
@@ -155,22 +170,34 @@ class PassPool:
             weakref.finalize(self, self._pool.shutdown, wait=False)
         todo = iter(range(len(parts)))
         lock = threading.Lock()
+        stopped = []      # set when the calling thread fails (Ctrl-C): no part is started
 
         def work():
             while True:
                 with lock:
-                    q = next(todo, None)
+                    q = None if stopped else next(todo, None)
                 if q is None:
                     return
                 results[q] = fn(*parts[q])
 
-        helpers = [self._pool.submit(work)
+        def helper():
+            _part.stopped = stopped     # what stop_point() looks at in this thread
+            try:
+                work()
+            finally:
+                _part.stopped = None
+
+        helpers = [self._pool.submit(helper)
                    for _ in range(min(self.n_threads, len(parts)) - 1)]
         try:
             work()
-        finally:
+        except BaseException:
+            stopped.append(True)
             for f in helpers:
-                f.result()
+                f.exception()           # they end at their next stop_point
+            raise
+        for f in helpers:
+            f.result()
         return results
 
     def close(self):

@@ -11,7 +11,7 @@ from .libsvm_writer import write_libsvm  # noqa: F401  (imported from here too)
 from ..problem import Problem, arrays_nbytes, data_dtype  # noqa: F401  (imported from here too)
 from ..problem import NARROW_INDEX_COLUMNS, index_dtype
 from .input_files import READ_CHUNK_BYTES, open_input, read_into
-from ..threads import PassPool, available_cores
+from ..threads import PassPool, available_cores, stop_point
 
 
 # ------------------------------------------------------------------ LIBSVM text I/O
@@ -381,6 +381,7 @@ class _ChunkedParser:
         buf = np.empty(self.chunk_bytes, dtype=np.uint8)
         carry = 0               # bytes of a line not yet complete, at the start of buf
         while True:
+            stop_point()
             want = len(buf) - carry if remaining is None else min(len(buf) - carry, remaining)
             try:
                 got = read_into(f, buf[carry:carry + want])

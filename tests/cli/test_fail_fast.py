@@ -63,3 +63,87 @@ def test_a_gzip_file_named_without_gz_trains(tmp_path, capsys):
                      str(tmp_path / f"{name}.model")]) == 0
     assert capsys.readouterr() == ("", "")
     assert (tmp_path / "zipped.model").read_text() == (tmp_path / "plain.model").read_text()
+
+
+@pytest.fixture(scope="module")
+def large_training_file(tmp_path_factory):
+    """About 90 MB of rcv1-shaped text: a second or more to read on 2 cores, then -s 1
+    training of 20 s or more (-c 100)."""
+    from dlinear.cli.main import main as dlinear_main
+    directory = tmp_path_factory.mktemp("sigint")
+    assert dlinear_main(["make-data", "--rows", "120000", "--test-rows", "10", "--features",
+                         "20000", "--nnz-per-row", "30", str(directory / "d")]) == 0
+    return directory / "d.train"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("delay", [0.3, 2.5, 3.5, 4.5, 7.0, 12.0])
+def test_ctrl_c_at_any_point_is_one_line_and_130(tmp_path, large_training_file, delay):
+    """SIGINT from a parent that restores the default handler, as a shell does, at points
+    spread over importing, reading (threads, kernels loaded) and training: always exit 130,
+    the one line (no traceback, no SystemError from a Numba dispatcher), no model file."""
+    import signal
+    import subprocess
+    import sys
+    import time
+    model = tmp_path / "m"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "dlinear", "train", "-q", "-s", "1", "-c", "100", "-e", "1e-6",
+         "--workers", "0", str(large_training_file), str(model)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        time.sleep(delay)
+        if process.poll() is not None:
+            pytest.fail(f"training ended before {delay} s: {process.stderr.read()}")
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=120)
+    finally:
+        process.kill()
+        process.wait()
+    assert (process.returncode, out, err) == (130, "", "dlinear: interrupted\n")
+    assert os.listdir(tmp_path) == []
+
+
+def test_a_system_error_caused_by_ctrl_c_is_the_interrupt(capsys):
+    """Ctrl-C while Numba's wrapper boxes a kernel's result surfaces as a SystemError
+    caused by the KeyboardInterrupt: answered as Ctrl-C; another SystemError is a bug."""
+    from dlinear.cli.exit import exit_status
+
+    def dispatch():
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt as e:
+            raise SystemError("CPUDispatcher(...) returned a result with an exception "
+                              "set") from e
+    assert exit_status(dispatch) == 130
+    assert capsys.readouterr().err == "dlinear: interrupted\n"
+
+    def bug():
+        raise SystemError("something else")
+    with pytest.raises(SystemError):
+        exit_status(bug)
+
+
+def test_a_failing_pass_stops_its_helper_threads_at_their_next_step():
+    """Ctrl-C reaches the calling thread only: the helpers end the part they are on at
+    its next stop_point, so the pass ends within a step, not a part."""
+    import threading
+    import time
+    from dlinear.threads import PassPool, stop_point
+    steps, started = [], threading.Event()
+
+    def part(q):
+        if threading.current_thread() is threading.main_thread():
+            started.wait(10)
+            raise KeyboardInterrupt
+        started.set()
+        for _ in range(1000):
+            stop_point()
+            steps.append(q)
+            time.sleep(0.01)
+    pool = PassPool(2, "test")
+    with pytest.raises(KeyboardInterrupt):
+        pool.run(part, [(q,) for q in range(4)])
+    pool.close()
+    assert 0 < len(steps) < 100
