@@ -93,6 +93,30 @@ def exit_status(command, program: str = "dlinear", usage: str = "",
         raise
 
 
+def answering_ctrl_c(work):
+    """work() on a worker thread while this (the main) thread waits: Python runs a
+    Ctrl-C's handler on the main thread only, between bytecodes, so a main thread inside
+    a kernel of several seconds (reading, or -m 1 training) would answer only when the
+    kernel returns. Waiting here instead, it answers at once (interrupted() ends a
+    command's process; the worker's outputs are whole or absent). The result and
+    exceptions of work() are passed on as they are."""
+    import threading
+    outcome = {}
+
+    def run():
+        try:
+            outcome["value"] = work()
+        except BaseException as e:      # handed to the main thread
+            outcome["error"] = e
+    worker = threading.Thread(target=run, name="dlinear-work", daemon=True)
+    worker.start()
+    while worker.is_alive():
+        worker.join(0.1)
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]
+
+
 def _caused_by_interrupt(error: BaseException) -> bool:
     """Whether a KeyboardInterrupt is in error's chain. Numba's wrapper of a kernel runs
     Python code as it boxes the result (numba.core.serialize._numba_unpickle): a Ctrl-C

@@ -21,7 +21,7 @@ from ..data.binary_format import is_binary_dataset, read_dataset, read_header
 from ..planning.cost_model import BINARY_S_PER_NONZERO, columns_growth_of_parts, columns_seen
 from ..data.libsvm_reader import Problem
 from ..errors import ConvergenceWarning, DataError, DlinearError
-from .exit import UsageError, _HelpRequested, _VersionRequested, command_line
+from .exit import UsageError, _HelpRequested, _VersionRequested, answering_ctrl_c, command_line
 from .inputs import check_model_size, check_weight_count, read_weight_file
 from ..data.fileio import check_writable
 from ..model import SAVE_FAILURE, save_model
@@ -377,30 +377,8 @@ def _run_training(params, opts, train_file, model_file) -> int:
     storage_options = opts["storage_options"] or None
     backend = _backend(opts, params, train_file)
     if backend.mode is not Mode.CLUSTER:
-        # a progress note, shown (as git's progress) only when stderr is a terminal:
-        # piped or captured stderr carries the result lines and errors alone
-        compiling = CompileNotice(note if sys.stderr.isatty() else (lambda line: None),
-                                  f"-s {params.solver_type}")
-        weights = read_weight_file(opts["weight_file"]) if opts["weight_file"] else None
-        with compiling:
-            problem = read_dataset(train_file, storage_options=storage_options,
-                                   dtype=opts["dtype"], n_threads=opts["threads"])
-        if weights is not None:
-            problem.sample_weight = check_weight_count(weights, problem.n_samples,
-                                                       opts["weight_file"], train_file)
-        nr_class = 1
-        if params.spec.kind == "classification":
-            # on the whole file, before any fold or search: the error names its instance
-            nr_class = len(first_appearance(problem.y))
-        check_model_size(problem.n_features, nr_class, params, problem)
-        _solver_note(opts)
-        where = _deferred(note if opts["workers"] is None else (lambda line: None),
-                          f"dlinear: {backend.describe()} (--workers n starts a local "
-                          "cluster)")
-        with compiling:
-            return _train_and_save(problem, params, opts, model_file,
-                                   _say(opts["quiet"], before=where), before_saving=where)
-
+        return answering_ctrl_c(lambda: _train_in_process(params, opts, train_file,
+                                                          model_file, backend))
     if backend.reason is not None:      # the cost model chose the local cluster
         note(f"dlinear: {backend.describe()} (--workers 0 trains in this process)")
     security = make_security(opts["tls-ca-file"], opts["tls-cert"], opts["tls-key"])
@@ -418,6 +396,36 @@ def _run_training(params, opts, train_file, model_file) -> int:
         if not opts["quiet"]:
             sys.stderr.write(f"dlinear: {mode}\n")
         return _train_and_save(data, params, opts, model_file, say)
+
+
+def _train_in_process(params, opts, train_file, model_file, backend) -> int:
+    """Reading, training and saving in this process (on a worker thread: see
+    answering_ctrl_c)."""
+    note = _note(opts["quiet"])
+    storage_options = opts["storage_options"] or None
+    # a progress note, shown (as git's progress) only when stderr is a terminal:
+    # piped or captured stderr carries the result lines and errors alone
+    compiling = CompileNotice(note if sys.stderr.isatty() else (lambda line: None),
+                              f"-s {params.solver_type}")
+    weights = read_weight_file(opts["weight_file"]) if opts["weight_file"] else None
+    with compiling:
+        problem = read_dataset(train_file, storage_options=storage_options,
+                               dtype=opts["dtype"], n_threads=opts["threads"])
+    if weights is not None:
+        problem.sample_weight = check_weight_count(weights, problem.n_samples,
+                                                   opts["weight_file"], train_file)
+    nr_class = 1
+    if params.spec.kind == "classification":
+        # on the whole file, before any fold or search: the error names its instance
+        nr_class = len(first_appearance(problem.y))
+    check_model_size(problem.n_features, nr_class, params, problem)
+    _solver_note(opts)
+    where = _deferred(note if opts["workers"] is None else (lambda line: None),
+                      f"dlinear: {backend.describe()} (--workers n starts a local "
+                      "cluster)")
+    with compiling:
+        return _train_and_save(problem, params, opts, model_file,
+                               _say(opts["quiet"], before=where), before_saving=where)
 
 
 def _prepare_search(params, opts) -> None:

@@ -30,7 +30,8 @@ def test_main_help_and_version():
     assert r.returncode == 0 and r.stderr == "" and r.stdout == f"dlinear {dlinear.__version__}\n"
     r = run("bogus")
     assert (r.returncode, r.stdout) == (1, "")
-    assert r.stderr == "dlinear: unknown command 'bogus' (python -m dlinear -h lists the commands)\n"
+    assert r.stderr == ("dlinear: unknown command 'bogus' (python -m dlinear -h lists the "
+                        "commands)\n")
     r = run()
     assert r.returncode == 1 and r.stdout == "" and r.stderr == MAIN_USAGE
 
