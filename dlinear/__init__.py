@@ -1,5 +1,5 @@
 """dlinear: LIBLINEAR's solvers, options and model files, on one core or a Dask cluster."""
-from .cli.exit import answer_ctrl_c_while_importing
+from .cli.startup import answer_ctrl_c_while_importing
 
 answer_ctrl_c_while_importing()     # a command's Ctrl-C while NumPy, Numba, Dask load
 

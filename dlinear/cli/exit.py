@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 
 from ..errors import DlinearError
+from . import startup
 
 
 class UsageError(DlinearError):
@@ -35,7 +36,7 @@ def interrupted() -> int:
     written whole or not at all), and the interpreter's shutdown (thread pools, Dask,
     freeing the data) would take another second."""
     sys.stderr.write("dlinear: interrupted\n")
-    if _command_process:
+    if startup.command_process:
         import os
         for stream in (sys.stdout, sys.stderr):
             try:
@@ -73,8 +74,7 @@ def exit_status(command, program: str = "dlinear", usage: str = "",
     prints `program`'s version, exit 0; a UsageError is one line ending in `usage_hint`,
     exit 1; another DlinearError one line, exit `error_status`; Ctrl-C one line, exit 130
     (interrupted)."""
-    if _end_import_answer is not None:
-        _end_import_answer()
+    startup.end_import_answer()
     try:
         return command()
     except _HelpRequested:
@@ -130,45 +130,3 @@ def _caused_by_interrupt(error: BaseException) -> bool:
         seen.add(id(error))
         error = error.__cause__ or error.__context__
     return False
-
-
-COMMAND_NAMES = ("dlinear-train", "dlinear-predict", "dlinear-submit", "dlinear-status")
-
-
-def answer_ctrl_c_while_importing():
-    """In a dlinear command (a console script, or python -m dlinear, whose argv[0] is
-    "-m" while the package is imported), a Ctrl-C during the seconds of importing NumPy,
-    Numba and Dask ends with the one line and 130 rather than a traceback: nothing is
-    written yet, so the process just ends. exit_status restores Python's handler as the
-    command starts, and answers from then on."""
-    import os
-    import signal
-    global _end_import_answer
-    name = os.path.basename(sys.argv[0]) if sys.argv else ""
-    run = list(getattr(sys, "orig_argv", []))
-    module = run[run.index("-m") + 1] if "-m" in run[:-1] else None
-    if (name not in COMMAND_NAMES and not (name == "-m" and module == "dlinear")) or \
-            signal.getsignal(signal.SIGINT) is not signal.default_int_handler:
-        return
-
-    def end(signum, frame):
-        sys.stderr.write("dlinear: interrupted\n")
-        sys.stderr.flush()
-        os._exit(130)
-    try:
-        signal.signal(signal.SIGINT, end)
-    except ValueError:          # not the main thread
-        return
-    global _command_process
-    _command_process = True
-
-    def restore():
-        global _end_import_answer
-        _end_import_answer = None
-        if signal.getsignal(signal.SIGINT) is end:
-            signal.signal(signal.SIGINT, signal.default_int_handler)
-    _end_import_answer = restore
-
-
-_command_process = False        # whether this process runs a dlinear command
-_end_import_answer = None       # restores Python's Ctrl-C handler as a command starts

@@ -147,3 +147,15 @@ def test_a_failing_pass_stops_its_helper_threads_at_their_next_step():
         pool.run(part, [(q,) for q in range(4)])
     pool.close()
     assert 0 < len(steps) < 100
+
+
+def test_work_on_the_worker_thread_returns_and_raises_as_it_would_here():
+    import threading
+    from dlinear.cli.exit import answering_ctrl_c
+    from dlinear.errors import DlinearError
+    assert answering_ctrl_c(lambda: threading.current_thread().name) == "dlinear-work"
+
+    def fail():
+        raise DlinearError("t: line 3: bad")
+    with pytest.raises(DlinearError, match="t: line 3: bad"):
+        answering_ctrl_c(fail)
