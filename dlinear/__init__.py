@@ -1,4 +1,12 @@
 """dlinear: LIBLINEAR's solvers, options and model files, on one core or a Dask cluster."""
+from .cli.startup import answer_ctrl_c_while_importing
+
+answer_ctrl_c_while_importing()     # a command's Ctrl-C while NumPy, Numba, Dask load
+
+from .threads import limit_library_threads  # noqa: E402
+
+limit_library_threads()     # before NumPy and Numba size their thread pools
+
 from .problem import Problem
 from .errors import ConvergenceWarning, DlinearError
 from .model import Model, load_model, save_model

@@ -10,7 +10,6 @@ so neither imports the other: the layers below know nothing of the backends abov
 from __future__ import annotations
 
 from dataclasses import replace
-import os
 import sys
 from typing import Callable, Optional
 
@@ -176,11 +175,12 @@ def _check_memory(problem: Problem, params: Params, n_threads, memory) -> None:
     """memory= (or the default budget) against the fit of `problem` in this process."""
     from .planning.class_plan import n_binary_problems
     from .planning.memory_budget import check_fits, fit_bytes, memory_budget
+    from .threads import available_cores
     budget = memory_budget(memory, "memory=")
     at_once = 1
     if params.spec.kind == "classification":
         classes = len(np.unique(problem.y))
-        at_once = max(1, min(n_binary_problems(classes), n_threads or os.cpu_count() or 1))
+        at_once = max(1, min(n_binary_problems(classes), n_threads or available_cores()))
     csr = fit_bytes(problem.n_samples, problem.nnz, 0, problem.data.itemsize,
                     problem.indices.itemsize, problem.sample_weight is not None, 0)
     need = fit_bytes(problem.n_samples, problem.nnz, problem.n_features,

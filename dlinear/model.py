@@ -105,6 +105,8 @@ def nr_w_of(solver_type: int, nr_class: int) -> int:
 
 # save_model formats this many rows of weights at a time
 _SAVE_BLOCK_ROWS = 1 << 16
+# LIBLINEAR's train's words when the model file cannot be written
+SAVE_FAILURE = "can't save model to file"
 
 
 def save_model(path, model: Model) -> None:
@@ -139,7 +141,7 @@ def save_model(path, model: Model) -> None:
     lines.append("w")
     w = np.asarray(model.w, dtype=np.float64).reshape(model.w_size, model.nr_w)
     row_format = "%.17g " * model.nr_w + "\n"
-    with atomic_output(path, "can't save model to file") as f:
+    with atomic_output(path, SAVE_FAILURE) as f:
         f.write(("\n".join(lines) + "\n").encode("ascii"))
         # a block of rows at a time: the text of all the weights at once (and their
         # Python floats) took 5x the weights' bytes, the peak of a wide fit

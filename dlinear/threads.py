@@ -9,28 +9,141 @@ order. The solvers (dlinear.solvers) make no threads of their own (tests/unit/te
 """
 from __future__ import annotations
 
+import math
 import os
 import threading
 import weakref
 from concurrent.futures import ThreadPoolExecutor
 
-import numpy as np
 
-
-def available_cores() -> int:
-    """The cores this process may run on (its CPU affinity where the system tells it)."""
+def available_cores(proc: str = "/proc") -> int:
+    """The cores this process may use: its CPU affinity, capped by the cgroup CPU quota of
+    a container (v1 cpu.cfs_quota_us / cpu.cfs_period_us, v2 cpu.max) rounded up; at
+    least 1. The one place dlinear asks for the core count (tests/unit/test_layers.py)."""
     if hasattr(os, "sched_getaffinity"):
-        return max(1, len(os.sched_getaffinity(0)))
-    return os.cpu_count() or 1
+        cores = len(os.sched_getaffinity(0))
+    else:
+        cores = os.cpu_count() or 1
+    quota = cgroup_cpu_limit(proc)
+    return max(1, min(cores, quota) if quota is not None else cores)
+
+
+# libraries that size a thread pool by the machine's cores, not by the affinity or a
+# container's quota, read these when imported: Numba's threading layer (the prange of the
+# parallel dual CD) and OpenBLAS (loaded by NumPy and SciPy; no kernel calls it, yet it
+# starts a thread per core)
+LIBRARY_THREAD_VARIABLES = ("NUMBA_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+
+
+def limit_library_threads(environ=os.environ) -> None:
+    """Sets the variables above to available_cores() where the user has not: run before
+    NumPy and Numba are imported (dlinear/__init__.py), and inherited by the processes
+    started from here."""
+    missing = [name for name in LIBRARY_THREAD_VARIABLES if not environ.get(name)]
+    if missing:
+        cores = str(available_cores())
+        for name in missing:
+            environ[name] = cores
+
+
+def cgroup_cpu_limit(proc: str = "/proc"):
+    """The CPU quota of this process's cgroups in cores, rounded up (the smallest on its
+    cgroup's path up to the hierarchy's root, as the kernel enforces every level), or
+    None where none is set or the system has no cgroups. `proc` is /proc (a test's fake
+    tree elsewhere); the cgroup file systems are found where /proc/self/mountinfo says."""
+    try:
+        with open(os.path.join(proc, "self", "cgroup")) as f:
+            memberships = [line.rstrip("\n").split(":", 2) for line in f]
+        with open(os.path.join(proc, "self", "mountinfo")) as f:
+            mounts = [_cgroup_mount(line) for line in f]
+    except OSError:
+        return None
+    limits = []
+    for fields in memberships:
+        if len(fields) != 3:
+            continue
+        _, controllers, path = fields
+        version = 2 if controllers == "" else 1 if "cpu" in controllers.split(",") else 0
+        for mount in mounts:
+            if mount is not None and mount[0] == version and _under(path, mount[2]):
+                limits.append(_quota_on_path(version, mount[1], path[len(mount[2]):]))
+    limits = [q for q in limits if q is not None]
+    return min(limits) if limits else None
+
+
+def _under(path: str, root: str) -> bool:
+    root = root.rstrip("/")
+    return path == root or path.startswith(root + "/")
+
+
+def _cgroup_mount(line: str):
+    """(version, mount point, root in the hierarchy) of a mountinfo line of a cgroup v2
+    or v1 cpu file system, else None."""
+    fields = line.split()
+    if "-" not in fields[:-1] or len(fields) < 5:
+        return None
+    after = fields[fields.index("-") + 1:]
+    root, mount_point, kind = fields[3], fields[4], after[0]
+    if kind == "cgroup2":
+        return 2, mount_point, root
+    if kind == "cgroup" and len(after) > 2 and "cpu" in after[2].split(","):
+        return 1, mount_point, root
+    return None
+
+
+def _quota_on_path(version: int, mount_point: str, relative: str):
+    """The smallest quota (cores, rounded up) of the cgroup mount_point/relative and its
+    parents up to mount_point; None where none is set."""
+    parts = [p for p in relative.split("/") if p]
+    best = None
+    for depth in range(len(parts), -1, -1):
+        directory = os.path.join(mount_point, *parts[:depth])
+        cores = _quota_in(version, directory)
+        if cores is not None:
+            best = cores if best is None else min(best, cores)
+    return best
+
+
+def _quota_in(version: int, directory: str):
+    try:
+        if version == 2:
+            with open(os.path.join(directory, "cpu.max")) as f:
+                quota, period = (f.read().split() + ["100000"])[:2]
+        else:
+            with open(os.path.join(directory, "cpu.cfs_quota_us")) as f:
+                quota = f.read().strip()
+            with open(os.path.join(directory, "cpu.cfs_period_us")) as f:
+                period = f.read().strip()
+        if quota == "max" or int(quota) <= 0 or int(period) <= 0:
+            return None
+        return max(1, math.ceil(int(quota) / int(period)))
+    except (OSError, ValueError):
+        return None
 
 
 def nonzero_ranges(pointers, n_parts: int) -> list:
     """[(a, b)] covering the rows (or columns) of a CSR (CSC) pointer array in at most
     n_parts ranges of about equal non-zeros, for the threads of a pass."""
+    import numpy as np
     n = len(pointers) - 1
     cuts = np.searchsorted(pointers, np.linspace(0, pointers[-1], n_parts + 1)[1:-1])
     edges = [0, *sorted(set(int(c) for c in cuts) - {0, n}), n]
     return list(zip(edges[:-1], edges[1:]))
+
+
+_part = threading.local()
+
+
+class PartStopped(Exception):
+    """A helper thread's part ended early: the pass it belongs to has failed."""
+
+
+def stop_point() -> None:
+    """Called between the bounded steps of a long part (the reader's 4 MB chunks): on a
+    PassPool's helper thread, ends the part once the calling thread has failed (Ctrl-C
+    arrives there only), so that the pass ends within a step rather than a part."""
+    if getattr(_part, "stopped", None):
+        raise PartStopped
 
 
 class PassPool:
@@ -57,22 +170,34 @@ class PassPool:
             weakref.finalize(self, self._pool.shutdown, wait=False)
         todo = iter(range(len(parts)))
         lock = threading.Lock()
+        stopped = []      # set when the calling thread fails (Ctrl-C): no part is started
 
         def work():
             while True:
                 with lock:
-                    q = next(todo, None)
+                    q = None if stopped else next(todo, None)
                 if q is None:
                     return
                 results[q] = fn(*parts[q])
 
-        helpers = [self._pool.submit(work)
+        def helper():
+            _part.stopped = stopped     # what stop_point() looks at in this thread
+            try:
+                work()
+            finally:
+                _part.stopped = None
+
+        helpers = [self._pool.submit(helper)
                    for _ in range(min(self.n_threads, len(parts)) - 1)]
         try:
             work()
-        finally:
+        except BaseException:
+            stopped.append(True)
             for f in helpers:
-                f.result()
+                f.exception()           # they end at their next stop_point
+            raise
+        for f in helpers:
+            f.result()
         return results
 
     def close(self):

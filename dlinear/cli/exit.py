@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 
 from ..errors import DlinearError
+from . import startup
 
 
 class UsageError(DlinearError):
@@ -30,8 +31,19 @@ def _print_version(program: str) -> int:
 
 
 def interrupted() -> int:
-    """Ctrl-C: one line and exit status 130 (128 + SIGINT), as a shell reports it."""
+    """Ctrl-C: one line and exit status 130 (128 + SIGINT), as a shell reports it. In a
+    command's own process the process ends here: nothing is left to write (outputs are
+    written whole or not at all), and the interpreter's shutdown (thread pools, Dask,
+    freeing the data) would take another second."""
     sys.stderr.write("dlinear: interrupted\n")
+    if startup.command_process:
+        import os
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except Exception:
+                pass
+        os._exit(130)
     return 130
 
 
@@ -62,6 +74,7 @@ def exit_status(command, program: str = "dlinear", usage: str = "",
     prints `program`'s version, exit 0; a UsageError is one line ending in `usage_hint`,
     exit 1; another DlinearError one line, exit `error_status`; Ctrl-C one line, exit 130
     (interrupted)."""
+    startup.end_import_answer()
     try:
         return command()
     except _HelpRequested:
@@ -74,3 +87,46 @@ def exit_status(command, program: str = "dlinear", usage: str = "",
         return _fail(str(e), status=error_status)
     except KeyboardInterrupt:
         return interrupted()
+    except SystemError as e:
+        if _caused_by_interrupt(e):
+            return interrupted()
+        raise
+
+
+def answering_ctrl_c(work):
+    """work() on a worker thread while this (the main) thread waits: Python runs a
+    Ctrl-C's handler on the main thread only, between bytecodes, so a main thread inside
+    a kernel of several seconds (reading, or -m 1 training) would answer only when the
+    kernel returns. Waiting here instead, it answers at once (interrupted() ends a
+    command's process; the worker's outputs are whole or absent). The result and
+    exceptions of work() are passed on as they are."""
+    import threading
+    outcome = {}
+
+    def run():
+        try:
+            outcome["value"] = work()
+        except BaseException as e:      # handed to the main thread
+            outcome["error"] = e
+    worker = threading.Thread(target=run, name="dlinear-work", daemon=True)
+    worker.start()
+    while worker.is_alive():
+        worker.join(0.1)
+    if "error" in outcome:
+        raise outcome["error"]
+    return outcome["value"]
+
+
+def _caused_by_interrupt(error: BaseException) -> bool:
+    """Whether a KeyboardInterrupt is in error's chain. Numba's wrapper of a kernel runs
+    Python code as it boxes the result (numba.core.serialize._numba_unpickle): a Ctrl-C
+    pending then raises there, and the wrapper returns its result with the exception set,
+    which CPython reports as "SystemError: CPUDispatcher(...) returned a result with an
+    exception set", caused by the KeyboardInterrupt (every time, in a loop of calls)."""
+    seen = set()
+    while error is not None and id(error) not in seen:
+        if isinstance(error, KeyboardInterrupt):
+            return True
+        seen.add(id(error))
+        error = error.__cause__ or error.__context__
+    return False

@@ -3,8 +3,6 @@ data's shape (for the backend's cost model) and its fit against the memory budge
 the model's size against the memory left. Errors name the file and line (or instance)."""
 from __future__ import annotations
 
-import os
-
 import numpy as np
 
 from ..data.binary_format import is_binary_dataset, read_header
@@ -17,6 +15,7 @@ from ..planning.cost_model import BINARY_S_PER_NONZERO, columns_growth_of_parts,
 from ..planning.memory_budget import check_fits, fit_bytes, memory_budget
 from ..planning.modes import Data
 from ..problem import index_dtype
+from ..threads import available_cores
 
 
 # peak memory of a run per weight of the model: measured 60-80 bytes (-s 1, 2, 4 on an
@@ -95,7 +94,7 @@ def memory_plan(data: Data, params, opts, train_file):
     index_bytes = np.dtype(index_dtype(data.n_features or 0, opts["dtype"])).itemsize
     at_once = 1
     if params.spec.kind == "classification" and data.n_problems is not None:
-        at_once = max(1, min(data.problems(), opts["threads"] or os.cpu_count() or 1))
+        at_once = max(1, min(data.problems(), opts["threads"] or available_cores()))
     columns = data.occurring_columns or data.n_features or 0
     need = fit_bytes(data.n_samples, data.nnz, columns, data.value_bytes or
                      (4 if float32 else 8), data.index_bytes or index_bytes,

@@ -82,8 +82,12 @@ def main(argv=None) -> int:
         from .. import __version__
         print(f"dlinear {__version__}")
         return 0
-    if not argv or argv[0] not in ("train", "predict", "convert", "make-data"):
+    if not argv:
         return _print_usage(MAIN_USAGE, 1)
+    if argv[0] not in ("train", "predict", "convert", "make-data"):
+        sys.stderr.write(f"dlinear: unknown command {argv[0]!r} (python -m dlinear -h "
+                         "lists the commands)\n")
+        return 1
     if argv[0] == "make-data":
         from ..datasets.rcv1_like import main as make_data_main
         return exit_status(lambda: make_data_main(argv[1:]) or 0)

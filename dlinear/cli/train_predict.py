@@ -20,10 +20,11 @@ from .compile_notice import CompileNotice
 from ..data.binary_format import read_dataset
 from ..data.libsvm_reader import Problem
 from ..errors import ConvergenceWarning, DataError, DlinearError
-from .exit import UsageError, _HelpRequested, _VersionRequested, command_line
+from .exit import UsageError, _HelpRequested, _VersionRequested, answering_ctrl_c, command_line
 from .inputs import (check_model_size, check_weight_count, input_shape, memory_plan,
                      read_weight_file)
-from ..model import load_model, save_model
+from ..data.fileio import check_writable
+from ..model import SAVE_FAILURE, load_model, save_model
 from ..planning.memory_budget import parse_size
 from ..planning.modes import Choice, Cluster, Data, Mode, choose, is_map_reduce
 from ..params import Params, check_parameter
@@ -32,6 +33,7 @@ from ..in_process.out_of_core import train_out_of_core
 from ..predict import evaluate
 from ..progress import quiet as quiet_progress
 from ..solver_table import SOLVERS
+from ..threads import available_cores
 
 
 def _solver_lines(kind: str) -> str:
@@ -332,7 +334,7 @@ def _backend(opts, params, train_file, data: Data | None = None) -> Choice:
     elif opts["workers"] is not None or opts["initial_model"] is not None:
         cluster = None          # --workers 0; a warm start trains in this process
     else:
-        cluster = Cluster(running=False, asked=False, workers=os.cpu_count() or 1)
+        cluster = Cluster(running=False, asked=False, workers=available_cores())
     job = "search" if opts["find_C"] else "cv" if opts["nr_fold"] else "train"
     shape = Data()
     if cluster is not None and not cluster.asked and job == "train" and is_map_reduce(params):
@@ -340,7 +342,7 @@ def _backend(opts, params, train_file, data: Data | None = None) -> Choice:
                                                           opts["storage_options"] or None)
     # the process's threads as training will use them (-m, default one per core)
     return choose(params, shape, cluster, job=job,
-                  n_threads=opts["threads"] or os.cpu_count() or 1)
+                  n_threads=opts["threads"] or available_cores())
 
 
 def train_main(argv=None) -> int:
@@ -368,6 +370,8 @@ def _run_training(params, opts, train_file, model_file) -> int:
                                "with -v or -C")
         params.init_sol = load_model(opts["initial_model"])
     check_parameter(params)
+    if not (opts["find_C"] or opts["nr_fold"]):     # -v and -C write no model
+        check_writable(model_file, SAVE_FAILURE)
     say, note = _say(opts["quiet"]), _note(opts["quiet"])
     storage_options = opts["storage_options"] or None
     # the data's shape, unless a cluster is asked for: for the cost model and the budget
@@ -377,36 +381,8 @@ def _run_training(params, opts, train_file, model_file) -> int:
         raise DlinearError(WARM_START_ON_CLUSTER)
     if backend.mode is not Mode.CLUSTER:
         budget, out_of_core = memory_plan(shape, params, opts, train_file)
-        if out_of_core:
-            note(f"dlinear: -s {params.solver_type} out of core: the data does not fit the "
-                 f"{budget.describe()}; its rows are read from {train_file} a block at a "
-                 "time")
-            return _train_and_save(None, params, opts, model_file, say, fit=lambda log:
-                                   train_out_of_core(train_file, params, budget.bytes, log))
-        # a progress note, shown (as git's progress) only when stderr is a terminal:
-        # piped or captured stderr carries the result lines and errors alone
-        compiling = CompileNotice(note if sys.stderr.isatty() else (lambda line: None),
-                                  f"-s {params.solver_type}")
-        weights = read_weight_file(opts["weight_file"]) if opts["weight_file"] else None
-        with compiling:
-            problem = read_dataset(train_file, storage_options=storage_options,
-                                   dtype=opts["dtype"], n_threads=opts["threads"])
-        if weights is not None:
-            problem.sample_weight = check_weight_count(weights, problem.n_samples,
-                                                       opts["weight_file"], train_file)
-        nr_class = 1
-        if params.spec.kind == "classification":
-            # on the whole file, before any fold or search: the error names its instance
-            nr_class = len(first_appearance(problem.y))
-        check_model_size(problem.n_features, nr_class, params, problem)
-        _solver_note(opts)
-        where = _deferred(note if opts["workers"] is None else (lambda line: None),
-                          f"dlinear: {backend.describe()} (--workers n starts a local "
-                          f"cluster); {budget.describe()}")
-        with compiling:
-            return _train_and_save(problem, params, opts, model_file,
-                                   _say(opts["quiet"], before=where), before_saving=where)
-
+        return answering_ctrl_c(lambda: _train_in_process(
+            params, opts, train_file, model_file, backend, budget, out_of_core))
     if backend.reason is not None:      # the cost model chose the local cluster
         note(f"dlinear: {backend.describe()} (--workers 0 trains in this process)")
     security = make_security(opts["tls-ca-file"], opts["tls-cert"], opts["tls-key"])
@@ -424,6 +400,44 @@ def _run_training(params, opts, train_file, model_file) -> int:
         if not opts["quiet"]:
             sys.stderr.write(f"dlinear: {mode}\n")
         return _train_and_save(data, params, opts, model_file, say)
+
+
+def _train_in_process(params, opts, train_file, model_file, backend, budget,
+                      out_of_core) -> int:
+    """Reading, training and saving in this process (on a worker thread: see
+    answering_ctrl_c); out of core (memory_plan) a binary dataset's rows are read a block
+    at a time."""
+    note = _note(opts["quiet"])
+    storage_options = opts["storage_options"] or None
+    if out_of_core:
+        note(f"dlinear: -s {params.solver_type} out of core: the data does not fit the "
+             f"{budget.describe()}; its rows are read from {train_file} a block at a time")
+        return _train_and_save(None, params, opts, model_file, _say(opts["quiet"]),
+                               fit=lambda log: train_out_of_core(train_file, params,
+                                                                 budget.bytes, log))
+    # a progress note, shown (as git's progress) only when stderr is a terminal:
+    # piped or captured stderr carries the result lines and errors alone
+    compiling = CompileNotice(note if sys.stderr.isatty() else (lambda line: None),
+                              f"-s {params.solver_type}")
+    weights = read_weight_file(opts["weight_file"]) if opts["weight_file"] else None
+    with compiling:
+        problem = read_dataset(train_file, storage_options=storage_options,
+                               dtype=opts["dtype"], n_threads=opts["threads"])
+    if weights is not None:
+        problem.sample_weight = check_weight_count(weights, problem.n_samples,
+                                                   opts["weight_file"], train_file)
+    nr_class = 1
+    if params.spec.kind == "classification":
+        # on the whole file, before any fold or search: the error names its instance
+        nr_class = len(first_appearance(problem.y))
+    check_model_size(problem.n_features, nr_class, params, problem)
+    _solver_note(opts)
+    where = _deferred(note if opts["workers"] is None else (lambda line: None),
+                      f"dlinear: {backend.describe()} (--workers n starts a local "
+                      f"cluster); {budget.describe()}")
+    with compiling:
+        return _train_and_save(problem, params, opts, model_file,
+                               _say(opts["quiet"], before=where), before_saving=where)
 
 
 def _prepare_search(params, opts) -> None:
@@ -493,6 +507,9 @@ def _train_and_save(data, params, opts, model_file, say, before_saving=lambda: N
     return 0
 
 
+OUTPUT_FAILURE = "can't open output file"      # LIBLINEAR's predict's words
+
+
 def predict_main(argv=None) -> int:
     return command_line(argv, _predict_command, "dlinear-predict", PREDICT_USAGE)
 
@@ -521,6 +538,7 @@ def _predict_command(argv: list[str]) -> int:
     if len(argv) - i != 3:
         raise UsageError("expected: test_file model_file output_file")
     test_file, model_file, output_file = argv[i:]
+    check_writable(output_file, OUTPUT_FAILURE)     # before reading, as LIBLINEAR's predict
     model = load_model(model_file)
     if probability and not model.is_probability:
         raise DlinearError("probability output is only supported for logistic regression")
@@ -535,7 +553,7 @@ def _predict_command(argv: list[str]) -> int:
         text = header + body
     else:
         text = ("%.17g\n" * len(labels)) % tuple(labels.tolist())
-    write_text_atomically(output_file, text)
+    write_text_atomically(output_file, text, OUTPUT_FAILURE)
     if not quiet:
         acc, mse, scc = evaluate(problem.y, labels)
         if model.is_regression:

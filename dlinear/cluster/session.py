@@ -9,6 +9,7 @@ import warnings
 from contextlib import contextmanager
 
 from ..errors import DlinearError
+from ..threads import available_cores
 
 SCHEDULER_ENV = "DLINEAR_SCHEDULER"
 CONNECT_TIMEOUT = 5.0     # seconds to reach a scheduler before giving up (--connect-timeout)
@@ -157,7 +158,7 @@ def _open_client(scheduler, n_workers, security, log, connect_timeout):
                 client.close()
         return
 
-    n_workers = n_workers or os.cpu_count() or 1
+    n_workers = n_workers or available_cores()
     # workers' own logs stay quiet: errors reach the user through the client, once.
     # ":0": a free port (None means the default 8787, which warns "Port 8787 is already
     # in use" when another cluster runs); without bokeh there is no dashboard, silently

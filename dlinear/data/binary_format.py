@@ -44,7 +44,7 @@ from ..problem import data_dtype, index_dtype
 from .fileio import atomic_directory
 from .input_files import is_url, open_input, read_into
 from ..kernels import csr_check as _check
-from ..threads import PassPool
+from ..threads import PassPool, available_cores
 
 HEADER_NAME = "dlinear-dataset.json"
 FORMAT_NAME = "dlinear binary dataset"
@@ -230,7 +230,7 @@ def _check_csr(indptr, indices, n_features):
         return _check.ROW_POINTERS_DECREASE, 0
     bounds = list(range(0, n_rows, _CHECK_ROWS)) + [n_rows]
     tasks = [(indptr, indices, n_features, a, b) for a, b in zip(bounds[:-1], bounds[1:])]
-    pool = PassPool(min(os.cpu_count() or 1, len(tasks)), "check")
+    pool = PassPool(min(available_cores(), len(tasks)), "check")
     try:
         faults = [r for r in pool.run(_check.check_csr_rows, tasks) if r[0] != _check.OK]
     finally:
@@ -431,7 +431,7 @@ def convert_libsvm(source, target, weights: np.ndarray | None = None,
     size = open_input_size(name, storage_options)
     n_parts = max(1, math.ceil((size or part_text_bytes) / part_text_bytes))
     bounds = line_start_bounds(name, n_parts, storage_options)
-    threads = (os.cpu_count() or 1) if n_threads is None else max(1, int(n_threads))
+    threads = available_cores() if n_threads is None else max(1, int(n_threads))
     with atomic_directory(target) as work:
         _write_parts(name, work, _parsed_parts(name, bounds, storage_options, dtype, threads),
                      weights, dtype)

@@ -60,6 +60,24 @@ def atomic_output(path, failure: str = "can't write output file"):
         raise
 
 
+def check_writable(path, failure: str = "can't write output file") -> None:
+    """Fails now, as atomic_output would at the end, where `path` cannot be written (no
+    such directory, no permission, a directory in the way): a command checks its output
+    before its long work, as LIBLINEAR opens its output first. Leaves nothing behind: the
+    probe is the same unnamed or temporary file that atomic_output writes, dropped."""
+    path = os.fspath(path)
+    directory, base = os.path.split(os.path.abspath(path))
+    if os.path.isdir(path):
+        raise DlinearError(f"{failure} {path}: {os.strerror(errno.EISDIR)}")
+    try:
+        fd, temporary = _open_output(directory, base)
+    except OSError as e:
+        raise DlinearError(f"{failure} {path}: {e.strerror}") from None
+    os.close(fd)
+    if temporary is not None:
+        _remove(temporary)
+
+
 def write_text_atomically(path, text: str, failure: str = "can't write output file") -> None:
     with atomic_output(path, failure) as f:
         f.write(text.encode("ascii"))

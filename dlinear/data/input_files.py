@@ -19,15 +19,30 @@ def is_url(path) -> bool:
     return isinstance(path, str) and "://" in path and not path.startswith("file://")
 
 
-def _compression(name: str):
+# the first bytes of the compressed formats the reader takes (fsspec's codecs), so that a
+# compressed file is read as such whatever it is named; .lzma (no signature) by its name
+_SIGNATURES = [(b"\x1f\x8b", "gzip"), (b"BZh", "bz2"), (b"\xfd7zXZ\x00", "xz"),
+               (b"PK\x03\x04", "zip"), (b"\x28\xb5\x2f\xfd", "zstd")]
+_SIGNATURE_BYTES = max(len(magic) for magic, _ in _SIGNATURES)
+
+
+def compression_of(first_bytes: bytes, name: str):
+    """The codec of a file that starts with first_bytes (fsspec's name for it), else the
+    one its name says for a format without a signature (.lzma), else None (plain)."""
+    from fsspec.compression import compr
+    for magic, codec in _SIGNATURES:
+        if first_bytes.startswith(magic) and codec in compr:
+            return codec
     from fsspec.utils import infer_compression
-    return infer_compression(name)
+    by_name = infer_compression(name)
+    return by_name if by_name == "lzma" else None
 
 
 class open_input:
     """`with open_input(path, storage_options) as (f, size)`: a binary file object of a
     local path or fsspec URL, and its size in bytes (None for a compressed file, read
-    through its codec). Every failure to open is "can't open input file"."""
+    through its codec: gzip, bz2, xz, zip, zstd where installed, known by the file's first
+    bytes). Every failure to open is "can't open input file"."""
 
     def __init__(self, name: str, storage_options: dict | None = None):
         self.name = name
@@ -38,21 +53,35 @@ class open_input:
     def __enter__(self):
         name = self.name
         try:
-            if is_url(name) or _compression(name) or self.storage_options:
-                import fsspec
+            if is_url(name) or self.storage_options:
                 from fsspec.core import url_to_fs
                 fs, fs_path = url_to_fs(name, **self.storage_options)
-                codec = _compression(name)
-                self._raw = fs.open(fs_path, "rb", block_size=READ_CHUNK_BYTES)
-                if codec:
-                    from fsspec.compression import compr
-                    self._file = compr[codec](self._raw, mode="rb")
-                    return self._file, None
-                self._file = self._raw
-                size = self._raw.size if hasattr(self._raw, "size") else fs.size(fs_path)
-                return self._file, int(size)
-            self._file = open(name, "rb")
-            return self._file, os.fstat(self._file.fileno()).st_size
+
+                def reopen():
+                    return fs.open(fs_path, "rb", block_size=READ_CHUNK_BYTES)
+
+                def size():
+                    return self._raw.size if hasattr(self._raw, "size") else fs.size(fs_path)
+            else:
+                def reopen():
+                    return open(name, "rb")
+
+                def size():
+                    return os.fstat(self._raw.fileno()).st_size
+            self._raw = reopen()
+            first = self._raw.read(_SIGNATURE_BYTES)
+            try:
+                self._raw.seek(0)
+            except (OSError, ValueError):      # a stream that cannot go back: open anew
+                self._raw.close()
+                self._raw = reopen()
+            codec = compression_of(first, name)
+            if codec:
+                from fsspec.compression import compr
+                self._file = compr[codec](self._raw, mode="rb")
+                return self._file, None
+            self._file = self._raw
+            return self._file, int(size())
         except DlinearError:
             raise
         except Exception as e:        # OSError, and the object stores' own errors

@@ -11,7 +11,7 @@ from .libsvm_writer import write_libsvm  # noqa: F401  (imported from here too)
 from ..problem import Problem, arrays_nbytes, data_dtype  # noqa: F401  (imported from here too)
 from ..problem import NARROW_INDEX_COLUMNS, index_dtype
 from .input_files import READ_CHUNK_BYTES, open_input, read_into
-from ..threads import PassPool
+from ..threads import PassPool, available_cores, stop_point
 
 
 # ------------------------------------------------------------------ LIBSVM text I/O
@@ -214,7 +214,7 @@ def read_libsvm(path, n_features: int | None = None, start: int = 0, end: int | 
                     raise DlinearError(f"{name}: byte range [{start}, {stop}) does not end "
                                        "at a line end")
             f.seek(start)
-        threads = (os.cpu_count() or 1) if n_threads is None else max(int(n_threads), 1)
+        threads = available_cores() if n_threads is None else max(int(n_threads), 1)
         n_parts = read_parts(remaining, threads)
         if n_parts > 1:
             parsers = _parse_parts(name, storage_options, f, start, stop, n_parts, first_line,
@@ -381,6 +381,7 @@ class _ChunkedParser:
         buf = np.empty(self.chunk_bytes, dtype=np.uint8)
         carry = 0               # bytes of a line not yet complete, at the start of buf
         while True:
+            stop_point()
             want = len(buf) - carry if remaining is None else min(len(buf) - carry, remaining)
             try:
                 got = read_into(f, buf[carry:carry + want])

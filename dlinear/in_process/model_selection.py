@@ -35,7 +35,6 @@ Given LIBLINEAR's own folds, -s 0 and -s 2 print LIBLINEAR's lines exactly
 from __future__ import annotations
 
 import math
-import os
 import queue
 import threading
 from concurrent.futures import ThreadPoolExecutor
@@ -54,6 +53,7 @@ from ..solver_table import solvers_text
 from ..solvers.vectors import norm
 from ..planning.class_plan import assemble_model, first_appearance, n_problems, order_labels, subproblem
 from .train import cv_folds, train_one
+from ..threads import available_cores
 
 # the solvers with a -C search and what each C starts from: SolverSpec.search
 SEARCH_SOLVER_ERROR = ("Warm-start parameter search only available for "
@@ -447,7 +447,7 @@ def find_parameters_in_process(problem: Problem, params: Params, nr_fold: int,
     nr_fold = len(fold_start) - 1
     group_params = [replace(params, p=p) if p >= 0 else params for p, _ in plan]
     if n_threads is None:
-        n_threads = os.cpu_count() or 1
+        n_threads = available_cores()
     pool = ThreadPoolExecutor(max_workers=max(1, n_threads))
 
     def submit(request, search):

@@ -9,7 +9,6 @@ warning, and the switch to the primal solver where LIBLINEAR switches.
 """
 from __future__ import annotations
 
-import os
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import Callable, Optional
@@ -31,6 +30,7 @@ from ..solver_table import SOLVERS, solvers_text
 from ..solvers import FitResult, SharedColumns, SubProblem, fit_all_classes, fit_task
 from ..solvers import kcolumn
 from ..solvers.multinomial import fit_multinomial
+from ..threads import available_cores
 
 
 def fit_class(problem: Problem, label, k: int, weighted_C, params: Params,
@@ -134,7 +134,7 @@ def train_in_process(problem: Problem, params: Params,
     if problem.n_samples == 0:
         raise DlinearError("the training set is empty")
     if n_threads is None:
-        n_threads = os.cpu_count() or 1
+        n_threads = available_cores()
     emit = log or (lambda line: None)
     label, weighted_C = plan_classes(params, lambda: first_appearance(problem.y), emit)
     if params.init_sol is not None:
@@ -231,7 +231,7 @@ def cross_validation_in_process(problem: Problem, params: Params, nr_fold: int,
     perm, fold_start = cv_folds(problem.n_samples, nr_fold, params.seed,
                                 log or (lambda line: None))
     if n_threads is None:
-        n_threads = os.cpu_count() or 1
+        n_threads = available_cores()
     target = np.empty(problem.n_samples)
     folds = _run_all(lambda i: run_cv_fold(problem, perm, fold_start[i], fold_start[i + 1],
                                            params),

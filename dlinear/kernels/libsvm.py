@@ -119,6 +119,19 @@ _INFINITY = np.frombuffer(b"infinity", dtype=np.uint8).copy()
 _QID = np.frombuffer(b"qid:", dtype=np.uint8).copy()
 
 
+def _named_variant(func, general):
+    """func named for its variant (`parse_into_general`, `parse_into_fast_path`). Numba
+    names a kernel's machine code and its environment after the function's qualified name
+    and a per-process counter, so two closures of one factory compiled in different runs
+    (the general one later, on the first text that needs it) got the same symbols: loaded
+    from the cache into one process, one returned its arrays through the other's
+    environment ("'descr' is NULL", then a SystemError)."""
+    suffix = "_general" if general else "_fast_path"
+    func.__name__ += suffix
+    func.__qualname__ += suffix
+    return func
+
+
 def _number_scanner(general):
     """The kernel that scans `[+-]?(digits[.digits*]|.digits)([eE][+-]?digits)?` at pos:
     with `general`, every number; without, only those the fast path converts (anything
@@ -237,7 +250,7 @@ def _number_scanner(general):
         if negative:
             value = -value
         return _NUM_EXACT, value, pos
-    return kernel_only(scan_number)
+    return kernel_only(_named_variant(scan_number, general))
 
 
 _scan_number = _number_scanner(True)
@@ -476,7 +489,7 @@ def _libsvm_parser(general):
                     largest_index, slow, n_slow)
         return (error, line, error_start, error_end, error_aux, n_rows, nnz, largest_index,
                 slow, n_slow)
-    return njit(cache=True, nogil=True)(parse_into)
+    return njit(cache=True, nogil=True)(_named_variant(parse_into, general))
 
 
 parse_libsvm_into = _libsvm_parser(True)

@@ -29,6 +29,7 @@ from dlinear import ConvergenceWarning, Params, train
 from dlinear.model import Model, nr_w_of
 from dlinear.solvers import SOLVERS
 from dlinear.solvers.primal_objective_values import primal_objective
+from dlinear.threads import available_cores
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -330,7 +331,7 @@ def machine() -> dict:
     except OSError:
         load = float("nan")
     return {"machine": platform.machine(), "processor": platform.processor(),
-            "cpus": os.cpu_count(), "python": platform.python_version(),
+            "cpus": available_cores(), "python": platform.python_version(),
             "numpy": np.__version__, "load": load}
 
 

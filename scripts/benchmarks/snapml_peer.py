@@ -16,11 +16,11 @@ installed (it is only a benchmark peer).
 from __future__ import annotations
 
 import argparse
-import os
 
 import numpy as np
 
 from dlinear import Params
+from dlinear.threads import available_cores
 
 from . import harness
 from .threads import load
@@ -104,7 +104,7 @@ def main(argv=None):
     problem = load(args.file)
     X = problem.to_scipy().tocsr()
     y = np.where(problem.y == problem.y[0], 1.0, -1.0)      # LIBLINEAR's first label: +1
-    cores = os.cpu_count() or 1
+    cores = available_cores()
     report.note(f"{args.file}: {problem.n_samples} x {problem.n_features}, {problem.nnz} "
                 f"nonzeros, float64 CSR; gap {args.gap:g}; {cores} cores; C = 1, no bias")
     C = 1.0

@@ -31,6 +31,7 @@ from dlinear.solvers import primal_objectives as PO
 from . import harness
 from .parallel_dual_cd import multicore_peer
 from .split_ceiling import run_at_once
+from dlinear.threads import available_cores
 
 
 def cache_path(path: str) -> str:
@@ -113,7 +114,7 @@ def main(argv=None):
     problem = load(args.file)
     report.note(f"{args.file}: {problem.n_samples} rows, {problem.n_features} features, "
                 f"{problem.nnz} nonzeros; {len(PO.row_chunks(problem.indptr, problem.indices, problem.n_features))}"
-                f" row chunks; {os.cpu_count()} cores")
+                f" row chunks; {available_cores()} cores")
     solvers = [int(s) for s in args.solvers.split(",")]
     harness.warm_up(problem, [Params(solver_type=s) for s in solvers], n_threads=2)
 

@@ -11,7 +11,7 @@ import pytest
 
 import dlinear
 from dlinear.cli.train_predict import train_main
-from dlinear.cli.main import main
+from dlinear.cli.main import MAIN_USAGE, main
 from dlinear.datasets.rcv1_like import make_rcv1_like
 
 
@@ -29,7 +29,11 @@ def test_main_help_and_version():
     r = run("--version")
     assert r.returncode == 0 and r.stderr == "" and r.stdout == f"dlinear {dlinear.__version__}\n"
     r = run("bogus")
-    assert r.returncode == 1 and r.stdout == "" and r.stderr.startswith("usage: ")
+    assert (r.returncode, r.stdout) == (1, "")
+    assert r.stderr == ("dlinear: unknown command 'bogus' (python -m dlinear -h lists the "
+                        "commands)\n")
+    r = run()
+    assert r.returncode == 1 and r.stdout == "" and r.stderr == MAIN_USAGE
 
 
 def test_make_data_says_what_it_wrote(tmp_path, capsys):

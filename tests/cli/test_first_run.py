@@ -108,8 +108,9 @@ def compiled_functions(tmp_path, *command):
 # kernel with its random permutations. Not the general reader (Eisel-Lemire, qid, the
 # error paths), not the column bitmaps (a small block is sorted), not the threaded or
 # cluster variants.
-S1_KERNELS = {"dlinear.kernels.libsvm._libsvm_parser.<locals>.parse_into[general=False]",
-              "dlinear.kernels.libsvm._number_scanner.<locals>.scan_number[general=False]",
+S1_KERNELS = {"dlinear.kernels.libsvm._libsvm_parser.<locals>.parse_into_fast_path[general=False]",
+              "dlinear.kernels.libsvm._number_scanner.<locals>"
+              ".scan_number_fast_path[general=False]",
               "dlinear.kernels.libsvm._skip_to_newline",
               "dlinear.kernels.dual_cd_svc.dual_cd_svc", "dlinear.kernels.rng.shuffle_prefix"}
 
@@ -133,8 +134,8 @@ def test_a_file_outside_the_fast_path_compiles_the_general_reader_too(tmp_path):
     found = compiled_functions(tmp_path, "train", "-q", "-s", "1", str(data),
                                str(tmp_path / "model"))
     names = {name for name, _ in found}
-    assert {"dlinear.kernels.libsvm._libsvm_parser.<locals>.parse_into[general=True]",
-            "dlinear.kernels.libsvm._libsvm_parser.<locals>.parse_into[general=False]",
+    assert {"dlinear.kernels.libsvm._libsvm_parser.<locals>.parse_into_general[general=True]",
+            "dlinear.kernels.libsvm._libsvm_parser.<locals>.parse_into_fast_path[general=False]",
             "dlinear.kernels.decimal.eisel_lemire"} <= names, found
 
 

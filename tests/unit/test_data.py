@@ -116,6 +116,23 @@ def test_largest_allowed_index(tmp_path):
     assert p.n_features == MAX_FEATURE_INDEX
 
 
+@pytest.mark.parametrize("codec, name", [("gzip", "t.gz"), ("gzip", "t.svm"), ("gzip", "t"),
+                                         ("bz2", "t.txt"), ("lzma", "t")])
+def test_compressed_input_is_known_by_its_first_bytes(tmp_path, codec, name):
+    """gzip, bz2 and xz files are read through their codec whatever they are named, and
+    a file named .gz that is plain text is read as text."""
+    import bz2
+    import gzip
+    import lzma
+    text = b"1 1:0.5 3:2\n-1 2:1\n"
+    compress = {"gzip": gzip.compress, "bz2": bz2.compress, "lzma": lzma.compress}[codec]
+    (tmp_path / name).write_bytes(compress(text))
+    (tmp_path / "plain.gz").write_bytes(text)
+    expected = parse_libsvm_bytes(text, "t")
+    for path in (tmp_path / name, tmp_path / "plain.gz"):
+        assert_same_problem(read_libsvm(str(path)), expected)
+
+
 def test_missing_file_message(tmp_path):
     path = str(tmp_path / "nope.svm")
     with pytest.raises(DlinearError, match=r"^can't open input file .*nope\.svm$"):

@@ -100,3 +100,20 @@ def test_an_old_file_stays_whole_when_the_new_one_fails(tmp_path, monkeypatch, u
     with pytest.raises(DlinearError, match="No space left"):
         fileio.write_text_atomically(path, "new\n")
     assert path.read_text() == "old\n" and os.listdir(tmp_path) == ["out"]
+
+
+def test_check_writable_fails_where_the_write_would_and_leaves_nothing(tmp_path, unnamed):
+    """The up-front check of an output path (dlinear-train's model file, dlinear-predict's
+    output) fails as the write itself would, and writes nothing where it passes."""
+    (tmp_path / "a-file").write_text("x")
+    (tmp_path / "a-dir").mkdir()
+    for path, reason in [(tmp_path / "no-such-dir" / "m", "No such file or directory"),
+                         (tmp_path / "a-file" / "m", "Not a directory"),
+                         (tmp_path / "a-dir", "Is a directory")]:
+        with pytest.raises(DlinearError) as e:
+            fileio.check_writable(path, "can't save model to file")
+        assert str(e.value) == f"can't save model to file {path}: {reason}"
+    fileio.check_writable(tmp_path / "m", "can't save model to file")
+    fileio.check_writable(tmp_path / "a-file", "can't save model to file")
+    assert sorted(os.listdir(tmp_path)) == ["a-dir", "a-file"]
+    assert (tmp_path / "a-file").read_text() == "x"

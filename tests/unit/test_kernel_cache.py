@@ -28,3 +28,24 @@ def test_a_kernel_is_stamped_with_the_sources_it_inlines():
     own_file, sources = locator.get_source_stamp()
     assert sources == kernel_sources_digest(KERNELS_DIR)
     assert own_file    # Numba's own stamp of the defining file stays part of it
+
+
+def test_every_kernel_has_its_own_name():
+    """Numba names a kernel's cached machine code and environment after its qualified name
+    and a per-process counter: two kernels of one name compiled in different runs clash
+    when both are loaded from the cache into one process (the reader's general and
+    fast-path parsers did: a SystemError on reading)."""
+    import importlib
+    import pkgutil
+
+    import dlinear.kernels
+    from numba.core.registry import CPUDispatcher
+    names = {}
+    for info in pkgutil.iter_modules(dlinear.kernels.__path__):
+        module = importlib.import_module(f"dlinear.kernels.{info.name}")
+        for value in vars(module).values():
+            if isinstance(value, CPUDispatcher) and value.py_func.__module__ == module.__name__:
+                key = (module.__name__, value.py_func.__qualname__)
+                names.setdefault(key, set()).add(id(value))
+    assert ("dlinear.kernels.libsvm", "_libsvm_parser.<locals>.parse_into_general") in names
+    assert {key: len(ids) for key, ids in names.items() if len(ids) > 1} == {}

@@ -382,3 +382,36 @@ def test_every_available_solver_has_a_fit_function_of_its_kind(spec):
     required = [p for p in inspect.signature(spec.fit).parameters.values()
                 if p.default is inspect.Parameter.empty]
     assert len(required) == (5 if spec.all_classes else 2), spec.fit
+
+
+# one function decides the threads (dlinear.threads.available_cores: affinity and the
+# cgroup CPU quota); nothing else asks the system for its cores
+CORE_COUNT_CALLS = ("cpu_count", "sched_getaffinity")
+
+
+def core_count_askers(directories) -> list:
+    found = []
+    for directory in directories:
+        for root, _, files in os.walk(directory):
+            for name in sorted(files):
+                if name.endswith(".py"):
+                    path = os.path.join(root, name)
+                    with open(path) as f:
+                        text = f.read()
+                    if any(call in text for call in CORE_COUNT_CALLS):
+                        found.append(os.path.relpath(path, os.path.dirname(directory)))
+    return sorted(found)
+
+
+def test_one_file_asks_for_the_core_count():
+    scripts = os.path.join(os.path.dirname(PACKAGE_DIR), "scripts")
+    assert core_count_askers([PACKAGE_DIR, scripts]) == [os.path.join("dlinear", "threads.py")]
+
+
+def test_the_core_count_check_catches_a_call(tmp_path):
+    pkg = tmp_path / "toy"
+    pkg.mkdir()
+    (pkg / "a.py").write_text("import os\nn = os.cpu_count()\n")
+    (pkg / "b.py").write_text("import multiprocessing\nn = multiprocessing.cpu_count()\n")
+    (pkg / "c.py").write_text("n = 1\n")
+    assert core_count_askers([str(pkg)]) == ["toy/a.py", "toy/b.py"]

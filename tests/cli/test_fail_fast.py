@@ -1,0 +1,161 @@
+"""Failing fast and answering the user (issue 39): an output path that cannot be written
+fails before any data is read, compressed input is known by its first bytes, an unknown
+command is named, and Ctrl-C at any point is one line and exit 130."""
+import os
+
+import pytest
+
+from dlinear.cli import train_predict
+from dlinear.cli.main import main
+
+
+def _never_read(*args, **kwargs):
+    raise AssertionError("the data was read before the output path was checked")
+
+
+@pytest.mark.parametrize("where, reason", [("no-such-dir/m", "No such file or directory"),
+                                           ("t/m", "Not a directory"),
+                                           (".", "Is a directory")])
+def test_an_unwritable_model_path_fails_before_the_data_is_read(tmp_path, capsys, monkeypatch,
+                                                                where, reason):
+    """LIBLINEAR's order (its `can't open output file`): the model path is checked first,
+    so a long read and training are not wasted; one line, exit 1, nothing written."""
+    train = tmp_path / "t"
+    train.write_text("1 1:1\n-1 2:1\n")
+    monkeypatch.setattr(train_predict, "read_dataset", _never_read)
+    monkeypatch.setattr(train_predict, "sample_libsvm", _never_read)
+    model = tmp_path / where
+    assert main(["train", str(train), str(model)]) == 1
+    out, err = capsys.readouterr()
+    assert out == "" and err == f"ERROR: can't save model to file {model}: {reason}\n"
+    assert os.listdir(tmp_path) == ["t"]
+
+
+def test_cross_validation_writes_no_model_so_checks_none(tmp_path, capsys):
+    train = tmp_path / "t"
+    train.write_text("1 1:1\n-1 2:1\n1 1:2\n-1 2:2\n")
+    assert main(["train", "-q", "-v", "2", str(train), str(tmp_path / "no-such-dir" / "m")]) == 0
+    assert capsys.readouterr().out.startswith("Cross Validation Accuracy = ")
+
+
+def test_an_unwritable_prediction_output_fails_before_the_model_and_data(tmp_path, capsys,
+                                                                         monkeypatch):
+    """dlinear-predict checks its output file before it reads the model or the test file,
+    with LIBLINEAR predict's words."""
+    monkeypatch.setattr(train_predict, "read_dataset", _never_read)
+    monkeypatch.setattr("dlinear.model.load_model", _never_read)
+    output = tmp_path / "no-such-dir" / "out"
+    assert main(["predict", "t", "m", str(output)]) == 1
+    out, err = capsys.readouterr()
+    assert out == "" and err == (f"ERROR: can't open output file {output}: "
+                                 "No such file or directory\n")
+    assert os.listdir(tmp_path) == []
+
+
+def test_a_gzip_file_named_without_gz_trains(tmp_path, capsys):
+    """Compression is known by the file's first bytes, not its name."""
+    import gzip
+    text = b"".join(b"%d 1:%d 2:1\n" % (1 if i % 2 else -1, i % 2) for i in range(40))
+    (tmp_path / "plain").write_bytes(text)
+    (tmp_path / "zipped").write_bytes(gzip.compress(text))
+    for name in ("plain", "zipped"):
+        assert main(["train", "-q", "--workers", "0", str(tmp_path / name),
+                     str(tmp_path / f"{name}.model")]) == 0
+    assert capsys.readouterr() == ("", "")
+    assert (tmp_path / "zipped.model").read_text() == (tmp_path / "plain.model").read_text()
+
+
+@pytest.fixture(scope="module")
+def large_training_file(tmp_path_factory):
+    """About 90 MB of rcv1-shaped text: a second or more to read on 2 cores, then -s 1
+    training of 20 s or more (-c 100)."""
+    from dlinear.cli.main import main as dlinear_main
+    directory = tmp_path_factory.mktemp("sigint")
+    assert dlinear_main(["make-data", "--rows", "120000", "--test-rows", "10", "--features",
+                         "20000", "--nnz-per-row", "30", str(directory / "d")]) == 0
+    return directory / "d.train"
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("delay", [0.3, 2.5, 3.5, 4.5, 7.0, 12.0])
+def test_ctrl_c_at_any_point_is_one_line_and_130(tmp_path, large_training_file, delay):
+    """SIGINT from a parent that restores the default handler, as a shell does, at points
+    spread over importing, reading (threads, kernels loaded) and training: always exit 130,
+    the one line (no traceback, no SystemError from a Numba dispatcher), no model file."""
+    import signal
+    import subprocess
+    import sys
+    import time
+    model = tmp_path / "m"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "dlinear", "train", "-q", "-s", "1", "-c", "100", "-e", "1e-6",
+         "--workers", "0", str(large_training_file), str(model)],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    try:
+        time.sleep(delay)
+        if process.poll() is not None:
+            pytest.fail(f"training ended before {delay} s: {process.stderr.read()}")
+        process.send_signal(signal.SIGINT)
+        out, err = process.communicate(timeout=120)
+    finally:
+        process.kill()
+        process.wait()
+    assert (process.returncode, out, err) == (130, "", "dlinear: interrupted\n")
+    assert os.listdir(tmp_path) == []
+
+
+def test_a_system_error_caused_by_ctrl_c_is_the_interrupt(capsys):
+    """Ctrl-C while Numba's wrapper boxes a kernel's result surfaces as a SystemError
+    caused by the KeyboardInterrupt: answered as Ctrl-C; another SystemError is a bug."""
+    from dlinear.cli.exit import exit_status
+
+    def dispatch():
+        try:
+            raise KeyboardInterrupt
+        except KeyboardInterrupt as e:
+            raise SystemError("CPUDispatcher(...) returned a result with an exception "
+                              "set") from e
+    assert exit_status(dispatch) == 130
+    assert capsys.readouterr().err == "dlinear: interrupted\n"
+
+    def bug():
+        raise SystemError("something else")
+    with pytest.raises(SystemError):
+        exit_status(bug)
+
+
+def test_a_failing_pass_stops_its_helper_threads_at_their_next_step():
+    """Ctrl-C reaches the calling thread only: the helpers end the part they are on at
+    its next stop_point, so the pass ends within a step, not a part."""
+    import threading
+    import time
+    from dlinear.threads import PassPool, stop_point
+    steps, started = [], threading.Event()
+
+    def part(q):
+        if threading.current_thread() is threading.main_thread():
+            started.wait(10)
+            raise KeyboardInterrupt
+        started.set()
+        for _ in range(1000):
+            stop_point()
+            steps.append(q)
+            time.sleep(0.01)
+    pool = PassPool(2, "test")
+    with pytest.raises(KeyboardInterrupt):
+        pool.run(part, [(q,) for q in range(4)])
+    pool.close()
+    assert 0 < len(steps) < 100
+
+
+def test_work_on_the_worker_thread_returns_and_raises_as_it_would_here():
+    import threading
+    from dlinear.cli.exit import answering_ctrl_c
+    from dlinear.errors import DlinearError
+    assert answering_ctrl_c(lambda: threading.current_thread().name) == "dlinear-work"
+
+    def fail():
+        raise DlinearError("t: line 3: bad")
+    with pytest.raises(DlinearError, match="t: line 3: bad"):
+        answering_ctrl_c(fail)
