@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import sys
 import warnings
+from dataclasses import replace
 
 import numpy as np
 
@@ -24,6 +25,7 @@ from ..errors import ConvergenceWarning, DataError, DlinearError
 from .exit import UsageError, _HelpRequested, _VersionRequested, command_line
 from .inputs import check_model_size, check_weight_count, read_weight_file
 from ..model import save_model
+from ..planning.formulation import choose_formulation, problem_scale
 from ..planning.modes import Choice, Cluster, Data, Mode, choose, is_map_reduce
 from ..params import Params, check_parameter
 from ..planning.class_plan import first_appearance
@@ -284,16 +286,35 @@ def _note(quiet: bool):
     return lambda line: print(line, file=sys.stderr, flush=True)
 
 
-def _deferred(note, line: str):
-    """A note said once, when the returned function is first called: in-process training
-    says where it trains only once the data has passed the checks that run as training
-    starts (labels, folds), so that bad input gives one line."""
-    pending = [line]
+def _deferred(note, *lines: str):
+    """Notes said once, when the returned function is first called: in-process training
+    says where and how it trains only once the data has passed the checks that run as
+    training starts (labels, folds), so that bad input gives one line."""
+    pending = list(lines)
 
     def say_it() -> None:
-        if pending:
-            note(pending.pop())
+        while pending:
+            note(pending.pop(0))
     return say_it
+
+
+def _default_formulation(params, opts, problem):
+    """(params, Formulation or None): without -s (and without -C, whose default is the
+    primal already), the squared hinge trains as dual CD or as its Newton primal, chosen
+    by the data's scale (dlinear.planning.formulation); options only the dual takes
+    (--cd-block 2, --online, ...) keep the dual."""
+    spec = params.spec
+    if "-s" in opts["given"] or opts["find_C"] or spec.fallback is None:
+        return params, None
+    primal = replace(params, solver_type=spec.fallback)
+    try:
+        check_parameter(primal)
+    except DlinearError:
+        return params, None
+    if params.online or params.cd_block != 1 or params.partition:
+        return params, None
+    chosen = choose_formulation(params.solver_type, problem_scale(problem, params))
+    return (primal if chosen.primal else params), chosen
 
 
 def _backend(opts, params, train_file) -> Choice:
@@ -390,9 +411,13 @@ def _run_training(params, opts, train_file, model_file) -> int:
             nr_class = len(first_appearance(problem.y))
         check_model_size(problem.n_features, nr_class, params, problem)
         _solver_note(opts)
-        where = _deferred(note if opts["workers"] is None else (lambda line: None),
-                          f"dlinear: {backend.describe()} (--workers n starts a local "
-                          "cluster)")
+        lines = []
+        if opts["workers"] is None:
+            lines.append(f"dlinear: {backend.describe()} (--workers n starts a local cluster)")
+        params, formulation = _default_formulation(params, opts, problem)
+        if formulation is not None:
+            lines.append(f"dlinear: {formulation.describe()}")
+        where = _deferred(note, *lines)
         with compiling:
             return _train_and_save(problem, params, opts, model_file,
                                    _say(opts["quiet"], before=where), before_saving=where)

@@ -1,0 +1,116 @@
+"""The squared hinge's formulation when none is named: dual CD (LIBLINEAR's default -s 1)
+or its primal, Newton (-s 1's fallback, -s 2), chosen by the data's scale.
+
+dlinear-train without -s, and LinearSVC(dual="auto") on in-memory data, train the
+L2-regularized squared hinge. Both formulations reach the same optimum; which is faster
+depends on the data. The dual CD's Hessian Q + I/(2C) (Q_ij = y_i y_j x_i.x_j) has the
+condition number 1 + 2C lambda_max(X X^T): when C lambda is large the dual CD needs many
+sweeps (on click-log-shaped data it reaches its 300-sweep cap and LIBLINEAR's train then
+switches to the primal anyway), while Newton's iterations barely depend on it. The dual
+still wins while the rows are fewer than the directions they span (few rows, many
+columns: the rows nearly orthogonal, few dual variables free at the optimum).
+
+Two numbers, from one pass over the nonzeros (dlinear.kernels.data_scale), measure that
+with s_j = sum_i C_i x_ij**2, the energy of column j (C_i: C times the row's class and
+instance weights; a bias feature counts as a column):
+
+    C lambda    = sum_j s_j**2 / sum_j s_j, a Rayleigh quotient of C^(1/2) X^T X C^(1/2)
+                  on the vector s (so at most C lambda_max): large when heavy columns are
+                  shared by many rows (click logs' counts, dense rows, a large C)
+    rows per effective column = n_rows * sum_j s_j**2 / (sum_j s_j)**2, the rows over
+                  the columns' participation ratio (n_rows / n for dense Gaussian rows)
+
+The primal is chosen when both reach their thresholds below. An explicit -s 1 (or
+dual=True) keeps LIBLINEAR's dual, bit for bit.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Optional
+
+import numpy as np
+
+from ..kernels.data_scale import column_energy
+from ..params import Params, class_C
+from ..solver_table import SOLVERS
+
+# ---- the rule's constants (python -m scripts.benchmarks.default_solver) ----------------
+# Measured 2026-11-27 on the 2-core development machine, shared with other jobs (load
+# 3-7): whole in-process fits of -s 1 and -s 2 at C = 1 on 2 threads (docs/guide/solvers.rst,
+# "The default formulation"). The dual was faster (or within 1.2x) at C lambda <= 46
+# (rcv1-shaped, 100k-400k rows) and on fewer rows than effective columns (2,000 dense
+# rows of 5,000 columns, C lambda 2,000); the primal 3-50x faster from C lambda 400 with
+# more rows than effective columns (tall sparse 200k x 1,000: 406; dense 20k x 500:
+# 2e4; click-shaped: 1e7).
+PRIMAL_MIN_C_LAMBDA = 150.0
+PRIMAL_MIN_ROWS_PER_EFFECTIVE_COLUMN = 1.0
+
+
+@dataclass(frozen=True)
+class Scale:
+    """What the rule reads of a training set: its rows, C lambda and rows per effective
+    column (the module's docstring), and C times the largest squared row norm (shown)."""
+    n_rows: int
+    c_lambda: float
+    rows_per_effective_column: float
+    c_max_row_norm2: float = 0.0
+
+
+@dataclass(frozen=True)
+class Formulation:
+    """The solver chosen for the unnamed squared hinge, and why (the CLI's line)."""
+    solver_type: int
+    dual_solver_type: int
+    scale: Scale
+    primal: bool = False
+
+    def describe(self) -> str:
+        s, d = self.scale, self.dual_solver_type
+        numbers = (f"C*lambda {s.c_lambda:.3g}, {s.rows_per_effective_column:.3g} rows per "
+                   f"effective column")
+        if self.primal:
+            return (f"-s {self.solver_type} (the primal of the default -s {d}: the same "
+                    f"model) by Newton: {numbers}, where dual CD converges slowly "
+                    f"(-s {d} keeps LIBLINEAR's dual)")
+        return f"-s {d} (dual CD, LIBLINEAR's default): {numbers}"
+
+
+def scale_of(indptr, indices, data, n_columns: int, row_C, bias: float = -1.0) -> Scale:
+    """The Scale of CSR rows (indptr, indices, data) over n_columns, each row's C in row_C
+    (an array, or one number for all), with LIBLINEAR's bias feature when bias >= 0."""
+    n_rows = len(indptr) - 1
+    row_C = np.broadcast_to(np.asarray(row_C, dtype=np.float64), (n_rows,))
+    row_C = np.ascontiguousarray(row_C)
+    s, largest, total = column_energy(indptr, indices, data, row_C, n_columns)
+    squares = float(s @ s)
+    if bias >= 0:                       # the bias column: bias**2 in every row
+        b2 = bias * bias
+        bias_energy = b2 * float(row_C.sum())
+        squares += bias_energy * bias_energy
+        total += bias_energy
+        largest += b2 * float(row_C.max(initial=0.0))
+    if total <= 0:
+        return Scale(n_rows, 0.0, 0.0, 0.0)
+    return Scale(n_rows, squares / total, n_rows * squares / (total * total), float(largest))
+
+
+def problem_scale(problem, params: Params) -> Scale:
+    """The Scale of a Problem's rows trained with `params`: each row's C is params.C times
+    its class's -wi weights and its instance weight."""
+    labels, row_class = np.unique(problem.y, return_inverse=True)
+    row_C = class_C(labels, params)[0][row_class]
+    if problem.sample_weight is not None:
+        row_C = row_C * problem.sample_weight
+    return scale_of(problem.indptr, problem.indices, problem.data, problem.n_features,
+                    row_C, params.bias)
+
+
+def choose_formulation(dual_solver_type: int, scale: Optional[Scale]) -> Formulation:
+    """Dual CD (dual_solver_type) or its Newton fallback, for the data's Scale (None:
+    unknown, the dual)."""
+    primal = SOLVERS[dual_solver_type].fallback
+    use_primal = (scale is not None and primal is not None
+                  and scale.c_lambda >= PRIMAL_MIN_C_LAMBDA
+                  and scale.rows_per_effective_column >= PRIMAL_MIN_ROWS_PER_EFFECTIVE_COLUMN)
+    return Formulation(primal if use_primal else dual_solver_type, dual_solver_type,
+                       scale if scale is not None else Scale(0, 0.0, 0.0), use_primal)
