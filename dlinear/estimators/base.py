@@ -27,6 +27,7 @@ from ..model import Model, load_model, save_model
 from ..params import Params
 from ..solver_table import SOLVERS
 from ..planning.class_plan import first_appearance, order_labels
+from ..planning.formulation import matrix_scale
 from .dask_helpers import (as_dask_array, as_labels, block_labels, block_scores, chunked_as,
                            class_counts, dask_class_codes, dask_rows, dataset,
                            dataset_label_order, in_memory_column, is_dask, map_labels,
@@ -223,7 +224,10 @@ class _LiblinearEstimator(BaseEstimator):
             check_classification_targets(y)
             classes, y = np.unique(y, return_inverse=True)
         params = self._fit_params(X.shape[0], X.shape[1], classes,
-                                  lambda: _label_order(y, sample_weight))
+                                  lambda: _label_order(y, sample_weight),
+                                  scale=lambda p: matrix_scale(
+                                      X, p.C if sample_weight is None
+                                      else p.C * sample_weight, p.bias))
         if self._kind == "classification":
             self.classes_ = classes
             self._check_classes(y, sample_weight)
@@ -298,10 +302,11 @@ class _LiblinearEstimator(BaseEstimator):
         """The model a fit keeps (as trained, here)."""
         return model
 
-    def _fit_params(self, n_samples, n_features, classes, label_order) -> Params:
+    def _fit_params(self, n_samples, n_features, classes, label_order, scale=None) -> Params:
         """The Params of this fit. classes: the sorted classes of y (None for regression
         and one-class); label_order() gives their indices in the order the binary
-        problems will be trained (for a warm start; it may read the data)."""
+        problems will be trained (for a warm start; it may read the data); scale(params),
+        for in-memory X, the data's dlinear.planning.formulation.Scale."""
         return self._params(self._solver_type(n_samples, n_features))
 
     def _check_classes(self, y_encoded, sample_weight):
