@@ -6,9 +6,7 @@ L2-regularized squared hinge. Both formulations reach the same optimum; which is
 depends on the data. The dual CD's Hessian Q + I/(2C) (Q_ij = y_i y_j x_i.x_j) has the
 condition number 1 + 2C lambda_max(X X^T): when C lambda is large the dual CD needs many
 sweeps (on click-log-shaped data it reaches its 300-sweep cap and LIBLINEAR's train then
-switches to the primal anyway), while Newton's iterations barely depend on it. The dual
-still wins while the rows are fewer than the directions they span (few rows, many
-columns: the rows nearly orthogonal, few dual variables free at the optimum).
+switches to the primal anyway), while Newton's iterations barely depend on it. 
 
 Two numbers, from one pass over the nonzeros (dlinear.kernels.data_scale), measure that
 with s_j = sum_i C_i x_ij**2, the energy of column j (C_i: C times the row's class and
@@ -18,10 +16,12 @@ instance weights; a bias feature counts as a column):
                   on the vector s (so at most C lambda_max): large when heavy columns are
                   shared by many rows (click logs' counts, dense rows, a large C)
     rows per effective column = n_rows * sum_j s_j**2 / (sum_j s_j)**2, the rows over
-                  the columns' participation ratio (n_rows / n for dense Gaussian rows)
+                  the columns' participation ratio (n_rows / n for dense Gaussian rows);
+                  shown, not a condition: on fewer rows than effective columns the dual
+                  reaches a lower objective at its default -e, but -s 2 was still faster
 
 leaving out the heaviest column (one dense direction, such as the bias feature, does not
-slow the dual). The primal is chosen when both reach their thresholds below. An explicit -s 1 (or
+slow the dual). The primal is chosen from C lambda >= PRIMAL_MIN_C_LAMBDA. An explicit -s 1 (or
 dual=True) keeps LIBLINEAR's dual, bit for bit.
 """
 from __future__ import annotations
@@ -37,14 +37,13 @@ from ..solver_table import SOLVERS
 
 # ---- the rule's constants (python -m scripts.benchmarks.default_solver) ----------------
 # Measured 2026-11-27 on the 2-core development machine, shared with other jobs (load
-# 3-7): whole in-process fits of -s 1 and -s 2 at C = 1 on 2 threads (docs/guide/solvers.rst,
-# "The default formulation"). The dual was faster (or within 1.2x) at C lambda <= 46
-# (rcv1-shaped, 100k-400k rows) and on fewer rows than effective columns (2,000 dense
-# rows of 5,000 columns, C lambda 2,000); the primal 3-50x faster from C lambda 400 with
-# more rows than effective columns (tall sparse 200k x 1,000: 406; dense 20k x 500:
-# 2e4; click-shaped: 1e7).
+# 3-13): whole in-process fits of -s 1 and -s 2 at C = 1 on 2 threads (docs/guide/solvers.rst,
+# "The default formulation"). The dual was faster (or within 1.2x) up to C lambda 46
+# (rcv1-shaped, 100k-400k rows; C = 10 on 100k rows: 116); -s 2 was 1.3-100x faster from
+# C lambda 348 (rcv1-shaped at C = 30) and 406 (tall sparse 200k x 1,000) up to click-shaped
+# (1e7), and 1.2-1.5x on 2,000 dense rows of 5,000 columns (2e3; there, as on rcv1 at a
+# large C, -s 2 stops at its default -e further from the optimum than -s 1 does: 13%).
 PRIMAL_MIN_C_LAMBDA = 150.0
-PRIMAL_MIN_ROWS_PER_EFFECTIVE_COLUMN = 1.0
 # The heaviest column is left out of both numbers: one direction shared by all rows (the
 # bias feature, -B 1) does not slow the dual CD (rcv1-shaped, 50k rows: 17 sweeps with
 # -B 1, 11 without, as fast as -s 2 or faster), while it alone would make C lambda ~ rows.
@@ -135,7 +134,6 @@ def choose_formulation(dual_solver_type: int, scale: Optional[Scale]) -> Formula
     unknown, the dual)."""
     primal = SOLVERS[dual_solver_type].fallback
     use_primal = (scale is not None and primal is not None
-                  and scale.c_lambda >= PRIMAL_MIN_C_LAMBDA
-                  and scale.rows_per_effective_column >= PRIMAL_MIN_ROWS_PER_EFFECTIVE_COLUMN)
+                  and scale.c_lambda >= PRIMAL_MIN_C_LAMBDA)
     return Formulation(primal if use_primal else dual_solver_type, dual_solver_type,
                        scale if scale is not None else Scale(0, 0.0, 0.0), use_primal)

@@ -5,9 +5,8 @@ import pytest
 import scipy.sparse as sp
 
 from dlinear import Params, Problem
-from dlinear.planning.formulation import (PRIMAL_MIN_C_LAMBDA,
-                                          PRIMAL_MIN_ROWS_PER_EFFECTIVE_COLUMN, Scale,
-                                          choose_formulation, problem_scale, scale_of)
+from dlinear.planning.formulation import (PRIMAL_MIN_C_LAMBDA, Scale, choose_formulation,
+                                          problem_scale, scale_of)
 from dlinear.solver_table import SOLVERS
 
 DUAL = Params().solver_type                 # LIBLINEAR's default, the dual CD
@@ -21,8 +20,10 @@ def scale(c_lambda, rows_per_column, rows=1000):
 @pytest.mark.parametrize("c_lambda, rows_per_column, primal", [
     (11.6, 11.6, False),                  # rcv1-shaped, C = 1
     (46.0, 46.0, False),                  # rcv1-shaped, 400k rows
-    (2e3, 0.4, False),                    # 2,000 dense rows of 5,000 columns
+    (116.0, 11.6, False),                 # rcv1-shaped, C = 10
     (0.08, 0.08, False),                  # few rows, many columns
+    (348.0, 11.6, True),                  # rcv1-shaped, C = 30
+    (2e3, 0.4, True),                     # 2,000 dense rows of 5,000 columns
     (406.0, 406.0, True),                 # tall and sparse: 200k rows of 1,000 columns
     (2e4, 40.0, True),                    # dense 20k x 500
     (1e7, 1.4e4, True),                   # click-shaped
@@ -34,14 +35,10 @@ def test_measured_shapes_choose_the_faster(c_lambda, rows_per_column, primal):
     assert chosen.dual_solver_type == DUAL
 
 
-def test_thresholds_are_inclusive_and_both_needed():
-    at = choose_formulation(DUAL, scale(PRIMAL_MIN_C_LAMBDA,
-                                        PRIMAL_MIN_ROWS_PER_EFFECTIVE_COLUMN))
-    assert at.primal
-    below_c = choose_formulation(DUAL, scale(np.nextafter(PRIMAL_MIN_C_LAMBDA, 0), 1e6))
-    below_rows = choose_formulation(DUAL, scale(1e9, np.nextafter(
-        PRIMAL_MIN_ROWS_PER_EFFECTIVE_COLUMN, 0)))
-    assert not below_c.primal and not below_rows.primal
+def test_the_threshold_is_inclusive():
+    assert choose_formulation(DUAL, scale(PRIMAL_MIN_C_LAMBDA, 1.0)).primal
+    assert not choose_formulation(DUAL, scale(np.nextafter(PRIMAL_MIN_C_LAMBDA, 0),
+                                              1e6)).primal
 
 
 def test_unknown_scale_or_no_primal_keeps_the_dual():
