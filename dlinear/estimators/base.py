@@ -29,7 +29,7 @@ from ..solver_table import SOLVERS
 from ..planning.class_plan import first_appearance, order_labels
 from ..planning.formulation import matrix_scale
 from .dask_helpers import (as_dask_array, as_labels, block_labels, block_scores, chunked_as,
-                           class_counts, dask_class_codes, dask_rows, dataset,
+                           class_counts, dask_class_codes, dask_rows, dask_scale, dataset,
                            dataset_label_order, in_memory_column, is_dask, map_labels,
                            map_scores, ones_per_row)
 
@@ -284,7 +284,9 @@ class _LiblinearEstimator(BaseEstimator):
             data = dataset(X, y, None, sample_weight, self.client)
             return dataset_label_order(data)
 
-        params = self._fit_params(n_samples, self.n_features_in_, classes, label_order)
+        params = self._fit_params(n_samples, self.n_features_in_, classes, label_order,
+                                  scale=lambda p: dask_scale(X, sample_weight, p.C, p.bias,
+                                                             self.client))
         if self._kind == "classification":
             self.classes_ = classes
             if isinstance(self.class_weight, str) and self.class_weight == "balanced":

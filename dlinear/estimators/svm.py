@@ -9,7 +9,6 @@ from sklearn.base import OutlierMixin, RegressorMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 
 from ..planning.formulation import choose_formulation
-from ..solver_table import SOLVERS
 from .dask_helpers import block_oneclass, is_dask, map_oneclass
 from .base import _LiblinearClassifier, _LiblinearEstimator
 from .mapping import CRAMMER_SINGER, ONECLASS, solver_for
@@ -22,11 +21,12 @@ class LinearSVC(_LiblinearClassifier):
     scikit-learn's ``LinearSVC`` over LIBLINEAR's solvers: ``loss``, ``penalty`` and
     ``dual`` choose the solver as in scikit-learn, and the other defaults are
     LIBLINEAR's. ``dual="auto"`` (the default) chooses for the default squared hinge
-    (l2 penalty) on in-memory X as ``dlinear-train`` without ``-s`` does: dual CD (-s 1)
-    or its Newton primal (-s 2) by the data's scale (C, the column energies and rows;
-    the documentation's "The default formulation"); for dask X, and for the other
-    losses and penalties, it takes the primal when n_samples > n_features and the loss
-    and penalty allow it, else the dual, as scikit-learn does.
+    (l2 penalty) as ``dlinear-train`` without ``-s`` does: dual CD (-s 1) or its Newton
+    primal (-s 2) by the data's scale (C, sample weights and the column energies, one
+    pass over X, on the cluster for dask X; the documentation's "The default
+    formulation"); for the other losses and penalties it takes the primal when
+    n_samples > n_features and the loss and penalty allow it, else the dual, as
+    scikit-learn does.
 
     Parameters
     ----------
@@ -124,15 +124,14 @@ class LinearSVC(_LiblinearClassifier):
         return solver_for(self.loss, self.penalty, self.dual, n_samples, n_features)
 
     def _fit_params(self, n_samples, n_features, classes, label_order, scale=None):
-        """dual="auto" for the squared hinge on in-memory X: dual CD or its Newton primal
-        by the data's scale, as dlinear-train without -s (dlinear.planning.formulation)."""
-        dual = solver_for(self.loss, self.penalty, True, n_samples, n_features)
+        """dual="auto" for the squared hinge: dual CD or its Newton primal by the data's
+        scale, as dlinear-train without -s (dlinear.planning.formulation)."""
         by_scale = (scale is not None and self.dual == "auto" and self.solver is None
                     and self.multi_class != "crammer_singer"
-                    and SOLVERS[dual].loss == "squared_hinge"
-                    and SOLVERS[dual].fallback is not None)
+                    and (self.loss, self.penalty) == ("squared_hinge", "l2"))
         if not by_scale:
             return super()._fit_params(n_samples, n_features, classes, label_order)
+        dual = solver_for(self.loss, self.penalty, True, n_samples, n_features)
         chosen = choose_formulation(dual, scale(self._params(dual)))
         return self._params(chosen.solver_type)
 

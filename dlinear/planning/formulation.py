@@ -86,29 +86,43 @@ def scale_of(indptr, indices, data, n_columns: int, row_C, bias: float = -1.0) -
     row_C = np.ascontiguousarray(np.broadcast_to(np.asarray(row_C, dtype=np.float64),
                                                  (n_rows,)))
     s, largest, _ = column_energy(indptr, indices, data, row_C, n_columns)
-    return _scale(n_rows, s, row_C, bias, largest)
+    return scale_from_energies(n_rows, s, largest, float(row_C.sum()),
+                               float(row_C.max(initial=0.0)), bias)
+
+
+def matrix_energies(X, row_C) -> tuple:
+    """(column energies s, largest C_i ||x_i||**2) of a scipy sparse matrix or a dense
+    array, each row's C in row_C (an array, or one number)."""
+    row_C = np.ascontiguousarray(np.broadcast_to(np.asarray(row_C, dtype=np.float64),
+                                                 (X.shape[0],)))
+    if hasattr(X, "indptr"):
+        X = X.tocsr() if X.format != "csr" else X
+        s, largest, _ = column_energy(X.indptr, X.indices, X.data, row_C, X.shape[1])
+        return s, float(largest)
+    X = np.asarray(X)
+    row_norm2 = np.einsum("ij,ij->i", X, X, dtype=np.float64) * row_C
+    return (np.einsum("ij,ij,i->j", X, X, row_C, dtype=np.float64),
+            float(row_norm2.max(initial=0.0)))
 
 
 def matrix_scale(X, row_C, bias: float = -1.0) -> Scale:
-    """The Scale of a scipy CSR matrix or a dense C-ordered array (the estimators'
-    in-memory X), each row's C in row_C (an array, or one number)."""
-    if hasattr(X, "indptr"):
-        return scale_of(X.indptr, X.indices, X.data, X.shape[1], row_C, bias)
-    n_rows = X.shape[0]
-    row_C = np.broadcast_to(np.asarray(row_C, dtype=np.float64), (n_rows,))
-    row_norm2 = np.einsum("ij,ij->i", X, X, dtype=np.float64) * row_C
-    s = np.einsum("ij,ij,i->j", X, X, row_C, dtype=np.float64)
-    return _scale(n_rows, s, row_C, bias, float(row_norm2.max(initial=0.0)))
+    """The Scale of a scipy sparse matrix or a dense array (the estimators' in-memory X),
+    each row's C in row_C (an array, or one number)."""
+    row_C = np.broadcast_to(np.asarray(row_C, dtype=np.float64), (X.shape[0],))
+    s, largest = matrix_energies(X, row_C)
+    return scale_from_energies(X.shape[0], s, largest, float(row_C.sum()),
+                               float(row_C.max(initial=0.0)), bias)
 
 
-def _scale(n_rows: int, s: np.ndarray, row_C: np.ndarray, bias: float,
-           largest: float) -> Scale:
-    """The Scale from the column energies s (the bias column added when bias >= 0),
-    leaving out the heaviest column (DUAL_COPES_WITH_ONE_DENSE_COLUMN)."""
+def scale_from_energies(n_rows: int, s: np.ndarray, largest: float, row_C_sum: float,
+                        row_C_max: float, bias: float = -1.0) -> Scale:
+    """The Scale from the column energies s and the rows' C (their sum and largest; the
+    bias column added when bias >= 0), leaving out the heaviest column
+    (DUAL_COPES_WITH_ONE_DENSE_COLUMN)."""
     s = np.asarray(s, dtype=np.float64)
     if bias >= 0:
-        s = np.append(s, bias * bias * float(row_C.sum()))
-        largest += bias * bias * float(row_C.max(initial=0.0))
+        s = np.append(s, bias * bias * row_C_sum)
+        largest += bias * bias * row_C_max
     squares, total = float(s @ s), float(s.sum())
     if DUAL_COPES_WITH_ONE_DENSE_COLUMN and len(s):
         top = float(s.max())
