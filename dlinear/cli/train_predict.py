@@ -43,7 +43,8 @@ def _solver_lines(kind: str) -> str:
 TRAIN_USAGE = (
     "Usage: dlinear-train [options] training_set_file [model_file]\n"
     "options:\n"
-    "-s type : set type of solver (default 1)\n"
+    "-s type : set type of solver (default 1; without -s, 1 or its primal 2 by the\n"
+    "\tdata's scale, said on stderr)\n"
     "  for multi-class classification\n" + _solver_lines("classification") +
     "  for regression\n" + _solver_lines("regression") +
     "  for outlier detection\n" + _solver_lines("oneclass") +
