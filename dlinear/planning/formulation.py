@@ -70,7 +70,8 @@ class Formulation:
 
     def describe(self) -> str:
         s, d = self.scale, self.dual_solver_type
-        numbers = (f"C*lambda {s.c_lambda:.3g}, {s.rows_per_effective_column:.3g} rows per "
+        numbers = (f"C*lambda {s.c_lambda:.3g} {'>=' if self.primal else '<'} "
+                   f"{PRIMAL_MIN_C_LAMBDA:g}, {s.rows_per_effective_column:.3g} rows per "
                    f"effective column")
         if self.primal:
             return (f"-s {self.solver_type} (the primal of the default -s {d}: the same "

@@ -50,9 +50,9 @@ def test_unknown_scale_or_no_primal_keeps_the_dual():
 def test_lines_say_which_and_why():
     primal = choose_formulation(DUAL, scale(1e7, 1.4e4)).describe()
     assert primal.startswith(f"-s {PRIMAL} (the primal of the default -s {DUAL}")
-    assert "C*lambda 1e+07" in primal and "1.4e+04 rows per effective column" in primal
+    assert "C*lambda 1e+07 >= 150" in primal and "1.4e+04 rows per effective column" in primal
     dual = choose_formulation(DUAL, scale(11.6, 11.6)).describe()
-    assert dual.startswith(f"-s {DUAL} (dual CD") and "C*lambda 11.6" in dual
+    assert dual.startswith(f"-s {DUAL} (dual CD") and "C*lambda 11.6 < 150" in dual
 
 
 def _scale_by_definition(X, row_C):
