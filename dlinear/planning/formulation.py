@@ -121,12 +121,14 @@ def scale_from_energies(n_rows: int, s: np.ndarray, largest: float, row_C_sum: f
     bias column added when bias >= 0), leaving out the heaviest column
     (DUAL_COPES_WITH_ONE_DENSE_COLUMN)."""
     s = np.asarray(s, dtype=np.float64)
-    if bias >= 0:
-        s = np.append(s, bias * bias * row_C_sum)
-        largest += bias * bias * row_C_max
     squares, total = float(s @ s), float(s.sum())
-    if DUAL_COPES_WITH_ONE_DENSE_COLUMN and len(s):
-        top = float(s.max())
+    top = float(s.max(initial=0.0))
+    if bias >= 0:                       # the bias column (not appended: s may be large)
+        bias_energy = bias * bias * row_C_sum
+        squares, total = squares + bias_energy * bias_energy, total + bias_energy
+        top = max(top, bias_energy)
+        largest += bias * bias * row_C_max
+    if DUAL_COPES_WITH_ONE_DENSE_COLUMN:
         squares, total = squares - top * top, total - top
     if total <= 0 or squares <= 0:
         return Scale(n_rows, 0.0, 0.0, float(largest))
