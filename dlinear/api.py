@@ -10,6 +10,7 @@ so neither imports the other: the layers below know nothing of the backends abov
 from __future__ import annotations
 
 from dataclasses import replace
+import os
 import sys
 from typing import Callable, Optional
 
@@ -79,9 +80,13 @@ def _cluster_dataset(data, y, sample_weight, client):
     return Dataset.from_arrays(data, y, client, sample_weight=sample_weight)
 
 
+# a cluster fit takes weights (not a Model) as the warm start of -s 0, 2, 11 only
+WARM_START_ON_CLUSTER = "-i is not yet supported with --scheduler/--workers"
+
+
 def train(data, params: Params, log: Optional[Callable[[str], None]] = None,
           n_threads: Optional[int] = None, client=None, partition: Optional[bool] = None,
-          *, y=None, sample_weight=None) -> Model:
+          *, y=None, sample_weight=None, init=None, memory=None) -> Model:
     """Train a LIBLINEAR model, in this process or on a Dask cluster.
 
     A Problem or matrix trains in this process unless a ``client`` is given; a Dataset
@@ -109,12 +114,29 @@ def train(data, params: Params, log: Optional[Callable[[str], None]] = None,
         one worker's memory. The optimum is the same; the models agree to the solvers'
         tolerance. For the Newton solvers -s 0, 2, 11, True map-reduces over the parts,
         False fits on a copy per worker (bit for bit the in-process model), and None
-        takes the copy for one-vs-rest with 3+ classes when it fits one worker.
+        takes the copy for one-vs-rest with 3+ classes when it fits one worker. -s 5 and
+        -s 6: True (and None when a copy would not fit) trains by OWL-QN map-reduced
+        over the parts (the in-process optimum to the tolerance), False on copies. A
+        solver with no partitioned method (-s 4, -s 21) raises DlinearError on data a
+        copy of which would not fit, before sending any.
     y : array-like, dask array or dask Series, optional
         The labels of a matrix or Dask collection, partitioned as the rows.
     sample_weight : array-like, dask array or dask Series, optional
         Instance weights of a matrix or Dask collection: each row's C is multiplied by
         its weight.
+    init : Model or numpy.ndarray, optional
+        Warm start (``dlinear-train -i``; ``params.init_sol``): the fit starts from this
+        model's weights (the dual solvers from duals consistent with them) and reaches
+        the same optimum as a fit from zero. A model with fewer features than the data
+        is extended with zero weights; more features, other labels, another bias or a
+        model of another problem family is a DlinearError. Weights are shaped like
+        ``Model.w``. In this process only, for now.
+    memory : int or str, optional
+        In this process, the memory budget of the fit: bytes, or a size such as "800M",
+        "2G", "1.5GB" (powers of 1024), counting the data and the solver's state. By
+        default the smaller of the available RAM and the process's cgroup memory limit,
+        against which only the solver's state is counted (the data is already held).
+        A fit that needs more raises DlinearError before training.
 
     Returns
     -------
@@ -133,15 +155,38 @@ def train(data, params: Params, log: Optional[Callable[[str], None]] = None,
     """
     if partition is not None:
         params = replace(params, partition=bool(partition))
+    if init is not None:
+        params = replace(params, init_sol=init)
     data, here = _training_data(data, y, sample_weight, client)
+    if not here and params.init_sol is not None and (isinstance(params.init_sol, Model)
+                                                     or not params.spec.newton):
+        raise DlinearError(WARM_START_ON_CLUSTER)
     if here:
         if params.partition:
             raise DlinearError("partition=True trains on a Dask cluster: pass a "
                                "dlinear.cluster.Dataset or a client")
+        _check_memory(data, params, n_threads, memory)
         return train_in_process(data, params, log=log, n_threads=n_threads)
     check_parameter(params)
     dataset = _cluster_dataset(data, y, sample_weight, client)
     return train_on_cluster(dataset, params.resolved(), client=client, log=log)
+
+
+def _check_memory(problem: Problem, params: Params, n_threads, memory) -> None:
+    """memory= (or the default budget) against the fit of `problem` in this process."""
+    from .planning.class_plan import n_binary_problems
+    from .planning.memory_budget import check_fits, fit_bytes, memory_budget
+    budget = memory_budget(memory, "memory=")
+    at_once = 1
+    if params.spec.kind == "classification":
+        classes = len(np.unique(problem.y))
+        at_once = max(1, min(n_binary_problems(classes), n_threads or os.cpu_count() or 1))
+    csr = fit_bytes(problem.n_samples, problem.nnz, 0, problem.data.itemsize,
+                    problem.indices.itemsize, problem.sample_weight is not None, 0)
+    need = fit_bytes(problem.n_samples, problem.nnz, problem.n_features,
+                     problem.data.itemsize, problem.indices.itemsize,
+                     problem.sample_weight is not None, at_once)
+    check_fits(need, budget, "dlinear.train", held=csr if memory is None else 0)
 
 
 def cross_validation(data, params: Params, nr_fold: int,

@@ -69,10 +69,11 @@ class Params:
         size against the workers' memory.
     partition_rule : {"adaptive", "linesearch", "cocoa"} or None, default None
         ``--partition-rule``; None is the solver's default.
-    init_sol : numpy.ndarray or None, default None
-        Warm start of -s 0, 2, 11 (LIBLINEAR's ``init_sol``): weights shaped like
-        ``Model.w``, (w_size, 1) or (w_size,) for a binary or regression model,
-        (w_size, k) for k classes.
+    init_sol : Model, numpy.ndarray or None, default None
+        The warm start (``-i``, LIBLINEAR's ``init_sol``; docs/guide/warm_start.rst): a
+        Model (checked against the data: features, labels, bias, problem family), or
+        weights shaped like ``Model.w``, (w_size, 1) or (w_size,) for a binary or
+        regression model, (w_size, k) for k classes.
     l1_ratio : float or None, default None
         ``--l1-ratio`` of -s 6 (the elastic net); None is LIBLINEAR's L1.
     """
@@ -167,8 +168,9 @@ def check_parameter(params: Params) -> None:
                                "dual with the bias constraint by its own two-variable CD; it "
                                "cannot be combined with --cd-block 2 or --online")
     if params.init_sol is not None and not spec.init_sol:
-        raise DlinearError("Initial-solution specification supported only for solvers "
-                           "L2R_LR, L2R_L2LOSS_SVC, and L2R_L2LOSS_SVR")
+        # LIBLINEAR's words, with the solvers dlinear warm-starts
+        raise DlinearError(f"Initial-solution specification supported only for solvers "
+                           f"{solvers_text(lambda s: s.init_sol)}")
     if params.max_iter < 1:
         raise DlinearError("max_iter < 1")
     # the kernels take these as int64
@@ -218,10 +220,11 @@ def _check_cd_options(params: Params) -> None:
                            f"{PARTITION_RULES[-1]}, got {params.partition_rule!r}")
     if params.partition and not (
             (spec.partitioned_dual_cd and params.cd_block == 1 and not params.online)
-            or (spec.partitioned and spec.newton and not params.primal_cd)):
+            or (spec.partitioned and spec.newton) or spec.partitioned_owlqn):
         raise DlinearError(
             f"--partition is for {solvers_text(lambda s: s.partitioned and s.newton)} "
-            f"(Newton map-reduced over the parts) and "
+            f"(Newton map-reduced over the parts; --primal-cd too, by Newton), "
+            f"{solvers_text(lambda s: s.partitioned_owlqn)} (OWL-QN map-reduced) and "
             f"{solvers_text(lambda s: s.partitioned_dual_cd)} (partitioned dual CD, "
             f"one-variable, not --online) only")
     if params.newton not in ("linesearch", "tron"):

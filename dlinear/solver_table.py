@@ -53,13 +53,16 @@ class SolverSpec:
     fallback_tol_scale: float = 1.0
     faster_hint: Optional[int] = None     # primal solver suggested when the dual cap is hit
     regularize_bias_optional: bool = False  # -R allowed
-    init_sol: bool = False                  # warm start from w0 supported
+    # warm start from w0 (Params.init_sol, -i): LIBLINEAR's for -s 0, 2, 11; the dual
+    # solvers start from duals consistent with w0 (dlinear.solvers.dual_start)
+    init_sol: bool = False
     # A solver of all classes at once (Crammer-Singer): its fit function is
     # fit(problem, class_of_row, weighted_C, params, seed) -> FitResult whose w is
     # (w_size, nr_class); the others fit one task at a time, fit(task, params).
     all_classes: bool = False
     # trains on data spread over the workers (--partition): Newton map-reduced over the
-    # parts, dual CD partitioned (each worker the dual variables of its own rows)
+    # parts, dual CD partitioned (each worker the dual variables of its own rows), the L1
+    # solvers by OWL-QN map-reduced over the parts
     partitioned: bool = False
     # the partitioned dual CD's combination rule when none is named (one of
     # PARTITION_RULES): "adaptive" for the SVC duals -s 1 and -s 3, measured fastest
@@ -122,6 +125,12 @@ class SolverSpec:
         return self.partitioned and self.dual_cd
 
     @property
+    def partitioned_owlqn(self) -> bool:
+        """Trains on partitioned rows by OWL-QN, its loss and gradient map-reduced over
+        the parts (dlinear.solvers.owlqn)."""
+        return self.partitioned and self.penalty == "l1"
+
+    @property
     def fit(self) -> Callable:
         """The fit function, bound by dlinear.solvers (bind_fits)."""
         try:
@@ -140,7 +149,7 @@ SOLVERS: dict[int, SolverSpec] = {s.id: s for s in [
                "L2-regularized L2-loss support vector classification (dual)",
                "classification", 0.1, "squared_hinge", "l2", True, method="dual_cd",
                fallback=2, fallback_tol_scale=0.1, regularize_bias_optional=True,
-               partitioned=True, partition_rule="adaptive", search="dual",
+               init_sol=True, partitioned=True, partition_rule="adaptive", search="dual",
                two_variable_cd=True, online=True),
     SolverSpec(2, "L2R_L2LOSS_SVC",
                "L2-regularized L2-loss support vector classification (primal)",
@@ -150,21 +159,23 @@ SOLVERS: dict[int, SolverSpec] = {s.id: s for s in [
     SolverSpec(3, "L2R_L1LOSS_SVC_DUAL",
                "L2-regularized L1-loss support vector classification (dual)",
                "classification", 0.1, "hinge", "l2", True, method="dual_cd", faster_hint=2,
-               regularize_bias_optional=True, partitioned=True, partition_rule="adaptive",
+               regularize_bias_optional=True, init_sol=True, partitioned=True,
+               partition_rule="adaptive",
                search="dual", two_variable_cd=True, online=True),
     SolverSpec(4, "MCSVM_CS", "support vector classification by Crammer and Singer",
                "classification", 0.1, "crammer_singer", "l2", True,
-               method="multiclass_dual_cd", all_classes=True),
+               method="multiclass_dual_cd", init_sol=True, all_classes=True),
     SolverSpec(5, "L1R_L2LOSS_SVC", "L1-regularized L2-loss support vector classification",
                "classification", 0.01, "squared_hinge", "l1", False, method="primal_cd",
-               regularize_bias_optional=True),
+               regularize_bias_optional=True, init_sol=True, partitioned=True),
     SolverSpec(6, "L1R_LR", "L1-regularized logistic regression",
                "classification", 0.01, "logistic_regression", "l1", False,
                method="newglmnet", probability=True, regularize_bias_optional=True,
-               elastic_net=True),
+               init_sol=True, elastic_net=True, partitioned=True),
     SolverSpec(7, "L2R_LR_DUAL", "L2-regularized logistic regression (dual)",
                "classification", 0.1, "logistic_regression", "l2", True, method="dual_cd",
-               probability=True, fallback=0, fallback_tol_scale=0.1, partitioned=True),
+               probability=True, fallback=0, fallback_tol_scale=0.1, init_sol=True,
+               partitioned=True),
     SolverSpec(11, "L2R_L2LOSS_SVR", "L2-regularized L2-loss support vector regression (primal)",
                "regression", 0.0001, "squared_epsilon_insensitive", "l2", False,
                method="newton", regularize_bias_optional=True, init_sol=True,
@@ -172,13 +183,15 @@ SOLVERS: dict[int, SolverSpec] = {s.id: s for s in [
     SolverSpec(12, "L2R_L2LOSS_SVR_DUAL",
                "L2-regularized L2-loss support vector regression (dual)",
                "regression", 0.1, "squared_epsilon_insensitive", "l2", True,
-               method="dual_cd", fallback=11, fallback_tol_scale=0.001, partitioned=True),
+               method="dual_cd", fallback=11, fallback_tol_scale=0.001, init_sol=True,
+               partitioned=True),
     SolverSpec(13, "L2R_L1LOSS_SVR_DUAL",
                "L2-regularized L1-loss support vector regression (dual)",
                "regression", 0.1, "epsilon_insensitive", "l2", True, method="dual_cd",
                faster_hint=11, partitioned=True),
     SolverSpec(21, "ONECLASS_SVM", "one-class support vector machine (dual)",
-               "oneclass", 0.01, "oneclass", "l2", True, method="oneclass_dual_cd"),
+               "oneclass", 0.01, "oneclass", "l2", True, method="oneclass_dual_cd",
+               init_sol=True),
 ]}
 
 SOLVER_BY_NAME = {s.name: s for s in SOLVERS.values()}

@@ -2,15 +2,14 @@
 
 Build: python -m sphinx -W -b html docs docs/_build/html   (pip install -e ".[docs]")
 
-Two small directives keep facts in one place:
+Facts are kept in one place:
 - ``.. dlinear-help:: train`` prints a command's usage text as the program prints it
-  (dlinear/cli/train_predict.py, dlinear/cli/jobs.py, dlinear/datasets/rcv1_like.py), so the options are written
-  once, in the code;
-- ``.. benchmarks-file::`` shows BENCHMARKS.md, the one copy of the measured figures, one
-  section per ``##`` heading.
+  (dlinear/cli/train_predict.py, dlinear/cli/jobs.py, dlinear/datasets/rcv1_like.py), so
+  the options are written once, in the code;
+- docs/benchmarks.md includes BENCHMARKS.md, the one copy of the measured figures, parsed
+  as Markdown by MyST (its tables become HTML tables).
 """
 import os
-import re
 import sys
 from pathlib import Path
 
@@ -32,12 +31,20 @@ extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.autosummary",
     "numpydoc",
+    "myst_parser",                      # BENCHMARKS.md, included by docs/benchmarks.md
 ]
 exclude_patterns = ["_build"]
 templates_path = ["_templates"]
 html_theme = "alabaster"
-html_theme_options = {"description": "LIBLINEAR on one core or a Dask cluster"}
-html_static_path = []
+# wide enough for the usage text (COLUMNS below) and the benchmark tables; custom.css
+# sets the literal blocks' font (alabaster loads _static/custom.css)
+html_theme_options = {"description": "LIBLINEAR on one core or a Dask cluster",
+                      "page_width": "1240px", "sidebar_width": "230px",
+                      "body_max_width": "none"}
+html_static_path = ["_static"]
+# docutils' smart quotes turn "--seed" into an en dash and "..." into curly quotes, which
+# breaks every command line and option name pasted from the site
+smartquotes = False
 
 autosummary_generate = True
 autodoc_typehints = "none"              # the numpydoc Parameters sections say the types
@@ -77,77 +84,6 @@ class HelpDirective(SphinxDirective):
         return [block]
 
 
-HEADING = re.compile(r"^(#{2,3}) (.+)$")
-
-
-def benchmark_sections(text: str):
-    """BENCHMARKS.md as (level, title, body) for each ## and ### heading (level 2, 3);
-    the text before the first one has level 1. Headings inside ``` blocks are text."""
-    sections, title, level, body, fenced = [], None, 1, [], False
-    for line in text.splitlines():
-        if line.startswith("```"):
-            fenced = not fenced
-        match = None if fenced else HEADING.match(line)
-        if match:
-            sections.append((level, title, "\n".join(body).strip("\n")))
-            level, title, body = len(match.group(1)), match.group(2).strip(), []
-        else:
-            body.append(line)
-    sections.append((level, title, "\n".join(body).strip("\n")))
-    return sections
-
-
-IMAGE = re.compile(r"^!\[([^\]]*)\]\(docs/([^)\s]+)\)$")
-
-
-def _text_and_images(body: str) -> list:
-    """Literal blocks of the text, and an image node for each ![alt](docs/...) line."""
-    result, text = [], []
-
-    def flush():
-        chunk = "\n".join(text).strip("\n")
-        if chunk:
-            result.append(nodes.literal_block(chunk, chunk, language="text"))
-        text.clear()
-
-    for line in body.splitlines():
-        match = IMAGE.match(line.strip())
-        if match:
-            flush()
-            result.append(nodes.image(uri=match.group(2), alt=match.group(1)))
-        else:
-            text.append(line)
-    flush()
-    return result
-
-
-class BenchmarksDirective(SphinxDirective):
-    """``.. benchmarks-file::``: BENCHMARKS.md, a section per heading, its text verbatim."""
-
-    def run(self):
-        path = ROOT / "BENCHMARKS.md"
-        self.env.note_dependency(str(path))
-        result, parent, ids = [], None, set()
-        for level, title, body in benchmark_sections(path.read_text()):
-            if title is None:         # the file's own "# Benchmarks" is the page's title
-                result += _text_and_images(re.sub(r"\A# .*\n", "", body))
-                continue
-            block = _text_and_images(body)
-            anchor = nodes.make_id("bench-" + title)
-            while anchor in ids:
-                anchor += "-1"
-            ids.add(anchor)
-            section = nodes.section(ids=[anchor])
-            section += nodes.title(title, title)
-            section += block
-            if level == 3 and parent is not None:
-                parent += section
-            else:
-                result.append(section)
-                parent = section
-        return result
-
-
 def _skip_metadata_routing(app, what, name, obj, skip, options):
     """scikit-learn's metadata-routing methods (set_fit_request & co) are scikit-learn's to
     document, not dlinear's."""
@@ -159,5 +95,4 @@ def _skip_metadata_routing(app, what, name, obj, skip, options):
 def setup(app):
     app.connect("autodoc-skip-member", _skip_metadata_routing)
     app.add_directive("dlinear-help", HelpDirective)
-    app.add_directive("benchmarks-file", BenchmarksDirective)
     return {"parallel_read_safe": True}

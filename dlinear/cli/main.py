@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import sys
 
+import numpy as np
+
 from ..data.binary_format import convert_libsvm
 from .train_predict import parse_storage_option, predict_main, train_main
 from .exit import UsageError, _HelpRequested, _print_usage, command_line, exit_status
@@ -26,6 +28,9 @@ CONVERT_USAGE = (
     "header) that dlinear-train, dlinear-predict and the cluster read without parsing.\n"
     "options:\n"
     "-W weight_file : instance weights, one per line, stored with the rows\n"
+    "--float32 : store the values in 4 bytes instead of 8, and the column indices in 2\n"
+    "\tinstead of 4 where the columns fit (at most 65,536), as dlinear-train --float32\n"
+    "\treads text; dlinear-train reads the dataset with float32 values\n"
     "--storage-option key=value : an fsspec option for an s3://, gs://... libsvm_file\n"
     "-q : quiet mode (no outputs)\n"
 )
@@ -36,12 +41,14 @@ def convert_main(argv=None) -> int:
 
 
 def _convert_command(argv: list[str]) -> int:
-    quiet, weight_file, storage_options, i = False, None, {}, 0
+    quiet, weight_file, storage_options, dtype, i = False, None, {}, np.float64, 0
     while i < len(argv) and argv[i].startswith("-") and argv[i] != "-":
         if argv[i] in ("-h", "--help"):
             raise _HelpRequested
         if argv[i] == "-q":
             quiet, i = True, i + 1
+        elif argv[i] == "--float32":
+            dtype, i = np.float32, i + 1
         elif argv[i] in ("-W", "--storage-option") and i + 1 < len(argv):
             if argv[i] == "-W":
                 weight_file = argv[i + 1]
@@ -55,11 +62,12 @@ def _convert_command(argv: list[str]) -> int:
     source, target = argv[i:]
     weights = read_weight_file(weight_file) if weight_file else None
     header = convert_libsvm(source, target, weights=weights,
-                            storage_options=storage_options or None)
+                            storage_options=storage_options or None, dtype=dtype)
     if not quiet:
         print(f"{target}: {header.rows} rows, {header.nnz} nonzeros, "
               f"{header.n_features} features ({header.occurring_columns} occurring), "
-              f"{len(header.parts)} parts, {header.label_type} labels"
+              f"{len(header.parts)} parts, {header.label_type} labels, "
+              f"{header.dtype('data').name} values, {header.dtype('indices').name} indices"
               + (", weights" if header.weights else ""))
     return 0
 

@@ -12,32 +12,37 @@ from dataclasses import replace
 
 import numpy as np
 
-from ..api import cross_validation, find_parameters, train
+from ..api import WARM_START_ON_CLUSTER, cross_validation, find_parameters, train
 from ..cluster import Dataset, cluster_client, make_security
 from ..cluster.dataset import with_sample_weight
 from ..cluster.engine import training_mode
 from ..cluster.session import CONNECT_TIMEOUT, SCHEDULER_ENV
 from .compile_notice import CompileNotice
-from ..data.binary_format import is_binary_dataset, read_dataset, read_header
-from ..planning.cost_model import BINARY_S_PER_NONZERO, columns_growth_of_parts, columns_seen
+from ..data.binary_format import read_dataset
 from ..data.libsvm_reader import Problem
 from ..errors import ConvergenceWarning, DataError, DlinearError
 from .exit import UsageError, _HelpRequested, _VersionRequested, command_line
-from .inputs import check_model_size, check_weight_count, read_weight_file
-from ..model import save_model
+from .inputs import (check_model_size, check_weight_count, input_shape, memory_plan,
+                     read_weight_file)
+from ..model import load_model, save_model
 from ..planning.formulation import choose_formulation, problem_scale
+from ..planning.memory_budget import parse_size
 from ..planning.modes import Choice, Cluster, Data, Mode, choose, is_map_reduce
 from ..params import Params, check_parameter
-from ..planning.class_plan import first_appearance
+from ..planning.class_plan import WarmStartError, first_appearance
+from ..in_process.out_of_core import train_out_of_core
 from ..predict import evaluate
 from ..progress import quiet as quiet_progress
 from ..solver_table import SOLVERS
-from ..data.text_sample import sample_libsvm
 
 
 def _solver_lines(kind: str) -> str:
     return "".join(f"\t{s.id:2d} -- {s.description}\n" for s in SOLVERS.values()
                    if s.kind == kind)
+
+
+def _warm_start_solvers() -> str:
+    return "-s " + ", ".join(str(s.id) for s in SOLVERS.values() if s.init_sol)
 
 
 TRAIN_USAGE = (
@@ -73,6 +78,8 @@ TRAIN_USAGE = (
     "-W weight_file: set instance weights, one per line (multiply each instance's C)\n"
     "-v n: n-fold cross validation mode\n"
     "-C : find parameters (C for -s 0, 1, 2, 3 and C, p for -s 11)\n"
+    "-i initial_model_file : warm start from this model (same labels, bias and kind of\n"
+    "\tsolver, at most the data's features; " + _warm_start_solvers() + ")\n"
     "-q : quiet mode (no outputs)\n"
     "-m nr_thread : read and train in this process on nr_thread threads (default: one per\n"
     "\tcore); the model is the same for any number, but for the dual CD of a large\n"
@@ -97,6 +104,9 @@ TRAIN_USAGE = (
     "--max-updates n : update budget of --online (default max-iter x #variables)\n"
     "--float32 : store the feature values in 4 bytes instead of 8 (sums stay float64;\n"
     "\tobjectives within 1e-6 relative of the float64 fit)\n"
+    "--memory size : the memory a training in this process may use, e.g. 800M, 2G, 1.5GB\n"
+    "\t(K, M, G, T: powers of 1024; default: the smaller of the available RAM and the\n"
+    "\tprocess's cgroup memory limit); data whose fit needs more is refused before it is read\n"
     "--newton {linesearch,tron} : -s 0, 2, 11 by line-search (default) or trust-region Newton\n"
     "--multinomial : -s 0: multinomial (softmax) logistic regression instead of one-vs-rest;\n"
     "\tthe model file says L2R_LR_MULTINOMIAL, which LIBLINEAR's predict refuses\n"
@@ -106,7 +116,8 @@ TRAIN_USAGE = (
     "\tsolves its own rows, no copy of the data per worker (default: when the data does not\n"
     "\tfit one worker's memory); -s 0, 2, 11: Newton map-reduced over the parts (the\n"
     "\tdefault, except one-vs-rest with 3+ classes on data that fits one worker);\n"
-    "\t--no-partition: a copy per worker, classes in parallel\n"
+    "\t-s 5, 6: OWL-QN map-reduced over the parts (default: when the data does not fit one\n"
+    "\tworker); --no-partition: a copy per worker, classes in parallel\n"
     "--partition-rule {adaptive,linesearch,cocoa} : how --partition combines the workers'\n"
     "\tsteps: a line search on subproblems scaled between the next two (default), the\n"
     "\tblock-diagonal approximation with a line search, or CoCoA+ adding\n"
@@ -154,9 +165,10 @@ def parse_train_args(argv: list[str]):
     """-> (Params, options dict, training file, model file)."""
     params = Params()
     opts = {"quiet": False, "nr_fold": 0, "find_C": False, "workers": None, "weight_file": None,
-            "threads": None,
+            "threads": None, "initial_model": None,
             "scheduler": None, "tls-ca-file": None, "tls-cert": None, "tls-key": None,
             "storage_options": {}, "connect_timeout": CONNECT_TIMEOUT, "dtype": np.float64,
+            "memory": None,
             "given": set()}     # which of -s, -c, -p were given (for -C)
     i = 0
     while i < len(argv) and argv[i].startswith("-") and argv[i] != "-":
@@ -215,6 +227,8 @@ def parse_train_args(argv: list[str]):
                 raise UsageError("n-fold cross validation: n must >= 2")
         elif arg == "-W":
             opts["weight_file"] = value
+        elif arg == "-i":
+            opts["initial_model"] = value
         elif arg == "-m":
             opts["threads"] = _number(arg, value, int)
             if opts["threads"] < 1:
@@ -233,6 +247,11 @@ def parse_train_args(argv: list[str]):
                 raise UsageError("--connect-timeout needs a number of seconds > 0")
         elif arg == "--storage-option":
             parse_storage_option(value, opts["storage_options"])
+        elif arg == "--memory":
+            try:
+                opts["memory"] = parse_size(value, arg)
+            except DlinearError as e:
+                raise UsageError(str(e)) from None
         elif arg == "--seed":
             params.seed = _number(arg, value, int)
         elif arg == "--max-iter":
@@ -301,11 +320,13 @@ def _deferred(note, *lines: str):
 
 def _default_formulation(params, opts, problem):
     """(params, Formulation or None): without -s (and without -C, whose default is the
-    primal already), the squared hinge trains as dual CD or as its Newton primal, chosen
-    by the data's scale (dlinear.planning.formulation); options only the dual takes
-    (--cd-block 2, --online, ...) keep the dual."""
+    primal already, or -i, which continues its model's solver), the squared hinge trains
+    as dual CD or as its Newton primal, chosen by the data's scale
+    (dlinear.planning.formulation); options only the dual takes (--cd-block 2, --online,
+    ...) keep the dual."""
     spec = params.spec
-    if "-s" in opts["given"] or opts["find_C"] or spec.fallback is None:
+    if ("-s" in opts["given"] or opts["find_C"] or spec.fallback is None
+            or opts.get("initial_model") is not None):
         return params, None
     primal = replace(params, solver_type=spec.fallback)
     try:
@@ -318,59 +339,32 @@ def _default_formulation(params, opts, problem):
     return (primal if chosen.primal else params), chosen
 
 
-def _backend(opts, params, train_file) -> Choice:
+def _cluster_asked(opts) -> bool:
+    """--scheduler (or its environment variable) or --workers n > 0."""
+    return bool(opts["scheduler"] or os.environ.get(SCHEDULER_ENV)
+                or (opts["workers"] or 0) > 0)
+
+
+def _backend(opts, params, train_file, data: Data | None = None) -> Choice:
     """Where dlinear-train trains (Mode.CLUSTER or Mode.IN_PROCESS): --scheduler (or its
     environment variable) and --workers n > 0 ask for a cluster, --workers 0 for this
     process; otherwise modes.choose decides whether a local cluster pays (its cost model,
-    on the data's shape: a binary dataset's header, or a timed sample of the text)."""
-    if opts["scheduler"] or os.environ.get(SCHEDULER_ENV):
+    on the data's shape `data`, read here when not given: a binary dataset's header, or a
+    timed sample of the text)."""
+    if _cluster_asked(opts):
         cluster = Cluster(running=False)
-    elif opts["workers"] is not None:
-        cluster = Cluster(running=False) if opts["workers"] > 0 else None
+    elif opts["workers"] is not None or opts["initial_model"] is not None:
+        cluster = None          # --workers 0; a warm start trains in this process
     else:
         cluster = Cluster(running=False, asked=False, workers=os.cpu_count() or 1)
     job = "search" if opts["find_C"] else "cv" if opts["nr_fold"] else "train"
-    data = Data()
+    shape = Data()
     if cluster is not None and not cluster.asked and job == "train" and is_map_reduce(params):
-        data = input_shape(train_file, opts["storage_options"] or None)
+        shape = data if data is not None else input_shape(train_file,
+                                                          opts["storage_options"] or None)
     # the process's threads as training will use them (-m, default one per core)
-    return choose(params, data, cluster, job=job,
+    return choose(params, shape, cluster, job=job,
                   n_threads=opts["threads"] or os.cpu_count() or 1)
-
-
-def input_shape(train_file, storage_options=None) -> Data:
-    """The training data's shape for the cost model: a binary dataset's header, or the
-    first SAMPLE_BYTES of LIBSVM text parsed and scaled to the file (its rows, nonzeros,
-    largest column, classes and parse time); what cannot be read stays unknown (the
-    reader reports it)."""
-    from ..planning.class_plan import n_binary_problems
-    try:
-        if is_binary_dataset(train_file, storage_options):
-            h = read_header(train_file, storage_options)
-            classes = len(h.labels) if h.labels is not None else 2
-            return Data(h.rows, h.nnz, n_problems=n_binary_problems(classes),
-                        n_features=h.n_features, occurring_columns=h.occurring_columns,
-                        columns_growth=columns_growth_of_parts(
-                            [p.columns[1] - p.columns[0] for p in h.parts],
-                            h.occurring_columns),
-                        read_s=h.nnz * BINARY_S_PER_NONZERO)
-        sample = sample_libsvm(train_file, storage_options)
-    except DlinearError:
-        return Data()
-    if sample is None:
-        return Data()
-    p, scale = sample.problem, sample.scale
-    classes = len(np.unique(p.y)) if np.array_equal(p.y, np.round(p.y)) else 2
-    rows, nnz = int(p.n_samples * scale), int(p.nnz * scale)
-    # the columns that occur, from how their count grows over the sample's rows
-    counted = [max(1, p.n_samples // 2), p.n_samples]
-    occurring, growth = columns_seen(
-        tuple(counted), tuple(len(np.unique(p.indices[:p.indptr[r]])) for r in counted),
-        rows, p.n_features, nnz)
-    return Data(rows, nnz, file_bytes=sample.file_bytes,
-                n_problems=n_binary_problems(min(classes, 1000)), n_features=p.n_features,
-                occurring_columns=occurring, columns_growth=growth,
-                read_s=sample.seconds * scale, estimated=True)
 
 
 def train_main(argv=None) -> int:
@@ -383,6 +377,8 @@ def _train_command(argv: list[str]) -> int:
         return _run_training(params, opts, train_file, model_file)
     except DataError as e:          # the content of the training file: name it
         raise DlinearError(f"{train_file}: {e}") from None
+    except WarmStartError as e:     # the -i model does not fit: name it
+        raise DlinearError(f"{opts['initial_model']}: {e}") from None
 
 
 def _run_training(params, opts, train_file, model_file) -> int:
@@ -390,11 +386,27 @@ def _run_training(params, opts, train_file, model_file) -> int:
     a cluster (_backend)."""
     if opts["find_C"]:
         _prepare_search(params, opts)
+    if opts["initial_model"] is not None:
+        if opts["find_C"] or opts["nr_fold"]:
+            raise DlinearError("-i (warm start) trains one model: it cannot be combined "
+                               "with -v or -C")
+        params.init_sol = load_model(opts["initial_model"])
     check_parameter(params)
     say, note = _say(opts["quiet"]), _note(opts["quiet"])
     storage_options = opts["storage_options"] or None
-    backend = _backend(opts, params, train_file)
+    # the data's shape, unless a cluster is asked for: for the cost model and the budget
+    shape = Data() if _cluster_asked(opts) else input_shape(train_file, storage_options)
+    backend = _backend(opts, params, train_file, shape)
+    if backend.mode is Mode.CLUSTER and params.init_sol is not None:
+        raise DlinearError(WARM_START_ON_CLUSTER)
     if backend.mode is not Mode.CLUSTER:
+        budget, out_of_core = memory_plan(shape, params, opts, train_file)
+        if out_of_core:
+            note(f"dlinear: -s {params.solver_type} out of core: the data does not fit the "
+                 f"{budget.describe()}; its rows are read from {train_file} a block at a "
+                 "time")
+            return _train_and_save(None, params, opts, model_file, say, fit=lambda log:
+                                   train_out_of_core(train_file, params, budget.bytes, log))
         # a progress note, shown (as git's progress) only when stderr is a terminal:
         # piped or captured stderr carries the result lines and errors alone
         compiling = CompileNotice(note if sys.stderr.isatty() else (lambda line: None),
@@ -414,7 +426,8 @@ def _run_training(params, opts, train_file, model_file) -> int:
         _solver_note(opts)
         lines = []
         if opts["workers"] is None:
-            lines.append(f"dlinear: {backend.describe()} (--workers n starts a local cluster)")
+            lines.append(f"dlinear: {backend.describe()} (--workers n starts a local "
+                         f"cluster); {budget.describe()}")
         params, formulation = _default_formulation(params, opts, problem)
         if formulation is not None:
             lines.append(f"dlinear: {formulation.describe()}")
@@ -477,9 +490,11 @@ def _find_parameters(data, params, opts, say) -> int:
     return 0
 
 
-def _train_and_save(data, params, opts, model_file, say, before_saving=lambda: None) -> int:
-    """Cross-validation or training on a Problem or a cluster Dataset; before_saving()
-    runs once the result is there."""
+def _train_and_save(data, params, opts, model_file, say, before_saving=lambda: None,
+                    fit=None) -> int:
+    """Cross-validation or training on a Problem or a cluster Dataset (or fit(log) ->
+    Model, training the model another way); before_saving() runs once the result is
+    there."""
     with warnings.catch_warnings(), quiet_progress(opts["quiet"]):   # -q: no progress bar either
         # the log lines carry LIBLINEAR's warning text already (its "WARNING: ..." lines)
         warnings.simplefilter("ignore", ConvergenceWarning)
@@ -500,7 +515,8 @@ def _train_and_save(data, params, opts, model_file, say, before_saving=lambda: N
             else:
                 print(f"Cross Validation Accuracy = {acc:g}%")
             return 0
-        model = train(data, params, log=say, n_threads=opts["threads"])
+        model = (fit(say) if fit is not None else
+                 train(data, params, log=say, n_threads=opts["threads"]))
         before_saving()
     save_model(model_file, model)
     return 0

@@ -1,4 +1,8 @@
-"""dlinear on Dask: the only package that imports dask.distributed.
+"""dlinear on a Dask cluster: the data read on the workers, the solvers run where the data is.
+
+This package is the only one of dlinear that imports dask.distributed. A session:
+
+.. code-block:: python
 
     from distributed import Client
     import dlinear

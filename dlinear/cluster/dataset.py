@@ -212,21 +212,24 @@ class Dataset:
         if not is_url(path):
             path = os.path.abspath(os.fspath(path))
         if client.submit(_is_binary, path, storage_options, pure=False).result():
-            check_binary_dtype(path, dtype)
-            return cls.from_binary(path, client, storage_options=storage_options)
+            return cls.from_binary(path, client, storage_options=storage_options, dtype=dtype)
         return cls.from_libsvm(path, client, storage_options=storage_options, dtype=dtype)
 
     @classmethod
-    def from_binary(cls, path, client, storage_options: dict | None = None) -> "Dataset":
+    def from_binary(cls, path, client, storage_options: dict | None = None,
+                    dtype=None) -> "Dataset":
         """A binary dataset directory (`python -m dlinear convert`), each of its parts
         read by one worker (in turn) from a path all workers see or an fsspec URL: a local
         file is memory-mapped, a URL read by byte ranges. The header is read on a worker;
-        the parts' rows, nonzeros and labels come from it."""
+        the parts' rows, nonzeros and labels come from it. The values are as stored
+        (float64, or float32 from `convert --float32`); dtype float32 asks for float32."""
         from dask.base import tokenize
         if not is_url(path):
             path = os.path.abspath(os.fspath(path))
         header, stamp = client.submit(_binary_plan, path, storage_options,
                                       pure=False).result()
+        if dtype is not None:
+            check_binary_dtype(header, dtype)
         addresses = worker_addresses(client)
         parts = []
         for i in range(len(header.parts)):

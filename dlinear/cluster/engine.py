@@ -30,11 +30,13 @@ from ..solvers import SharedColumns
 from ..solvers.kcolumn import fit_newton_in_lockstep
 from ..solvers.multinomial import fit_multinomial_objective
 from ..solvers.newton import fit_newton_objective
+from ..solvers.owlqn import fit_owlqn
 from ..in_process.train import (after_dual_cap, cv_folds, fit_class, fit_class_group, run_cv_fold,
                      train_in_process)
 from .dataset import Dataset
 from .heap import heap_kept
-from .objective import TreeColumnsTerm, distributed_multinomial_objective, distributed_objective
+from .objective import (TreeColumnsTerm, distributed_loss_term,
+                        distributed_multinomial_objective, distributed_objective)
 from .partitioned_cd import train_partitioned
 from .session import worker_addresses
 from .tree import Placement
@@ -178,7 +180,10 @@ def train_on_cluster(data, params: Params, client=None, log=None, *,
     """
     dataset = as_dataset(data, client)
     emit = log or (lambda line: None)
-    mode = choose_mode(dataset, params).mode
+    choice = choose_mode(dataset, params)
+    mode = choice.mode
+    if choice.primal_cd_replaced:
+        params = choice.params
     if mode is Mode.WHOLE_ON_WORKER:
         model = _train_whole_on_worker(dataset, params, emit)
     elif mode is Mode.CLASSES_ON_COPIES:
@@ -353,6 +358,9 @@ def _train_map_reduced(dataset: Dataset, params: Params, mode: Mode, emit,
     columns, fit_params = _on_occurring_columns(dataset, params, mode, label, compact)
     if mode is Mode.MULTINOMIAL_MAP_REDUCED:
         results, stats = _fit_multinomial(placement, label, weighted_C, fit_params, columns)
+    elif mode is Mode.L1_MAP_REDUCED:
+        results, stats = _fit_l1_map_reduced(placement, label, weighted_C, fit_params,
+                                             columns)
     elif mode is Mode.KCOLUMN_MAP_REDUCED:
         results, stats = _fit_kcolumn_map_reduced(placement, label, weighted_C, fit_params,
                                                   columns)
@@ -374,7 +382,9 @@ def _on_occurring_columns(dataset: Dataset, params: Params, mode: Mode, label,
     on those (dlinear.data.columns: the same model, bit for bit, as on all columns; where few
     enough occur, columns.worth_compacting); else (None, params). The fit keeps the CG cap of all the columns, and a warm start
     is taken to the columns that occur (on all columns where it is nonzero on another)."""
-    if not (compact and fits_on_occurring_columns(params)):
+    # OWL-QN walks no columns: a column that never occurs keeps a zero gradient and
+    # weight, so its fit on the occurring columns is the same
+    if not (compact and (mode is Mode.L1_MAP_REDUCED or fits_on_occurring_columns(params))):
         return None, params
     used = dataset.occurring_columns()
     if not worth_compacting(len(used), dataset.n_features):
@@ -411,6 +421,35 @@ def _fit_per_problem_map_reduced(placement, label, weighted_C, params, columns=N
     with ThreadPoolExecutor(max_workers=min(len(ks), 8)) as pool:
         results = list(pool.map(fit, ks))
     stats = dict(mode="map-reduce", workers=len(placement.by_worker))
+    for key in ("rounds", "bytes_to_workers", "bytes_from_workers", "busy_seconds"):
+        stats[key] = sum(t[key] for t in traffic)
+    return results, stats
+
+
+def _fit_l1_map_reduced(placement, label, weighted_C, params, columns=None):
+    """-s 5 and -s 6 (and the elastic net) by OWL-QN (dlinear.solvers.owlqn), one driver
+    per binary problem on client threads, each evaluation one round of the loss and its
+    gradient over the workers' parts: (results, fit statistics)."""
+    dataset = placement.dataset
+    ks = list(range(n_binary_problems(len(label))))
+    w_size = dataset.n_features + (1 if params.bias >= 0 else 0)
+    unreg_bias = (not params.regularize_bias) and params.bias >= 0
+    traffic = []
+
+    def fit(k):
+        term, counts = distributed_loss_term(dataset, label, k, weighted_C, params,
+                                             placement, columns)
+        try:
+            result = fit_owlqn(term.loss_gradient, term.n_variables, counts, params,
+                               unreg_bias, reported_w_size=w_size)
+            traffic.append(_traffic(term))
+            return result
+        finally:
+            term.close()
+
+    with ThreadPoolExecutor(max_workers=min(len(ks), 8)) as pool:
+        results = list(pool.map(fit, ks))
+    stats = dict(mode="map-reduce", method="owlqn", workers=len(placement.by_worker))
     for key in ("rounds", "bytes_to_workers", "bytes_from_workers", "busy_seconds"):
         stats[key] = sum(t[key] for t in traffic)
     return results, stats

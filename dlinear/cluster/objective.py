@@ -1,6 +1,7 @@
-"""The distributed backend of the primal objectives (-s 0, 2, 11) and of multinomial
-logistic regression: the data term of Newton/TRON's objective summed over the rows held
-on Dask workers.
+"""The distributed backend of the primal objectives (-s 0, 2, 11), of multinomial
+logistic regression and of the L1 solvers' OWL-QN (-s 5, 6: distributed_loss_term, one
+round of loss and gradient an evaluation): the data term of the objective summed over
+the rows held on Dask workers.
 
 Each problem is an ActorTree (cluster/tree.py) whose actors hold, over the parts their
 worker already holds, that problem's terms with its labels and C: a LossTerm for one
@@ -34,6 +35,11 @@ class CountedLossTerm(LossTerm):
     def counts(self):
         """(#positive rows, #rows), for the stopping tolerance."""
         return np.array([np.count_nonzero(self.y > 0), len(self.y)], dtype=np.int64)
+
+    def loss_gradient(self, w):
+        """(loss at w, its gradient): all a first-order driver (OWL-QN) asks of a round."""
+        loss = self.at(w)
+        return loss, self.grad_precond()[0]
 
 
 def binary_rows(share, label, k, weighted_C, params) -> CountedLossTerm:
@@ -101,6 +107,13 @@ class TreeLossTerm(OnTree):
         self._w, self._s, self._curvature = w.copy(), None, False
         return float(self._round("at", w))
 
+    def loss_gradient(self, w):
+        """(loss, gradient) at w in one round (dlinear.solvers.owlqn's evaluate)."""
+        w = np.ascontiguousarray(w, dtype=np.float64)
+        self._w, self._s, self._curvature = w.copy(), None, False
+        loss, g = self._round("loss_gradient", w)
+        return float(loss), g
+
     def grad_precond(self):
         g, M = self._round("grad_precond")
         self._curvature = True
@@ -134,6 +147,18 @@ def _codec(columns, params, row_width=1):
     return None if columns is None else ColumnCodec(columns, params.bias >= 0, row_width)
 
 
+def distributed_loss_term(dataset, label, k, weighted_C, params, placement=None,
+                          columns=None):
+    """(TreeLossTerm, (#positive rows, #rows)) of binary problem k on the workers holding
+    `dataset`'s parts: the data term alone (the L1 drivers add their regulariser on the
+    client); `placement` and `columns` as distributed_objective's."""
+    placement = placement if placement is not None else Placement(dataset)
+    term = TreeLossTerm(placement, binary_rows, (label, k, weighted_C, params),
+                        _n_variables(dataset, params), codec=_codec(columns, params))
+    positive, rows = term.counts()
+    return term, (int(positive), int(rows))
+
+
 def distributed_objective(dataset, label, k, weighted_C, params, placement=None,
                           columns=None):
     """(objective, (#positive rows, #rows)) of binary problem k (or the regression
@@ -141,12 +166,9 @@ def distributed_objective(dataset, label, k, weighted_C, params, placement=None,
     share one `placement` (a Placement of the dataset). With `columns` (the dataset's
     occurring columns), each worker holds and exchanges its own columns only and the
     objective's vectors are those columns (then the bias)."""
-    placement = placement if placement is not None else Placement(dataset)
-    term = TreeLossTerm(placement, binary_rows, (label, k, weighted_C, params),
-                        _n_variables(dataset, params), codec=_codec(columns, params))
-    positive, rows = term.counts()
-    return (RegularizedObjective(term, term.n_variables, params.regularize_bias),
-            (int(positive), int(rows)))
+    term, counts = distributed_loss_term(dataset, label, k, weighted_C, params, placement,
+                                         columns)
+    return RegularizedObjective(term, term.n_variables, params.regularize_bias), counts
 
 
 def distributed_multinomial_objective(dataset, label, weighted_C, params, placement=None,

@@ -20,9 +20,8 @@ them:
   worker, lets the owner replay the state the lost actors had, and repeats the round.
 
 Why actors and not one task per block and call: a task round trip through the scheduler
-cost about 30 ms per map-reduce on the benchmark machine, an actor call from the client to
-a worker about 2 ms, and a Newton iteration makes several such calls (BENCHMARKS.md,
-"Newton on a Dask cluster").
+costs several times an actor call from the client to a worker, and a Newton iteration
+makes several such calls (BENCHMARKS.md, "Newton on a Dask cluster").
 
 A payload is built on its worker by `make(share, *args)` (share: a Share) and offers the
 methods the owner calls by name. It may also define

@@ -4,7 +4,8 @@ A dataset is a directory of NumPy `.npy` arrays and a JSON header (HEADER_NAME):
 
     indptr.npy   int64, rows + 1   CSR row pointers of all rows
     indices.npy  int32, nnz        0-based column ids, strictly increasing within a row
-    data.npy     float64, nnz      the values
+                                   (uint16 in a float32 dataset of at most 65,536 columns)
+    data.npy     float64, nnz      the values (float32: `convert --float32`)
     y.npy        float64, rows     labels or regression targets
     weights.npy  float64, rows     instance weights (only if the header says so)
     columns.npy  int32             each part's sorted occurring columns, part after part
@@ -13,8 +14,11 @@ The parts are consecutive row ranges of the one CSR (about PART_TEXT_BYTES of te
 not separate arrays: in process the whole set is memory-mapped and reaches the kernels
 without a copy, and a Dask worker maps (or, at an fsspec URL, reads by byte ranges) only
 the rows of its parts. The header holds the format version, the shape (rows, nonzeros,
-features, occurring columns), each part's row, nonzero and column ranges, the label type
-and the labels in order of first appearance. The bias of `-B` is never stored.
+features, occurring columns), the types of the values and indices, each part's row,
+nonzero and column ranges, the label type and the labels in order of first appearance.
+The bias of `-B` is never stored. Version 1 (no types: float64 values, int32 indices)
+still reads; a reader refuses a version it does not know, and ignores keys it does not
+know, so that later versions can add to the header.
 
 Arrays are mapped copy-on-write (`mmap_mode="c"`): writeable arrays, the Numba type the
 text reader produces, so no kernel is compiled a second time for read-only arrays (the
@@ -22,16 +26,21 @@ kernels never write into their inputs, and a write would stay in this process).
 """
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import os
 import struct
+from collections import deque
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
 
-from .libsvm_reader import Problem, line_aligned_ranges, read_libsvm
+from .libsvm_reader import (Problem, line_start_bounds, parse_range, read_libsvm,
+                            renumbered_error)
 from ..errors import DlinearError
+from ..problem import data_dtype, index_dtype
 from .fileio import atomic_directory
 from .input_files import is_url, open_input, read_into
 from ..kernels import csr_check as _check
@@ -39,7 +48,8 @@ from ..threads import PassPool
 
 HEADER_NAME = "dlinear-dataset.json"
 FORMAT_NAME = "dlinear binary dataset"
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
+READABLE_VERSIONS = (1, 2)
 # A part holds about this many bytes of LIBSVM text: the size of the cluster's text blocks
 # (cluster.dataset.DEFAULT_BLOCK_BYTES), a few MB of CSR for a worker to map or read.
 PART_TEXT_BYTES = 32 << 20
@@ -49,6 +59,8 @@ MAX_HEADER_LABELS = 4096
 
 ARRAY_DTYPES = {"indptr": np.int64, "indices": np.int32, "data": np.float64,
                 "y": np.float64, "weights": np.float64, "columns": np.int32}
+# the arrays whose type the header records (version 2), and the types they may have
+STORED_DTYPES = {"data": ("float64", "float32"), "indices": ("int32", "uint16")}
 
 # Every .npy file starts with a header of this many bytes (a multiple of 64, as NumPy
 # aligns them), written before the length is known and rewritten at the end.
@@ -74,9 +86,13 @@ class Header:
     labels: list | None    # first appearance order; None: real, or too many to list
     weights: bool
     parts: tuple
+    dtypes: tuple = ()     # (array, dtype name) where not ARRAY_DTYPES' (version 2)
 
     def file(self, array: str) -> str:
         return _join(self.path, f"{array}.npy")
+
+    def dtype(self, array: str) -> np.dtype:
+        return np.dtype(dict(self.dtypes).get(array, ARRAY_DTYPES[array]))
 
 
 def _join(path: str, name: str) -> str:
@@ -113,14 +129,18 @@ def read_header(path, storage_options: dict | None = None) -> Header:
         h = json.loads(raw)
         if h.get("format") != FORMAT_NAME:
             raise ValueError("not a dlinear binary dataset header")
-        if h.get("version") != FORMAT_VERSION:
+        if h.get("version") not in READABLE_VERSIONS:
             raise ValueError(f"format version {h.get('version')}, this dlinear reads "
-                             f"version {FORMAT_VERSION}")
+                             f"versions {', '.join(map(str, READABLE_VERSIONS))}")
         parts = tuple(Part(tuple(p["rows"]), tuple(p["nnz"]), tuple(p["columns"]),
                            p.get("labels")) for p in h["parts"])
+        dtypes = h.get("dtypes", {}) if h["version"] >= 2 else {}
+        for array, dtype in dtypes.items():
+            if dtype not in STORED_DTYPES.get(array, ()):
+                raise ValueError(f"{array} of type {dtype!r}")
         header = Header(name, int(h["rows"]), int(h["nnz"]), int(h["n_features"]),
                         int(h["occurring_columns"]), str(h["label_type"]), h.get("labels"),
-                        bool(h["weights"]), parts)
+                        bool(h["weights"]), parts, tuple(sorted(dtypes.items())))
     except (ValueError, KeyError, TypeError) as e:
         raise DlinearError(f"{header_file}: corrupt header: {e}") from None
     _check_parts(header, header_file)
@@ -177,7 +197,7 @@ def _read_range(h: Header, array: str, start: int, stop, storage_options=None) -
     """array[start:stop] of the dataset (stop None: to the end): a writeable view of a
     copy-on-write map for local files, an array read by byte range for URLs."""
     name = h.file(array)
-    dtype = np.dtype(ARRAY_DTYPES[array])
+    dtype = h.dtype(array)
     length = _expected_length(h, array)
     stop = length if stop is None else stop
     with open_input(name, storage_options) as (f, size):
@@ -247,7 +267,7 @@ def _feature_count(h: Header, n_features) -> int:
 
 def read_binary(path, n_features: int | None = None,
                 storage_options: dict | None = None) -> Problem:
-    """The binary dataset at path (a directory from `python -m dlinear convert`, local or
+    """The binary dataset at path (a directory from ``python -m dlinear convert``, local or
     an fsspec URL) as a Problem: read_libsvm's counterpart. Local arrays are memory-mapped
     (no copy, no parse); a damaged directory is a one-line DlinearError naming the file."""
     h = read_header(path, storage_options)
@@ -291,20 +311,21 @@ def read_dataset(path, n_features: int | None = None,
                  storage_options: dict | None = None, dtype=np.float64,
                  n_threads: int | None = None) -> Problem:
     """A training or test set from a LIBSVM file (parsed on n_threads threads, default one
-    per core) or a binary dataset directory (whose values are float64: dtype float32 is
-    for LIBSVM text)."""
+    per core) or a binary dataset directory (its values as stored: dtype float32 asks for
+    a float32 dataset, from `convert --float32`)."""
     if is_binary_dataset(path, storage_options):
-        check_binary_dtype(path, dtype)
+        check_binary_dtype(read_header(path, storage_options), dtype)
         return read_binary(path, n_features, storage_options)
     return read_libsvm(path, n_features, storage_options=storage_options, dtype=dtype,
                        n_threads=n_threads)
 
 
-def check_binary_dtype(path, dtype) -> None:
-    """A binary dataset holds float64 values; float32 is read from LIBSVM text."""
-    if np.dtype(dtype) != np.float64:
-        raise DlinearError(f"{path}: a binary dataset holds float64 values; --float32 "
-                        "(float32 values) reads LIBSVM text")
+def check_binary_dtype(header: Header, dtype) -> None:
+    """float32 values (--float32) come from LIBSVM text or a float32 dataset; a dataset
+    trains with the values it stores (float32 ones without --float32 too)."""
+    if np.dtype(dtype) == np.float32 and header.dtype("data") != np.float32:
+        raise DlinearError(f"{header.path}: a binary dataset of float64 values; --float32 "
+                           "reads LIBSVM text or a dataset from `convert --float32`")
 
 
 # ----------------------------------------------------------------- writing
@@ -315,6 +336,10 @@ def _npy_header(dtype, length: int) -> bytes:
     pad = _NPY_HEADER_BYTES - 10 - len(text) - 1
     return (b"\x93NUMPY\x01\x00" + struct.pack("<H", _NPY_HEADER_BYTES - 10) + text
             + b" " * pad + b"\n")
+
+
+# values converted at a time when a file's type widens
+_WIDEN_PIECE = 1 << 22
 
 
 class _NpyAppender:
@@ -329,6 +354,22 @@ class _NpyAppender:
         values = np.ascontiguousarray(values, dtype=self.dtype)
         self.file.write(values.data)
         self.length += len(values)
+
+    def widen(self, dtype) -> None:
+        """Store `dtype` from here on, the values written so far converted (a piece at a
+        time: memory stays one piece)."""
+        self.file.close()
+        narrow_path = self.path + ".narrow"
+        os.replace(self.path, narrow_path)
+        narrow = (np.memmap(narrow_path, dtype=self.dtype, mode="r", offset=_NPY_HEADER_BYTES,
+                            shape=(self.length,)) if self.length else np.empty(0, self.dtype))
+        self.dtype = np.dtype(dtype)
+        self.file = open(self.path, "wb")
+        self.file.write(b"\0" * _NPY_HEADER_BYTES)
+        for a in range(0, self.length, _WIDEN_PIECE):
+            self.file.write(np.ascontiguousarray(narrow[a:a + _WIDEN_PIECE], self.dtype).data)
+        del narrow
+        os.remove(narrow_path)
 
     def close(self) -> None:
         self.file.seek(0)
@@ -349,6 +390,18 @@ def _labels_in_order(y: np.ndarray):
     return distinct[np.argsort(first, kind="stable")].tolist()
 
 
+def _sorted_unique(values: np.ndarray) -> np.ndarray:
+    """The distinct values, sorted (by a sort: numpy's hashing unique was 100x slower on
+    millions of int32 columns)."""
+    values = np.sort(values, kind="stable")
+    if len(values) < 2:
+        return values
+    keep = np.empty(len(values), dtype=bool)
+    keep[0] = True
+    np.not_equal(values[1:], values[:-1], out=keep[1:])
+    return values[keep]
+
+
 def _occurring(part: Problem) -> np.ndarray:
     """The sorted columns of part's nonzeros (int32): by a mark per column where that is
     not much more than the nonzeros, else by sorting."""
@@ -356,25 +409,32 @@ def _occurring(part: Problem) -> np.ndarray:
         seen = np.zeros(part.n_features, dtype=bool)
         seen[part.indices] = True
         return np.flatnonzero(seen).astype(np.int32)
-    return np.unique(part.indices).astype(np.int32)
+    return _sorted_unique(part.indices.astype(np.int32))
 
 
 def convert_libsvm(source, target, weights: np.ndarray | None = None,
                    part_text_bytes: int = PART_TEXT_BYTES,
-                   storage_options: dict | None = None) -> Header:
+                   storage_options: dict | None = None, dtype=np.float64,
+                   n_threads: int | None = None) -> Header:
     """Parse the LIBSVM file `source` once and write it as a binary dataset directory
-    `target` (local), with instance weights if given (one per row). The text is parsed a
-    part at a time (memory: one part besides the output files); the directory appears
-    whole or not at all, and replaces an older dataset of that name."""
+    `target` (local), with instance weights if given (one per row). The parts are parsed
+    on n_threads threads (default one per core) while this thread writes them in order
+    (memory: a few parts besides the output files); the directory appears whole or not at
+    all, and replaces an older dataset of that name. dtype float32 stores the values in 4
+    bytes and, where the columns fit (dlinear.problem.index_dtype), the column indices in
+    2, as read_libsvm(dtype=np.float32) holds them."""
+    dtype = data_dtype(dtype)
     name, target = os.fspath(source), os.path.abspath(os.fspath(target))
     if os.path.exists(target) and not is_binary_dataset(target):
         raise DlinearError(f"can't write output directory {target}: it exists and is not a "
                            "dlinear binary dataset")
     size = open_input_size(name, storage_options)
     n_parts = max(1, math.ceil((size or part_text_bytes) / part_text_bytes))
-    ranges = line_aligned_ranges(name, n_parts, storage_options)
+    bounds = line_start_bounds(name, n_parts, storage_options)
+    threads = (os.cpu_count() or 1) if n_threads is None else max(1, int(n_threads))
     with atomic_directory(target) as work:
-        _write_parts(name, work, ranges, weights, storage_options)
+        _write_parts(name, work, _parsed_parts(name, bounds, storage_options, dtype, threads),
+                     weights, dtype)
     return read_header(target)
 
 
@@ -383,21 +443,58 @@ def open_input_size(name, storage_options):
         return size
 
 
-def _write_parts(name, work, ranges, weights, storage_options) -> dict:
+def _parsed_parts(name, bounds, storage_options, dtype, n_threads):
+    """Yields each part of the text in order as (rows, occurring columns): the ranges
+    between `bounds` parsed ahead on n_threads threads, at most n_threads + 1 parts held
+    at a time; a parse error names its line in the whole file. bounds None (a compressed
+    file): the whole file, read as one part."""
+    if bounds is None:
+        part = read_libsvm(name, allow_empty=True, storage_options=storage_options,
+                           dtype=dtype)
+        yield part, _occurring(part)
+        return
+
+    def parse(start, stop):
+        part, lines = parse_range(name, start, stop, storage_options, dtype)
+        return part, _occurring(part), lines
+
+    ranges = iter(zip(bounds[:-1], bounds[1:]))
+    pending, lines_before = deque(), 0
+    with ThreadPoolExecutor(n_threads, thread_name_prefix="dlinear-convert") as pool:
+        try:
+            for start, stop in itertools.islice(ranges, n_threads + 1):
+                pending.append(pool.submit(parse, start, stop))
+            while pending:
+                try:
+                    part, columns, lines = pending.popleft().result()
+                except DlinearError as e:
+                    raise renumbered_error(e, lines_before) from None
+                lines_before += lines
+                for start, stop in itertools.islice(ranges, 1):
+                    pending.append(pool.submit(parse, start, stop))
+                yield part, columns
+        finally:
+            for future in pending:
+                future.cancel()
+
+
+def _write_parts(name, work, parsed, weights, dtype) -> dict:
     arrays = ["indptr", "indices", "data", "y", "columns"] + (["weights"]
                                                                 if weights is not None else [])
-    out = {a: _NpyAppender(os.path.join(work, f"{a}.npy"), ARRAY_DTYPES[a]) for a in arrays}
+    # float32: uint16 indices until a part holds a wider column (index_dtype's rule)
+    stored = {"data": dtype, "indices": index_dtype(0, dtype)}
+    out = {a: _NpyAppender(os.path.join(work, f"{a}.npy"), stored.get(a, ARRAY_DTYPES[a]))
+           for a in arrays}
     out["indptr"].append(np.zeros(1, dtype=np.int64))
     parts, n_features, occurring = [], 0, np.empty(0, dtype=np.int32)
     label_order, labels_seen, integer = [], set(), True
     rows = nnz = n_columns = 0
-    for start, end, first_line in ranges:
-        part = read_libsvm(name, start=start, end=end, first_line=first_line,
-                           allow_empty=True, storage_options=storage_options)
+    for part, columns in parsed:
         if part.n_samples == 0:
             continue
-        columns = _occurring(part)
-        occurring = np.union1d(occurring, columns).astype(np.int32)
+        if part.indices.itemsize > out["indices"].dtype.itemsize:
+            out["indices"].widen(part.indices.dtype)
+        occurring = _sorted_unique(np.concatenate([occurring, columns]))
         labels = _labels_in_order(part.y) if integer else None
         integer = labels is not None
         for v in labels or []:
@@ -430,7 +527,8 @@ def _write_parts(name, work, ranges, weights, storage_options) -> dict:
               "n_features": n_features, "occurring_columns": int(len(occurring)),
               "label_type": "integer" if integer else "real",
               "labels": label_order if listed else None,
-              "weights": weights is not None, "bias_free": True, "parts": parts}
+              "weights": weights is not None, "bias_free": True,
+              "dtypes": {a: out[a].dtype.name for a in STORED_DTYPES}, "parts": parts}
     with open(os.path.join(work, HEADER_NAME), "w") as f:    # last: its presence marks a
         json.dump(header, f, indent=1)                       # complete directory
         f.write("\n")

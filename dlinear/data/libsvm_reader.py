@@ -494,6 +494,44 @@ class _ChunkedParser:
                        n_features=int(self.largest_index if n_features is None else n_features))
 
 
+def line_start_bounds(path, n_parts: int, storage_options: dict | None = None):
+    """The byte bounds [0, b1, ..., size] of at most n_parts line-aligned ranges of a
+    plain file, cut where line_aligned_ranges cuts, found by seeking near each cut (no
+    pass over the text, no line numbers); None for a compressed file (no byte ranges)."""
+    name = os.fspath(path)
+    with open_input(name, storage_options) as (f, size):
+        if size is None:
+            return None
+        try:
+            cuts = [_line_start_after(f, t, size) for t in _split_targets(0, size, n_parts)]
+        except OSError as e:
+            raise DlinearError(f"{name}: read error: {e}") from None
+    return sorted(set([0, size] + cuts))
+
+
+def parse_range(path, start: int, stop: int, storage_options: dict | None = None,
+                dtype=np.float64) -> tuple[Problem, int]:
+    """The line-aligned byte range [start, stop) of a plain file parsed on this thread:
+    (its rows, its number of lines). A parse error is numbered from the range's first
+    line, as line 1: the caller, knowing the lines before, renumbers it
+    (renumbered_error)."""
+    name = os.fspath(path)
+    parser = _ChunkedParser(name, 1, MAX_FEATURE_INDEX, stop - start, READ_CHUNK_BYTES,
+                            data_dtype(dtype))
+    with open_input(name, storage_options) as (f, _):
+        f.seek(start)
+        parser.run(f, stop - start)
+    lines = parser.line - 1
+    return parser.result(None), lines
+
+
+def renumbered_error(error: DlinearError, lines_before: int) -> DlinearError:
+    """A parse error of parse_range numbered in the whole file; other errors as they are."""
+    if isinstance(error, _LineError):
+        return _LineError(error.name, lines_before + error.line, error.problem)
+    return error
+
+
 # Bytes read at a time when looking for line starts: memory stays bounded on huge files.
 _ALIGN_CHUNK_BYTES = 64 << 20
 

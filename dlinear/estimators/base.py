@@ -307,9 +307,51 @@ class _LiblinearEstimator(BaseEstimator):
     def _fit_params(self, n_samples, n_features, classes, label_order, scale=None) -> Params:
         """The Params of this fit. classes: the sorted classes of y (None for regression
         and one-class); label_order() gives their indices in the order the binary
-        problems will be trained (for a warm start; it may read the data); scale(params),
-        for in-memory X, the data's dlinear.planning.formulation.Scale."""
-        return self._params(self._solver_type(n_samples, n_features))
+        problems will be trained (for a warm start; it may read the data); scale(params)
+        gives the data's dlinear.planning.formulation.Scale (_by_scale). With
+        warm_start after a fit, init_sol is the previous coef_ and intercept_."""
+        params = self._params(self._solver_type(n_samples, n_features))
+        if scale is not None:
+            params = self._by_scale(params, scale)
+        # ignored, as scikit-learn's solvers without one do, where the solver has none
+        if getattr(self, "warm_start", False) and hasattr(self, "model_") \
+                and params.spec.init_sol:
+            params.init_sol = self._previous_model(params, classes)
+        return params
+
+    def _by_scale(self, params, scale) -> Params:
+        """The params of a fit whose solver the data's scale chooses (LinearSVC's
+        dual="auto"); others keep theirs."""
+        return params
+
+    def _previous_model(self, params, classes) -> Model:
+        """coef_ and intercept_ (scikit-learn's warm start) as a Model on the class
+        indices, with this fit's bias; train aligns it to the fit (features, labels)
+        and checks that the solver's problem is the same kind."""
+        if classes is not None and not np.array_equal(self.classes_, classes):
+            raise ValueError(f"warm_start=True starts from the previous fit's classes "
+                             f"{shown(self.classes_)}; this fit has classes {shown(classes)}: "
+                             "fit with warm_start=False")
+        previous = self.model_
+        coef = self._dense_coef()
+        intercept = np.broadcast_to(np.asarray(self.intercept_, dtype=np.float64),
+                                    (coef.shape[0],))
+        W = coef.T
+        if previous.nr_w == 2 and W.shape[1] == 1:   # Crammer-Singer, two classes: w_1 - w_0
+            W = np.column_stack([-W[:, 0] / 2, W[:, 0] / 2])
+            intercept = np.array([-intercept[0] / 2, intercept[0] / 2])
+        if params.bias >= 0:
+            W = np.vstack([W, intercept / params.bias])
+        label = previous.label
+        rho = previous.rho
+        if classes is not None:
+            label = np.arange(len(classes), dtype=np.int64)
+            if W.shape[1] == 1:                      # positive for class 1
+                label = label[::-1].copy()
+        elif self._kind == "oneclass":
+            rho = -float(intercept[0])
+        return replace(previous, label=label, nr_feature=coef.shape[1],
+                       bias=float(params.bias), w=np.ascontiguousarray(W), rho=rho)
 
     def _check_classes(self, y_encoded, sample_weight):
         k = len(self.classes_)

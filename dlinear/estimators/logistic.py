@@ -46,7 +46,8 @@ class LogisticRegression(_LiblinearClassifier):
         scikit-learn 1.8 deprecated it for ``l1_ratio``; it still works and warns as
         there.
     C : float, default 1.0
-        ``-c``; must be finite.
+        ``-c``; ``np.inf`` (scikit-learn's "no penalty") trains at C = 1e12, since
+        LIBLINEAR's objectives need a finite C.
     l1_ratio : float, default 0.0
         0 is L2, 1 is L1 (-s 6), between them the elastic net (-s 6 ``--l1-ratio``).
     dual : bool, default False
@@ -80,7 +81,9 @@ class LogisticRegression(_LiblinearClassifier):
     partition : bool or None, default None
         Dask input only: as :class:`LinearSVC`'s, for -s 7 (``dual=True``); for -s 0,
         True map-reduces over the parts, False fits the classes on a copy per worker,
-        None a copy for one-vs-rest with 3+ classes when it fits one worker.
+        None a copy for one-vs-rest with 3+ classes when it fits one worker; for -s 6
+        (``penalty="l1"`` or ``"elasticnet"``), True trains by OWL-QN map-reduced over
+        the parts, False on a copy per worker, None OWL-QN when a copy would not fit.
     client : distributed.Client or None, default None
         As for :class:`LinearSVC`.
 
@@ -99,8 +102,8 @@ class LogisticRegression(_LiblinearClassifier):
     ------
     ValueError
         In ``fit``, for a combination scikit-learn refuses (with its words), or a problem
-        dlinear has no solver for (no penalty, the L1 or elastic-net multinomial model),
-        naming the nearest choice.
+        dlinear has no solver for (the L1 or elastic-net multinomial model), naming the
+        nearest choice. No penalty (``C=np.inf`` or ``penalty=None``) trains at C = 1e12.
     """
 
     # C=np.inf is scikit-learn's spelling of no penalty (trained at mapping.UNPENALIZED_C:

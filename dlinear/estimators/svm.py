@@ -59,13 +59,19 @@ class LinearSVC(_LiblinearClassifier):
         rows), False on a copy per worker, None partitioned when a copy would not fit one
         worker's memory. For -s 2 (``dual=False``): True map-reduces over the parts,
         False fits the classes on a copy per worker, None a copy for 3+ classes when it
-        fits one worker.
+        fits one worker. For -s 5 (``penalty="l1"``): True trains by OWL-QN map-reduced
+        over the parts, False on a copy per worker, None OWL-QN when a copy would not fit.
     n_jobs : int or None, default None
         Threads for an in-process fit's one-vs-rest classes (and a multinomial fit's
         passes): None is 1, as in scikit-learn, so ``GridSearchCV(n_jobs=...)`` is not
         oversubscribed; -1 is one per core.
     verbose : int, default 0
         1 prints LIBLINEAR's progress lines to stderr.
+    warm_start : bool, default False
+        ``fit`` starts from the previous fit's ``coef_`` and ``intercept_`` (the dual
+        solvers from duals consistent with them; docs/guide/warm_start.rst): the same
+        optimum in fewer iterations when the data changed a little. A classifier's
+        classes must be the previous fit's.
     client : distributed.Client or None, default None
         Train on this Dask cluster (numpy and scipy inputs too). Dask arrays and
         DataFrames train on the current client without it. ``clone`` shares the client;
@@ -92,12 +98,14 @@ class LinearSVC(_LiblinearClassifier):
         "penalty": [StrOptions({"l2", "l1"})],
         "class_weight": CLASS_WEIGHT,
         "multi_class": [StrOptions({"ovr", "crammer_singer"})],
+        "warm_start": ["boolean"],
     }
 
     def __init__(self, C=1.0, loss="squared_hinge", penalty="l2", dual="auto", tol=None,
                  fit_intercept=True, intercept_scaling=1.0, class_weight=None, max_iter=300,
                  random_state=None, multi_class="ovr", solver=None, partition=None,
-                 n_jobs=None, verbose=0, client=None):
+                 n_jobs=None, verbose=0, client=None, warm_start=False):
+        self.warm_start = warm_start
         self.C = C
         self.loss = loss
         self.penalty = penalty
@@ -123,15 +131,14 @@ class LinearSVC(_LiblinearClassifier):
             return CRAMMER_SINGER
         return solver_for(self.loss, self.penalty, self.dual, n_samples, n_features)
 
-    def _fit_params(self, n_samples, n_features, classes, label_order, scale=None):
+    def _by_scale(self, params, scale):
         """dual="auto" for the squared hinge: dual CD or its Newton primal by the data's
         scale, as dlinear-train without -s (dlinear.planning.formulation)."""
-        by_scale = (scale is not None and self.dual == "auto" and self.solver is None
-                    and self.multi_class != "crammer_singer"
-                    and (self.loss, self.penalty) == ("squared_hinge", "l2"))
-        if not by_scale:
-            return super()._fit_params(n_samples, n_features, classes, label_order)
-        dual = solver_for(self.loss, self.penalty, True, n_samples, n_features)
+        if not (self.dual == "auto" and self.solver is None
+                and self.multi_class != "crammer_singer"
+                and (self.loss, self.penalty) == ("squared_hinge", "l2")):
+            return params
+        dual = solver_for(self.loss, self.penalty, True, 0, 0)
         chosen = choose_formulation(dual, scale(self._params(dual)))
         return self._params(chosen.solver_type)
 
@@ -169,6 +176,11 @@ class LinearSVR(RegressorMixin, _LiblinearEstimator):
         oversubscribed; -1 is one per core.
     verbose : int, default 0
         1 prints LIBLINEAR's progress lines to stderr.
+    warm_start : bool, default False
+        ``fit`` starts from the previous fit's ``coef_`` and ``intercept_`` (the dual
+        solvers from duals consistent with them; docs/guide/warm_start.rst): the same
+        optimum in fewer iterations when the data changed a little. A classifier's
+        classes must be the previous fit's.
     client : distributed.Client or None, default None
         Train on this Dask cluster (numpy and scipy inputs too). Dask arrays and
         DataFrames train on the current client without it. ``clone`` shares the client;
@@ -188,12 +200,14 @@ class LinearSVR(RegressorMixin, _LiblinearEstimator):
         **LINEAR,
         "epsilon": [Interval(Real, 0.0, np.inf, closed="left")],
         "loss": [StrOptions({"squared_epsilon_insensitive", "epsilon_insensitive"})],
+        "warm_start": ["boolean"],
     }
 
     def __init__(self, epsilon=0.1, tol=None, C=1.0, loss="squared_epsilon_insensitive",
                  fit_intercept=True, intercept_scaling=1.0, dual="auto", max_iter=300,
                  random_state=None, solver=None, partition=None, n_jobs=None, verbose=0,
-                 client=None):
+                 client=None, warm_start=False):
+        self.warm_start = warm_start
         self.epsilon = epsilon
         self.tol = tol
         self.C = C
@@ -266,6 +280,11 @@ class OneClassSVM(OutlierMixin, _LiblinearEstimator):
         oversubscribed; -1 is one per core.
     verbose : int, default 0
         1 prints LIBLINEAR's progress lines to stderr.
+    warm_start : bool, default False
+        ``fit`` starts from the previous fit's ``coef_`` and ``intercept_`` (the dual
+        solvers from duals consistent with them; docs/guide/warm_start.rst): the same
+        optimum in fewer iterations when the data changed a little. A classifier's
+        classes must be the previous fit's.
     client : distributed.Client or None, default None
         Train on this Dask cluster (numpy and scipy inputs too). Dask arrays and
         DataFrames train on the current client without it. ``clone`` shares the client;
@@ -284,9 +303,12 @@ class OneClassSVM(OutlierMixin, _LiblinearEstimator):
     _parameter_constraints: dict = {
         **COMMON,
         "nu": [Interval(Real, 0.0, 1.0, closed="right")],
+        "warm_start": ["boolean"],
     }
 
-    def __init__(self, nu=0.5, tol=None, n_jobs=None, verbose=0, client=None):
+    def __init__(self, nu=0.5, tol=None, n_jobs=None, verbose=0, client=None,
+                 warm_start=False):
+        self.warm_start = warm_start
         self.nu = nu
         self.tol = tol
         self.n_jobs = n_jobs

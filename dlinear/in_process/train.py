@@ -24,7 +24,7 @@ from ..planning.modes import Data, Mode, choose
 from ..params import Params, check_parameter
 from ..planning.class_plan import (assemble_model, first_appearance, group_rows, initial_w, multinomial_C,
                    n_binary_problems, n_problems, plan_classes, problem_seed, subproblem,
-                   targets)
+                   targets, warm_start_columns)
 from ..predict import predict
 from ..progress import progress_bar
 from ..solver_table import SOLVERS, solvers_text
@@ -137,6 +137,10 @@ def train_in_process(problem: Problem, params: Params,
         n_threads = os.cpu_count() or 1
     emit = log or (lambda line: None)
     label, weighted_C = plan_classes(params, lambda: first_appearance(problem.y), emit)
+    if params.init_sol is not None:
+        params = replace(params, init_sol=warm_start_columns(params.init_sol,
+                                                             problem.n_features, label,
+                                                             params))
     shape = Data(problem.n_samples, problem.nnz,
                  n_problems=None if label is None else n_binary_problems(len(label)))
     mode = choose(params, shape, n_threads=n_threads).mode

@@ -23,9 +23,8 @@ A block is one or more CSR parts used where they lie (never joined into a copy):
 kernels find a row's part in `part_of` and the part's arrays by their addresses
 (block_parts), and each pass visits ONE random permutation of all the block's rows. Visiting
 the parts one after another, each in its own random order, is a cyclic order over the
-parts and converges far slower (BENCHMARKS.md, "Time on the 677k rcv1-shaped set": on 20k
-rows, one block to LIBLINEAR's default eps took 7 rounds as one part, 15 as 2 parts and 24
-as 8 parts).
+parts and converges far slower, the more parts the slower (BENCHMARKS.md, "Time on the
+677k rcv1-shaped set").
 """
 import math
 
@@ -61,7 +60,7 @@ def block_parts(parts):
 
     Why addresses: Numba's typed lists would hand the kernel each part's arrays too, but
     three list look-ups (a C call and an atomic reference count each) per row visited made
-    a round 1.5x slower on 200k rows (BENCHMARKS.md, "Time on the 677k rcv1-shaped set");
+    a round markedly slower (BENCHMARKS.md, "Time on the 677k rcv1-shaped set");
     an address turns into an array view with no owner and no counting (_row)."""
     arrays = []
     layout = np.zeros((len(parts), 6), dtype=np.int64)

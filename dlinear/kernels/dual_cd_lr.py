@@ -102,9 +102,10 @@ def store_solution(inst, i, z, sign, Ci):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def init_lr_state(indptr, indices, data, n_features, bias, y, C, w):
-    """(inst, index, n): the packed records at LIBLINEAR's starting point, w of it, and
-    in index[:n] the instances with C_i > 0."""
+def init_lr_state(indptr, indices, data, n_features, bias, y, C, w, alpha):
+    """(inst, index, n): the packed records at LIBLINEAR's starting point, or at the warm
+    start alpha[2i] where that is > 0 (inside (0, C_i), dlinear.solvers.dual_start), w of
+    it, and in index[:n] the instances with C_i > 0."""
     l = len(indptr) - 1
     inst = np.zeros((l, 4))
     index = np.empty(l, dtype=np.int64)
@@ -114,6 +115,8 @@ def init_lr_state(indptr, indices, data, n_features, bias, y, C, w):
     for i in range(l):
         if C[i] > 0.0:
             a0 = min(0.001 * C[i], 1e-8)
+            if alpha[2 * i] > 0.0:
+                a0 = alpha[2 * i]
             inst[i, A1] = a0
             inst[i, A2] = C[i] - a0
             inst[i, XTX] = row_sq_norm(indptr, data, i, bias)
@@ -143,12 +146,13 @@ def lr_objective(w, inst, C, alpha):
 @njit(cache=True, nogil=True)
 def dual_cd_lr(indptr, indices, data, n_features, bias, y, C, eps, max_iter, seed,
                alpha, w):
-    """Runs the solver; fills `alpha` (length 2l: alpha_i at 2i, C_i - alpha_i at 2i+1)
+    """Runs the solver from the warm start alpha[2i] where > 0 (zeros: LIBLINEAR's start);
+    fills `alpha` (length 2l: alpha_i at 2i, C_i - alpha_i at 2i+1)
     and `w` (= sum_i alpha_i y_i x_i). Inputs are never written. Instances with C_i <= 0
     (zero instance weight) take no part: their alpha_i is 0.
 
     Returns (outer iterations, total inner Newton steps, dual objective)."""
-    inst, index, n = init_lr_state(indptr, indices, data, n_features, bias, y, C, w)
+    inst, index, n = init_lr_state(indptr, indices, data, n_features, bias, y, C, w, alpha)
     innereps = INNER_EPS_START
     innereps_min = min(INNER_EPS_FLOOR, eps)
     state = seed_state(seed)

@@ -20,7 +20,8 @@ INF = np.inf
 
 
 # Per-instance state packed in one 32-byte record: an instance visited in random order
-# then costs one cache miss instead of one per array (measured ~15% of a sweep).
+# then costs one cache miss instead of one per array (BENCHMARKS.md, "Dual CD -s 1 and -s 3
+# against LIBLINEAR").
 ALPHA, QD, BOUND, Y = 0, 1, 2, 3   # BOUND: D_ii for L2-loss (U_i = inf), U_i for L1-loss
 
 

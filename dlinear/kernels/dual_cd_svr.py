@@ -86,9 +86,10 @@ def violation(bi, Gp, Gn, Ui):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def init_svr_state(indptr, data, bias, y, C, l2_loss, beta, w):
-    """(inst, index, n): the packed per-instance records with beta = 0, w = 0, and in
-    index[:n] the instances with C_i > 0 (the others take no part)."""
+def init_svr_state(indptr, indices, data, n_features, bias, y, C, l2_loss, beta, w):
+    """(inst, index, n): the packed per-instance records from the warm start beta (zeros:
+    LIBLINEAR's start; within its bounds, dlinear.solvers.dual_start), w = sum beta_i x_i,
+    and in index[:n] the instances with C_i > 0 (the others take no part, beta_i = 0)."""
     l = len(indptr) - 1
     inst = np.zeros((l, 4))
     index = np.empty(l, dtype=np.int64)
@@ -96,8 +97,12 @@ def init_svr_state(indptr, data, bias, y, C, l2_loss, beta, w):
         w[j] = 0.0
     n = 0                       # instances with C_i > 0, listed first in index
     for i in range(l):
-        beta[i] = 0.0
-        if C[i] > 0.0:
+        if C[i] <= 0.0:
+            beta[i] = 0.0
+        else:
+            inst[i, BETA] = beta[i]
+            if beta[i] != 0.0:
+                row_axpy(beta[i], indptr, indices, data, i, w, n_features, bias)
             lam = 0.5 / C[i] if l2_loss else 0.0
             inst[i, BOUND] = lam if l2_loss else C[i]
             inst[i, H] = row_sq_norm(indptr, data, i, bias) + lam
@@ -126,12 +131,14 @@ def svr_objective(w, inst, y, p, l2_loss, beta):
 @njit(cache=True, nogil=True)
 def dual_cd_svr(indptr, indices, data, n_features, bias, y, C, p, l2_loss, eps, max_iter,
                 seed, beta, w):
-    """Runs the solver; fills `beta` (length l) and `w` (= sum_i beta_i x_i).
+    """Runs the solver from the warm start `beta` (zeros: LIBLINEAR's start); fills
+    `beta` (length l) and `w` (= sum_i beta_i x_i).
     Inputs are never written. Instances with C_i <= 0 (zero instance weight) take no
     part: their beta_i is 0.
 
     Returns (iterations, final active-set size, shrinking restarts, dual objective)."""
-    inst, index, n = init_svr_state(indptr, data, bias, y, C, l2_loss, beta, w)
+    inst, index, n = init_svr_state(indptr, indices, data, n_features, bias, y, C, l2_loss,
+                                    beta, w)
     state = seed_state(seed)
     active_size = n
     Gmax_old = INF

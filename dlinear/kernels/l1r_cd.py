@@ -94,8 +94,10 @@ def part_starts(col_ptr, row_ind, row_bounds):
 
 @njit(cache=True, nogil=True)
 def l1r_l2_svc(col_ptr, row_ind, vals, y, sqrtC, unreg_bias, eps, max_outer_iter, seed, w,
-               t, starts, row_bounds, yx, b, xj_sq_parts, partials, arrivals):
-    """-s 5 from w = 0 (w is overwritten), as part t of len(row_bounds) - 1 parts that run
+               t, starts, row_bounds, yx, b, xj_sq_parts, partials, arrivals, warm,
+               gnorm1_start):
+    """-s 5 from w = 0 (w is overwritten), or with `warm` from w as given and the stop
+    relative to gnorm1_start (the violations at w = 0, LIBLINEAR's reference), as part t of len(row_bounds) - 1 parts that run
     at once on as many threads, each on the entries of its rows [row_bounds[t],
     row_bounds[t + 1]): every part takes every decision (the same ones: the sums it
     decides on are combined in part order, `spin.combined`) and keeps its own w, and each
@@ -120,7 +122,8 @@ def l1r_l2_svc(col_ptr, row_ind, vals, y, sqrtC, unreg_bias, eps, max_outer_iter
     xj_sq = np.empty(w_size)               # sum_i C_i x_ij^2: the curvature bound of (28)
     index = np.empty(w_size, dtype=np.int64)
     for j in range(w_size):
-        w[j] = 0.0
+        if not warm:
+            w[j] = 0.0
         index[j] = j
         acc = 0.0
         lo, hi = own_entries(col_ptr, starts, t, n_parts, j)
@@ -138,10 +141,17 @@ def l1r_l2_svc(col_ptr, row_ind, vals, y, sqrtC, unreg_bias, eps, max_outer_iter
         for q in range(1, n_parts):
             acc += xj_sq_parts[q, j]
         xj_sq[j] = acc
+    if warm:        # b of the warm start (this part's rows), as after a failed search
+        for jj in range(w_size):
+            if w[jj] == 0.0:
+                continue
+            jlo, jhi = own_entries(col_ptr, starts, t, n_parts, jj)
+            for k in range(jlo, jhi):
+                b[np.uint64(row_ind[k])] -= w[jj] * yx[k]
 
     state = seed_state(seed)
     Gmax_old = INF
-    Gnorm1_init = -1.0
+    Gnorm1_init = gnorm1_start if warm else -1.0
     active_size = w_size
     it = 0
     restarts = 0
@@ -258,7 +268,7 @@ def l1r_l2_svc(col_ptr, row_ind, vals, y, sqrtC, unreg_bias, eps, max_outer_iter
                         b[np.uint64(row_ind[k])] -= w[jj] * yx[k]
             s += 1
 
-        if it == 0:
+        if it == 0 and not warm:
             Gnorm1_init = Gnorm1_new
         it += 1
         if Gnorm1_new <= eps * Gnorm1_init:

@@ -176,7 +176,7 @@ def newton_step(col_ptr, row_ind, vals, y, C, unreg_bias, l1_ratio, eps, max_inn
         Gnorm1_new += violation
         s += 1
 
-    if first:
+    if first and scalars[GNORM1_INIT] < 0.0:    # else a warm start's, at w = 0
         scalars[GNORM1_INIT] = Gnorm1_new
     Gnorm1_init = scalars[GNORM1_INIT]
     if Gnorm1_new <= eps * Gnorm1_init:

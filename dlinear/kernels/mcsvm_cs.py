@@ -95,15 +95,16 @@ def _solve_sub_problem(A, B, yidx, C_y, active, D, alpha_new):
 
 
 @njit(cache=True, nogil=True)
-def mcsvm_cs(indptr, indices, data, n_features, bias, y, C, eps, max_iter, seed, w):
-    """Solves from alpha = 0 and writes W into `w` (w_size x nr_class, overwritten).
+def mcsvm_cs(indptr, indices, data, n_features, bias, y, C, eps, max_iter, seed, alpha, w):
+    """Solves from `alpha` (l x nr_class: zeros, LIBLINEAR's start, or a feasible warm
+    start, dlinear.solvers.dual_start) and writes W = its sum_i alpha_i x_i and on into
+    `w` (w_size x nr_class, overwritten).
     y: int64 class index per row (0..nr_class-1); C: float64 per row.
 
     Returns (iterations, dual objective, nSV, shrinking reactivations)."""
     l = len(indptr) - 1
     nr_class = w.shape[1]
     w_size = w.shape[0]
-    alpha = np.zeros((l, nr_class))
     alpha_index = np.empty((l, nr_class), dtype=np.int32)
     active_size_i = np.empty(l, dtype=np.int32)
     y_index = np.empty(l, dtype=np.int32)
@@ -125,6 +126,13 @@ def mcsvm_cs(indptr, indices, data, n_features, bias, y, C, eps, max_iter, seed,
         for m in range(nr_class):
             alpha_index[i, m] = m
         QD[i] = row_sq_norm(indptr, data, i, bias)
+        for m in range(nr_class):      # W of the warm start
+            a = alpha[i, m]
+            if a != 0.0:
+                for k in range(indptr[i], indptr[i + 1]):
+                    w[indices[k], m] += a * data[k]
+                if bias >= 0:
+                    w[n_features, m] += a * bias
         active_size_i[i] = nr_class
         y_index[i] = y[i]
         index[i] = i

@@ -111,8 +111,11 @@ def _select(cand, n, G, k, largest, out):
 
 
 @njit(cache=True, nogil=True)
-def oneclass_svm(indptr, indices, data, n_features, bias, U, nu, eps, max_iter, alpha, w):
-    """Solves into `alpha` (length l, overwritten) and `w` (overwritten).
+def oneclass_svm(indptr, indices, data, n_features, bias, U, nu, eps, max_iter, alpha, w,
+                 warm):
+    """Solves into `alpha` (length l) and `w` (overwritten), from LIBLINEAR's start, or
+    with `warm` from `alpha` as given (feasible: 0 <= alpha_i <= U_i, sum nu sum U_i;
+    dlinear.solvers.dual_start).
 
     Returns (outer iterations, dual objective 0.5 ||w||^2, nSV, rho, shrinking restarts)."""
     l = len(indptr) - 1
@@ -129,6 +132,8 @@ def oneclass_svm(indptr, indices, data, n_features, bias, U, nu, eps, max_iter, 
         total += U[i]
     remaining = nu * total
     for i in range(l):
+        if warm:
+            break
         a = min(U[i], remaining)
         if a < 0.0:
             a = 0.0

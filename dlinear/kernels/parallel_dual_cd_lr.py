@@ -12,9 +12,9 @@ from .sparse_ops import prefetch_visit, row_axpy, row_dot
 
 
 @njit(cache=True, nogil=True)
-def lr_state(indptr, indices, data, n_features, bias, y, C, w):
+def lr_state(indptr, indices, data, n_features, bias, y, C, w, alpha):
     """init_lr_state for a driver outside Numba: (inst, index, n)."""
-    return init_lr_state(indptr, indices, data, n_features, bias, y, C, w)
+    return init_lr_state(indptr, indices, data, n_features, bias, y, C, w, alpha)
 
 
 @njit(cache=True, nogil=True)

@@ -12,9 +12,9 @@ from .sparse_ops import prefetch_visit, row_axpy, row_dot
 
 
 @njit(cache=True, nogil=True)
-def svr_state(indptr, data, bias, y, C, l2_loss, beta, w):
+def svr_state(indptr, indices, data, n_features, bias, y, C, l2_loss, beta, w):
     """init_svr_state for a driver outside Numba: (inst, index, n)."""
-    return init_svr_state(indptr, data, bias, y, C, l2_loss, beta, w)
+    return init_svr_state(indptr, indices, data, n_features, bias, y, C, l2_loss, beta, w)
 
 
 @njit(cache=True, nogil=True)

@@ -5,14 +5,12 @@ A k-column pass reads and writes the rows S[j, :] of (n, k) arrays, j = the colu
 of each nonzero: tens of MB for a text set (47,236 x 20 x 8 B = 7.5 MB each), so every
 nonzero waits on a cache line from L3 or memory, and the out-of-order window covers only
 a few nonzeros ahead. The indices of the next nonzeros are known, so asking for their
-rows some nonzeros ahead hides that latency: measured on one core (BENCHMARKS.md,
-"Multi-class Newton"), X^T(D(X S)) and X W with k = 20 columns ran 1.6-2.2x faster. A
-prefetch is only a hint: it changes no result.
+rows some nonzeros ahead hides that latency (measured on one core: BENCHMARKS.md,
+"Multi-class Newton"). A prefetch is only a hint: it changes no result.
 
 A dual CD sweep visits the rows in a random order, so each row's nonzeros start with a
-miss to memory that the hardware prefetcher cannot foresee: on the rcv1-shaped set a
-sweep of x_i.w and w += a x_i took 0.44 s in a random order against 0.11 s in file
-order. The order is known a sweep ahead, so `prefetch_span` asks for the next row's
+miss to memory that the hardware prefetcher cannot foresee (a random order's sweep costs
+several times a sweep in file order). The order is known a sweep ahead, so `prefetch_span` asks for the next row's
 nonzeros one visit ahead (BENCHMARKS.md, "Dual CD: rows prefetched in the sweep's
 order").
 

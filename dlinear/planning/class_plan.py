@@ -16,7 +16,7 @@ from typing import Callable, NamedTuple, Optional
 import numpy as np
 
 from ..data.libsvm_reader import Problem
-from ..errors import ConvergenceWarning, DataError
+from ..errors import ConvergenceWarning, DataError, DlinearError
 from ..model import Model, nr_w_of
 from ..params import Params, class_C
 from ..solvers.task import SharedColumns, SubProblem
@@ -150,6 +150,66 @@ def problem_seed(seed: int, k: int, block: Optional[int] = None) -> int:
 def block_seeds(seed: int, block: int, n_problems: int) -> list:
     """problem_seed of each binary problem on one block of rows."""
     return [problem_seed(seed, k, block) for k in range(n_problems)]
+
+
+class WarmStartError(DlinearError):
+    """A warm start that does not fit the data or the parameters (the CLI names the -i
+    file)."""
+
+
+def _family(spec, multinomial: bool) -> str:
+    """The space a model's weights live in: warm starts move only within one."""
+    if spec.kind != "classification":
+        return spec.kind
+    if multinomial:
+        return "multinomial"
+    return "crammer_singer" if spec.all_classes else "one-vs-rest"
+
+
+def warm_start_columns(init, n_features: int, label, params: Params) -> np.ndarray:
+    """The warm start `init` (a Model, or weights shaped like Model.w) as the fit's
+    init_sol: (w_size, nr_w), its columns in the order of this fit's `label` (None for
+    regression and one-class). A Model with fewer features than the data is extended
+    with zero weights; more features, other labels, another bias or a solver of another
+    problem family is a DlinearError."""
+    w_size = n_features + (1 if params.bias >= 0 else 0)
+    if not isinstance(init, Model):
+        W = np.asarray(init, dtype=np.float64)
+        if W.ndim not in (1, 2) or W.shape[0] != w_size:
+            raise WarmStartError(f"the initial weights have shape {W.shape}, the fit needs "
+                               f"{w_size} rows ({n_features} features"
+                               f"{' and the bias' if params.bias >= 0 else ''})")
+        return W
+    model = init
+    family = _family(params.spec, params.multinomial)
+    model_family = _family(model.spec, model.multinomial)
+    if family != model_family:
+        raise WarmStartError(f"the initial model is -s {model.solver_type} "
+                           f"({model_family}); -s {params.solver_type} trains a "
+                           f"{family} model: warm-start from a model of the same kind")
+    if float(model.bias) != float(params.bias):
+        raise WarmStartError(f"the initial model has bias {model.bias:g}, this fit -B "
+                           f"{params.bias:g}: give the model's -B")
+    if model.nr_feature > n_features:
+        raise WarmStartError(f"the initial model has {model.nr_feature} features, the data "
+                           f"{n_features}: a warm start needs the model's features in the "
+                           "data")
+    W = np.asarray(model.w, dtype=np.float64).reshape(model.w_size, model.nr_w)
+    if model.nr_feature < n_features:       # the new features start at weight 0
+        W = np.vstack([W[:model.nr_feature], np.zeros((n_features - model.nr_feature,
+                                                       model.nr_w)),
+                       W[model.nr_feature:]])
+    if label is None:
+        return W
+    model_label = np.asarray(model.label, dtype=np.int64)
+    if len(model_label) != len(label) or set(model_label.tolist()) != set(
+            np.asarray(label).tolist()):
+        raise WarmStartError(f"the initial model's labels {sorted(model_label.tolist())} are "
+                           f"not the data's {sorted(np.asarray(label).tolist())}")
+    if W.shape[1] == 1:                     # one binary problem: label[0] is positive
+        return W if model_label[0] == label[0] else -W
+    where = {int(c): j for j, c in enumerate(model_label)}
+    return np.ascontiguousarray(W[:, [where[int(c)] for c in label]])
 
 
 def initial_w(params: Params, k: int):

@@ -40,6 +40,7 @@ class Mode(enum.Enum):
     KCOLUMN_MAP_REDUCED = "k-column Newton map-reduced over the parts"
     MULTINOMIAL_MAP_REDUCED = "multinomial Newton map-reduced over the parts"
     PARTITIONED_DUAL_CD = "partitioned dual CD on each worker's own rows"
+    L1_MAP_REDUCED = "OWL-QN per problem, its loss and gradient map-reduced over the parts"
 
     @property
     def in_process(self) -> bool:
@@ -49,7 +50,7 @@ class Mode(enum.Enum):
 IN_PROCESS_MODES = frozenset({Mode.IN_PROCESS, Mode.ONE_PROBLEM, Mode.MULTINOMIAL,
                               Mode.ALL_CLASSES, Mode.KCOLUMN, Mode.CLASSES_ON_THREADS})
 MAP_REDUCED_MODES = frozenset({Mode.NEWTON_MAP_REDUCED, Mode.KCOLUMN_MAP_REDUCED,
-                               Mode.MULTINOMIAL_MAP_REDUCED})
+                               Mode.MULTINOMIAL_MAP_REDUCED, Mode.L1_MAP_REDUCED})
 
 
 @dataclass(frozen=True)
@@ -66,12 +67,15 @@ class Data:
     columns_growth: Optional[float] = None    # cost_model.Workload's
     read_s: Optional[float] = None        # reading it in this process (one core)
     estimated: bool = False               # rows and nonzeros scaled from a sample
+    value_bytes: Optional[int] = None     # as stored (a binary dataset's header); None: 8
+    index_bytes: Optional[int] = None     # None: 4
 
     @property
     def nbytes(self) -> int:
-        """The CSR size: 12 bytes a non-zero (value, column), 16 a row (row pointer,
-        label)."""
-        return int(12 * self.nnz + 16 * self.n_samples)
+        """The CSR size: a value and a column index a non-zero (12 bytes unless stored
+        narrower), 16 a row (row pointer, label)."""
+        return int(((self.value_bytes or 8) + (self.index_bytes or 4)) * self.nnz
+                   + 16 * self.n_samples)
 
     @property
     def nnz_per_row(self) -> float:
@@ -105,9 +109,9 @@ COPY_MEMORY_SHARE = 0.5
 
 # In process, k-column Newton replaces one driver per class for -s 0 when each thread
 # carries at least this many classes and the rows have at least this many nonzeros
-# (measured on one core, BENCHMARKS.md "Multi-class Newton": whole fits 1.5-3.3x faster
-# from k = 8 at 70 and 300 nonzeros per row; slower at 10 nonzeros per row, where the
-# per-row work of k columns is not repaid by a shorter pass, and no faster at k = 4).
+# (measured on one core, BENCHMARKS.md "Multi-class Newton": faster from k = 8 at 70 and
+# 300 nonzeros per row; slower at 10 nonzeros per row, where the per-row work of k columns
+# is not repaid by a shorter pass, and no faster at k = 4).
 KCOLUMN_MIN_CLASSES_PER_THREAD = 8
 KCOLUMN_MIN_NNZ_PER_ROW = 50
 
@@ -164,11 +168,13 @@ def copy_fits(data: Data, cluster: Cluster) -> bool:
 class Choice:
     """A decided Mode; `params` with `partition` decided on a running cluster (and the
     primal fallback, -s 2, of the CLI's default -s 1 when that would train partitioned:
-    default_replaced is then the default's -s)."""
+    default_replaced is then the default's -s; -s 2 --primal-cd that would train
+    partitioned becomes map-reduced Newton: primal_cd_replaced True)."""
     mode: Mode
     params: Params
     workers: int = 0
     default_replaced: Optional[int] = None
+    primal_cd_replaced: bool = False
     reason: Optional[Estimate] = None     # the backend's, when it was predicted
 
     def describe(self) -> str:
@@ -187,7 +193,15 @@ class Choice:
             d = self.default_replaced
             return (f"{s} (the primal of the default -s {d}: the same model) map-reduced "
                     f"over the parts on {n} worker(s): the data does not fit one "
-                    f"worker, where -s {d} would train partitioned dual CD, ~9x slower")
+                    f"worker, where -s {d} would train partitioned dual CD, which is slower "
+                    f"(BENCHMARKS.md, \"Partitioned dual CD\")")
+        if self.primal_cd_replaced:
+            return (f"{s} --primal-cd walks columns, which needs every row on one worker: "
+                    f"training {s} by Newton map-reduced over the parts on {n} worker(s) "
+                    "instead (the same optimum)")
+        if self.mode is Mode.L1_MAP_REDUCED:
+            return (f"{s} map-reduced over the parts on {n} worker(s) by OWL-QN (the "
+                    "optimum of the in-process solver, LIBLINEAR's stopping rule)")
         if self.mode in MAP_REDUCED_MODES:
             return f"{s} map-reduced over the parts on {n} worker(s)"
         if self.mode is Mode.PARTITIONED_DUAL_CD:
@@ -206,8 +220,8 @@ def choose(params: Params, data: Data, cluster: Optional[Cluster] = None, *,
     n_threads threads, or on `cluster`. job: "train", or "cv" / "search" (their folds
     are tasks of their own: only a training goes to a cluster by the size rule).
     solver_named False (dlinear-train without -s): the default -s 1 that would train
-    partitioned is replaced by the distributed -s 2, the same optimum measured 9.4x faster
-    on 2 workers (677k rows: 2.6 s against 24.8 s; BENCHMARKS.md, "Partitioned dual CD");
+    partitioned is replaced by the distributed -s 2, the same optimum measured several
+    times faster on 2 workers (BENCHMARKS.md, "Partitioned dual CD");
     an explicit -s 1 or --partition keeps the dual."""
     named = params
     params = params.resolved()
@@ -224,6 +238,12 @@ def choose(params: Params, data: Data, cluster: Optional[Cluster] = None, *,
         return Choice(_in_process_mode(params, data, n_threads), params)
 
     classification = params.spec.kind == "classification"
+    if params.primal_cd and _over_one_worker(params, data, cluster):
+        newton = choose(replace(named, primal_cd=False, online=False, max_updates=0,
+                                partition=True), data, cluster)
+        return replace(newton, primal_cd_replaced=True)
+    if params.spec.partitioned_owlqn and _over_one_worker(params, data, cluster):
+        return Choice(Mode.L1_MAP_REDUCED, replace(params, partition=True), cluster.workers)
     if is_map_reduce(params):
         if params.partition is not None:
             copies = not params.partition
@@ -248,6 +268,8 @@ def choose(params: Params, data: Data, cluster: Optional[Cluster] = None, *,
             and fallback is not None and SOLVERS[fallback].newton):
         primal = choose(replace(named, solver_type=fallback), data, cluster)
         return replace(primal, default_replaced=params.solver_type)
+    if not partitioned and params.partition is None and not copy_fits(data, cluster):
+        raise DlinearError(_no_partitioned_method(params, data, cluster))
     params = replace(params, partition=partitioned)
     if partitioned:
         mode = Mode.PARTITIONED_DUAL_CD
@@ -256,6 +278,27 @@ def choose(params: Params, data: Data, cluster: Optional[Cluster] = None, *,
     else:
         mode = Mode.CLASSES_ON_COPIES
     return Choice(mode, params, cluster.workers)
+
+
+def _over_one_worker(params: Params, data: Data, cluster: Cluster) -> bool:
+    """Whether a fit trains on the partitioned rows: when asked (params.partition), by
+    default when a copy of the data does not fit one worker (copy_fits)."""
+    if params.partition is not None:
+        return bool(params.partition)
+    return not copy_fits(data, cluster)
+
+
+def _no_partitioned_method(params: Params, data: Data, cluster: Cluster) -> str:
+    """The one line of a solver with no method on partitioned rows, whose data a worker
+    cannot hold a copy of: said before any copy is made (which would kill the workers one
+    after another)."""
+    variant = (" --cd-block 2" if params.cd_block == 2 else
+               " --online" if params.online else "")
+    return (f"-s {params.solver_type}{variant} needs a copy of the data on one worker "
+            f"(it has no method on partitioned rows), but the data ({data.nbytes / 2**20:.1f}"
+            f" MiB) is more than {COPY_MEMORY_SHARE:.0%} of a worker's memory limit "
+            f"({cluster.memory / 2**20:.1f} MiB); give the workers more memory, or train "
+            "in this process")
 
 
 def newton_estimate(params: Params, data: Data, workers: int, n_threads: int

@@ -62,5 +62,9 @@ def fit_task(task: SubProblem, params) -> FitResult:
 
 
 def fit_all_classes(problem, class_of_row, weighted_C, params, seed: int) -> FitResult:
-    """Runs the all-classes solver params.solver_type (Crammer-Singer)."""
+    """Runs the all-classes solver params.solver_type (Crammer-Singer), from the warm
+    start params.init_sol (w_size, nr_class) when given."""
+    if params.init_sol is not None:
+        return params.spec.fit(problem, class_of_row, weighted_C, params, seed,
+                               w0=params.init_sol)
     return params.spec.fit(problem, class_of_row, weighted_C, params, seed)

@@ -6,6 +6,7 @@ import numpy as np
 
 from ..kernels.mcsvm_cs import mcsvm_cs
 from ..params import class_C
+from .dual_start import crammer_singer_duals
 from .task import FitResult
 
 # LIBLINEAR's Solver_MCSVM_CS cap on outer iterations (passes; not -s 1/-s 3's 300)
@@ -13,9 +14,10 @@ MCSVM_MAX_OUTER_ITER = 100000
 
 
 def fit_crammer_singer(problem, class_of_row, weighted_C, params, seed,
-                       max_outer_iter: int = MCSVM_MAX_OUTER_ITER) -> FitResult:
+                       max_outer_iter: int = MCSVM_MAX_OUTER_ITER, w0=None) -> FitResult:
     """All classes at once; w is (w_size, nr_class). C of row i is weighted_C[class of i]
-    times its instance weight."""
+    times its instance weight. w0 (w_size, nr_class): the warm start, from the duals
+    consistent with it (dlinear.solvers.dual_start)."""
     bias = float(params.bias)
     y = np.ascontiguousarray(class_of_row, dtype=np.int64)
     weighted_C = np.asarray(weighted_C, dtype=np.float64)
@@ -26,9 +28,11 @@ def fit_crammer_singer(problem, class_of_row, weighted_C, params, seed,
     nr_class = len(weighted_C)
     w_size = problem.n_features + (1 if bias >= 0 else 0)
     w = np.zeros((w_size, nr_class))
+    alpha = (np.zeros((problem.n_samples, nr_class)) if w0 is None else
+             crammer_singer_duals(problem, bias, y, C, w0))
     n_iter, obj, nSV, _ = mcsvm_cs(
         problem.indptr, problem.indices, problem.data, int(problem.n_features), bias, y, C,
-        float(params.eps), int(max_outer_iter), int(seed), w)
+        float(params.eps), int(max_outer_iter), int(seed), alpha, w)
     log = [f"optimization finished, #iter = {n_iter}"]
     hit = n_iter >= max_outer_iter
     if hit:

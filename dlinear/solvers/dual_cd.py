@@ -12,14 +12,18 @@ from ..kernels.dual_cd_svr import dual_cd_svr
 from ..kernels.online_dual_cd_svc import online_dual_cd_svc
 from .parallel_dual_cd import (RUN_LR, RUN_SVR, run_on_threads, scheme_for,
                                solver_threads)
+from .dual_start import balanced, lr_duals, svc_duals, svr_duals
 from .task import FitResult
 
 
 def starting_alpha(task, params) -> np.ndarray:
     """The SVC dual's starting point: a copy of the warm start task.alpha0 (the -C search
     passes the alpha of the previous C; -s 3's box [0, C_i] is applied, so it is
-    feasible for any C), or zeros."""
+    feasible for any C), the duals consistent with the warm start task.w0
+    (dlinear.solvers.dual_start), or zeros."""
     if task.alpha0 is None:
+        if task.w0 is not None:
+            return svc_duals(task, task.w0, params.spec.squared_loss)
         return np.zeros(task.problem.n_samples)
     alpha = np.array(task.alpha0, dtype=np.float64)
     if params.spec.loss == "hinge":
@@ -32,8 +36,11 @@ def feasible_warm_start(task, params) -> np.ndarray:
     search passes the solution at the previous C) scaled by the largest t <= 1 that keeps
     it in the box [0, U_i] (U_i = C_i for -s 3, unbounded for -s 1; 0 for a row with
     C_i <= 0, which takes no part). Clipping alone would break y^T alpha = 0; scaling
-    keeps it. Along the -C grid (C grows) t is 1 and alpha0 is kept as it is."""
+    keeps it. Along the -C grid (C grows) t is 1 and alpha0 is kept as it is. From the
+    warm start task.w0: the duals consistent with it, balanced to y^T alpha = 0."""
     if task.alpha0 is None:
+        if task.w0 is not None:
+            return balanced(svc_duals(task, task.w0, params.spec.squared_loss), task.y)
         return np.zeros(task.problem.n_samples)
     alpha = np.array(task.alpha0, dtype=np.float64)
     if params.spec.loss == "hinge":
@@ -147,9 +154,9 @@ def fit_online_dual_cd_svc(task, params):
 def fit_dual_cd_lr(task, params):
     """-s 7: L2-regularized logistic regression in the dual, on one binary task, on
     task.n_threads threads (dlinear.solvers.parallel_dual_cd) when the problem is large
-    enough and a scheme serves it."""
+    enough and a scheme serves it; from the duals of the warm start task.w0 when given."""
     X = task.problem
-    alpha = np.empty(2 * X.n_samples)
+    alpha = np.zeros(2 * X.n_samples) if task.w0 is None else lr_duals(task, task.w0)
     w = np.zeros(task.w_size)
     args = (float(task.bias), task.y, task.C, float(params.eps), int(params.max_iter),
             int(task.seed), alpha, w)
@@ -174,9 +181,10 @@ def fit_dual_cd_lr(task, params):
 def fit_dual_cd_svr(task, params):
     """-s 12 (L2-loss) or -s 13 (L1-loss) support vector regression in the dual, on
     task.n_threads threads (dlinear.solvers.parallel_dual_cd) when the problem is large
-    enough and a scheme serves it."""
+    enough and a scheme serves it; from the duals of the warm start task.w0 when given."""
     X = task.problem
-    beta = np.zeros(X.n_samples)
+    beta = (np.zeros(X.n_samples) if task.w0 is None else
+            svr_duals(task, task.w0, float(params.p)))
     w = np.zeros(task.w_size)
     args = (float(task.bias), task.y, task.C, float(params.p), params.spec.squared_loss,
             float(params.eps), int(params.max_iter), int(task.seed), beta, w)

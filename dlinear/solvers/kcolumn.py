@@ -37,9 +37,8 @@ COLUMN_BLOCK = None     # columns per pass (None: all); see KColumnLossTerm
 
 
 # rows of a chunk of X by columns (columns_in_chunks): its rows of an (l, K) array take at
-# most this many bytes, so that a pass's random accesses to them stay in cache (8 MB: 4
-# chunks on the 200,000-row 20-class set, X S in 0.092 s against 0.100 s by rows and
-# 0.23 s in one chunk; BENCHMARKS.md, "Multi-class Newton")
+# most this many bytes, so that a pass's random accesses to them stay in cache (8 MB
+# measured fastest; BENCHMARKS.md, "Multi-class Newton")
 CHUNK_BYTES = 8 << 20
 
 

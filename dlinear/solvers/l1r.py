@@ -34,7 +34,7 @@ from ..kernels.rng import seed_state
 from ..kernels.spin import meeting_place
 from ..threads import PassPool, available_cores, nonzero_ranges
 from .newton import primal_solver_tol
-from .task import FitResult
+from .task import FitResult, starting_w
 
 # LIBLINEAR 2.50's caps, each with its own meaning
 L1R_L2SVC_MAX_OUTER_ITER = 1000   # -s 5: CD passes over the features
@@ -45,18 +45,20 @@ L1R_LR_MAX_NEWTON_ITER = 100      # -s 6: Newton iterations
 def fit_l1r(task, params, max_outer_iter: int = L1R_L2SVC_MAX_OUTER_ITER,
             max_inner_iter: int = L1R_LR_MAX_INNER_ITER,
             max_newton_iter: int = L1R_LR_MAX_NEWTON_ITER) -> FitResult:
-    """-s 5 or -s 6 on one binary task (w starts at 0, as in LIBLINEAR)."""
+    """-s 5 or -s 6 on one binary task, from w = 0 as in LIBLINEAR, or from the warm
+    start task.w0."""
     col_ptr, row_ind, vals = task.columns()
     y = np.where(np.asarray(task.y) > 0, 1.0, -1.0)
     C = np.ascontiguousarray(task.C, dtype=np.float64)
-    w = np.zeros(task.w_size)
+    w = starting_w(task.w0, task.w_size)
     unreg_bias = (not params.regularize_bias) and task.bias >= 0
     tol = primal_solver_tol(params.eps, y, regression=False)
     log = []
     if params.spec.loss == "squared_hinge":
         n_iter, obj, nnz, _, _ = l1r_l2svc((col_ptr, row_ind, vals), task.problem.indptr,
                                            y, C, unreg_bias, tol, int(max_outer_iter),
-                                           int(task.seed), w, task.n_threads)
+                                           int(task.seed), w, task.n_threads,
+                                           warm=task.w0 is not None)
         log.append(f"optimization finished, #iter = {n_iter}")
         hit = n_iter >= max_outer_iter
     elif params.spec.loss == "logistic_regression":
@@ -68,7 +70,7 @@ def fit_l1r(task, params, max_outer_iter: int = L1R_L2SVC_MAX_OUTER_ITER,
         n_iter, obj, nnz, inner_capped = l1r_lr(
             (col_ptr, row_ind, vals), task.problem.indptr, y, C, xjneg_sum, unreg_bias,
             l1_ratio, tol, max_newton_iter, max_inner_iter, int(task.seed), w, passes,
-            task.n_threads)
+            task.n_threads, w0=None if task.w0 is None else w.copy())
         log += [f"iter {k + 1:3d}  #CD cycles {int(passes[k])}" for k in range(n_iter)]
         if inner_capped:
             log.append(f"WARNING: reaching max number of inner iterations "
@@ -110,8 +112,9 @@ def row_parts(row_ptr, n_parts: int):
 
 
 def l1r_l2svc(columns, row_ptr, y, C, unreg_bias, eps, max_outer_iter, seed, w,
-              n_threads=None):
-    """-s 5 (dlinear/kernels/l1r_cd.py) from w = 0 (w is overwritten) on
+              n_threads=None, warm=False):
+    """-s 5 (dlinear/kernels/l1r_cd.py) from w = 0 (w is overwritten), or with `warm`
+    from w as given, on
     row_split_threads threads, each on its range of rows (of about equal nonzeros by
     row_ptr, the CSR rows' pointers): the same model on any number of threads but for
     the order in which the threads' partial sums are added (one thread: LIBLINEAR's
@@ -127,21 +130,26 @@ def l1r_l2svc(columns, row_ptr, y, C, unreg_bias, eps, max_outer_iter, seed, w,
     b = np.empty(len(y))
     xj_sq_parts = np.empty((n_parts, w_size))
     partials, arrivals = meeting_place(n_parts)
-    own_w = [w] + list(np.empty((n_parts - 1, w_size)))
+    own_w = [w] + [w.copy() for _ in range(n_parts - 1)]
+    # LIBLINEAR's stop is relative to the first pass from w = 0: a warm start's to the
+    # violations at w = 0 (G_j = -2 sum_i C_i y_i x_ij there)
+    gnorm1_start = (_violations_at_zero(-2.0 * _column_sums(columns, C * y), unreg_bias,
+                                        1.0) if warm else -1.0)
     pool = PassPool(n_parts, "l1r")
     try:
         results = pool.run(l1r_l2_svc, [
             (col_ptr, row_ind, vals, y, sqrtC, unreg_bias, eps, max_outer_iter, seed,
-             own_w[t], t, starts, row_bounds, yx, b, xj_sq_parts, partials, arrivals)
-            for t in range(n_parts)])
+             own_w[t], t, starts, row_bounds, yx, b, xj_sq_parts, partials, arrivals,
+             bool(warm), gnorm1_start) for t in range(n_parts)])
     finally:
         pool.close()
     return results[0]
 
 
 def l1r_lr(columns, row_ptr, y, C, xjneg_sum, unreg_bias, l1_ratio, eps, max_newton_iter,
-           max_inner_iter, seed, w, cd_passes, n_threads=None):
+           max_inner_iter, seed, w, cd_passes, n_threads=None, w0=None):
     """-s 6 (newGLMNET, dlinear/kernels/l1r_newglmnet.py) from w = 0 (w is overwritten),
+    or from the warm start w0,
     on n_threads threads: the gradient pass of each Newton iteration in ranges of
     columns, the rest of the iteration (coordinate descent, line search) on
     row_split_threads of them in ranges of rows by row_ptr (the CSR rows' pointers), as
@@ -152,6 +160,13 @@ def l1r_lr(columns, row_ptr, y, C, xjneg_sum, unreg_bias, l1_ratio, eps, max_new
     w[:] = 0.0
     (index, Hdiag, Grad, wpd, exp_wTx, exp_wTx_new, grad_rec, cd_rec,
      scalars) = NG.newton_setup(y, C, w_size)
+    if w0 is not None:
+        # the stop relative to the violations at w = 0 (LIBLINEAR's first iteration's):
+        # there tau_i = C_i / 2, G_j = -sum_i x_ij C_i / 2 + xjneg_sum_j
+        scalars[NG.GNORM1_INIT] = _violations_at_zero(
+            -0.5 * _column_sums(columns, C) + xjneg_sum, unreg_bias, l1_ratio)
+        _newton_state_at(w0, columns, C, unreg_bias, w, wpd, exp_wTx, grad_rec, cd_rec,
+                         scalars)
     l2 = 1.0 - l1_ratio
     last_penalized = w_size - 1 if unreg_bias else w_size
     pool = PassPool(n_threads or 1, "l1r")
@@ -162,7 +177,7 @@ def l1r_lr(columns, row_ptr, y, C, xjneg_sum, unreg_bias, l1_ratio, eps, max_new
     partials, arrivals = meeting_place(n_parts)
     # each part's own copies of what every part writes alike (part 0's are the solver's)
     own = [(seed_state(seed), w, index, wpd, scalars)] + [
-        (seed_state(seed), np.zeros(w_size), index.copy(), wpd.copy(), scalars.copy())
+        (seed_state(seed), w.copy(), index.copy(), wpd.copy(), scalars.copy())
         for _ in range(n_parts - 1)]
 
     def gradient(j0, j1):
@@ -189,3 +204,37 @@ def l1r_lr(columns, row_ptr, y, C, xjneg_sum, unreg_bias, l1_ratio, eps, max_new
         pool.close()
     obj, nnz = NG.objective(y, C, unreg_bias, l1_ratio, w, exp_wTx)
     return newton_iter, obj, nnz, int(scalars[NG.INNER_CAPPED])
+
+
+def _newton_state_at(w0, columns, C, unreg_bias, w, wpd, exp_wTx, grad_rec, cd_rec, scalars):
+    """newGLMNET's state (NG.newton_setup's, which is at w = 0) moved to the warm start
+    w0: w = wpd = w0, exp(w.x_i) and the rows' records of it, and ||w||_1 over the
+    penalized weights."""
+    col_ptr, row_ind, vals = columns
+    w[:] = w0
+    wpd[:] = w0
+    wx = np.bincount(row_ind, weights=vals * np.repeat(w0, np.diff(col_ptr)),
+                     minlength=len(exp_wTx))
+    exp_wTx[:] = np.exp(wx)
+    tau = 1.0 / (1.0 + exp_wTx)
+    grad_rec[:, NG.TAU] = C * tau
+    grad_rec[:, NG.D] = cd_rec[:, NG.D] = C * exp_wTx * tau * tau
+    penalized = w0[:-1] if unreg_bias else w0
+    scalars[NG.W_NORM] = float(np.abs(penalized).sum())
+
+
+def _column_sums(columns, row_values) -> np.ndarray:
+    """sum_i row_values_i x_ij of every column j of X by columns."""
+    col_ptr, row_ind, vals = columns
+    column_of_entry = np.repeat(np.arange(len(col_ptr) - 1), np.diff(col_ptr))
+    return np.bincount(column_of_entry, weights=vals * row_values[row_ind],
+                       minlength=len(col_ptr) - 1)
+
+
+def _violations_at_zero(G, unreg_bias, l1) -> float:
+    """The sum of the weights' optimality violations at w = 0 (kernels' l1_violation):
+    |G_j| - l1 beyond the subdifferential, |G_j| for the unregularized bias."""
+    violation = np.maximum(0.0, np.abs(G) - l1)
+    if unreg_bias:
+        violation[-1] = abs(G[-1])
+    return float(violation.sum())

@@ -11,6 +11,7 @@ import numpy as np
 
 from ..kernels.oneclass import oneclass_svm
 from ..predict import decision_values
+from .dual_start import oneclass_duals
 from .task import FitResult
 
 ONECLASS_MAX_OUTER_ITER = 1000   # outer iterations, as LIBLINEAR 2.50's solve_oneclass_svm
@@ -25,11 +26,12 @@ def _upper_bounds(problem) -> np.ndarray:
 def fit_oneclass(task, params, max_outer_iter: int = ONECLASS_MAX_OUTER_ITER) -> FitResult:
     X = task.problem
     U = _upper_bounds(X)
-    alpha = np.zeros(X.n_samples)
+    warm = task.w0 is not None
+    alpha = oneclass_duals(task, task.w0, float(params.nu), U) if warm else np.zeros(X.n_samples)
     w = np.zeros(task.w_size)
     n_iter, obj, nSV, rho, _ = oneclass_svm(
         X.indptr, X.indices, X.data, int(X.n_features), float(task.bias), U,
-        float(params.nu), float(params.eps), int(max_outer_iter), alpha, w)
+        float(params.nu), float(params.eps), int(max_outer_iter), alpha, w, warm)
     log = [f"optimization finished, #iter = {n_iter}"]
     hit = n_iter >= max_outer_iter
     if hit:

@@ -246,7 +246,7 @@ def async_dual_cd_svr(X, bias, y, C, p, l2_loss, eps, max_iter, seed, beta, w, n
     filling `beta` and `w` (rebuilt from beta). Returns (iterations, active-set size,
     shrinking restarts, objective)."""
     indptr, indices, data, n = X.indptr, X.indices, X.data, X.n_features
-    inst, index, n_all = svr_state(indptr, data, bias, y, C, l2_loss, beta, w)
+    inst, index, n_all = svr_state(indptr, indices, data, n, bias, y, C, l2_loss, beta, w)
     state = seed_state(seed)
     scratch = np.empty(max(n_all, 1), dtype=np.int64)
     pool = PassPool(n_threads, "dual-cd")
@@ -288,7 +288,7 @@ def async_dual_cd_lr(X, bias, y, C, eps, max_iter, seed, alpha, w, n_threads):
     tenfold after a sweep of at most l/10 Newton steps), filling `alpha` (pairs) and `w`
     (rebuilt from alpha). Returns (iterations, Newton steps, objective)."""
     indptr, indices, data, n = X.indptr, X.indices, X.data, X.n_features
-    inst, index, n_all = lr_state(indptr, indices, data, n, bias, y, C, w)
+    inst, index, n_all = lr_state(indptr, indices, data, n, bias, y, C, w, alpha)
     state = seed_state(seed)
     pool = PassPool(n_threads, "dual-cd")
     bounds = np.linspace(0, n_all, n_threads * SHARES_PER_THREAD + 1).astype(np.int64)
@@ -318,7 +318,7 @@ def local_dual_cd_lr(X, bias, y, C, eps, max_iter, seed, alpha, w, n_threads):
     LIBLINEAR's rules as in async_dual_cd_lr. Returns (iterations, Newton steps,
     objective)."""
     indptr, indices, data, n = X.indptr, X.indices, X.data, X.n_features
-    inst, index, n_all = lr_state(indptr, indices, data, n, bias, y, C, w)
+    inst, index, n_all = lr_state(indptr, indices, data, n, bias, y, C, w, alpha)
     state = seed_state(seed)
     pool = PassPool(n_threads, "dual-cd")
     copies = part_copies(n_threads, len(w))

@@ -2,13 +2,16 @@
 
     python -m scripts.benchmarks.binary_format TEXT_FILE DATASET_DIR [-s 0] [--repeat 3]
         [--liblinear-train PATH] [--text-repeat 1] [--lock /work/bench.lock]
+        [--only load|train|convert]
 
 DATASET_DIR is made from TEXT_FILE (`python -m dlinear convert`, untimed) if it does not
 exist. Rows: `load` (in a child process whose Numba kernels are loaded, as in any run:
 read_libsvm of the text against read_binary of the directory, best of each, wall and CPU
-seconds) and `train` (whole processes: `python -m dlinear train -s S --workers 0` from
+seconds), `train` (whole processes: `python -m dlinear train -s S --workers 0` from
 the directory, and LIBLINEAR's C `train -s S` on the text, best of --repeat after one warm
-run each). Each timed run holds --lock on its own (a locked section stays short).
+run each) and `convert` (whole processes: `python -m dlinear convert` of the text, with
+and without --float32, against a process reading it with dlinear.read_libsvm, best of
+--repeat after one warm run each; the goal is convert <= 1.5x the read). Each timed run holds --lock on its own (a locked section stays short).
 """
 from __future__ import annotations
 
@@ -87,6 +90,27 @@ def train(args, report):
                         f"format / LIBLINEAR's C train = {ours / theirs:.3f}")
 
 
+_READ_PROCESS = "import sys, dlinear; dlinear.read_libsvm(sys.argv[1])"
+
+
+def convert(args, report):
+    with tempfile.TemporaryDirectory(dir=os.path.dirname(os.path.abspath(args.dataset))
+                                     ) as tmp:
+        target = os.path.join(tmp, "converted.ds")
+        read = _best_process([sys.executable, "-c", _READ_PROCESS, args.text], args.repeat,
+                             args.lock)
+        report.add(what="convert", program="read_libsvm (process)",
+                   file=os.path.basename(args.text), wall_s=read)
+        for extra in ([], ["--float32"]):
+            wall = _best_process([sys.executable, "-m", "dlinear", "convert", "-q", *extra,
+                                  args.text, target], args.repeat, args.lock)
+            program = " ".join(["python -m dlinear convert"] + extra)
+            report.add(what="convert", program=program, file=os.path.basename(args.text),
+                       wall_s=wall)
+            report.note(f"{program} / a read of the same text = {wall / read:.3f} (wall; "
+                        "goal <= 1.5)")
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("text")
@@ -96,7 +120,7 @@ def main(argv=None):
     ap.add_argument("--text-repeat", type=int, default=1,
                     help="reads of the text file (0: none)")
     ap.add_argument("--liblinear-train", default=None, help="path of LIBLINEAR's C train")
-    ap.add_argument("--only", choices=["load", "train"], default=None)
+    ap.add_argument("--only", choices=["load", "train", "convert"], default=None)
     harness.add_output_arguments(ap)
     args = ap.parse_args(argv)
     if not os.path.exists(args.dataset):
@@ -108,6 +132,8 @@ def main(argv=None):
         load(args, report)
     if args.only in (None, "train"):
         train(args, report)
+    if args.only in (None, "convert"):
+        convert(args, report)
     report.finish(["what", "program", "file", "wall_s", "cpu_s"])
 
 

@@ -225,18 +225,21 @@ def liblinear_options(params: Params) -> str:
 
 # LIBLINEAR's run at a tight eps giving f* for each -s: the primal Newton solver of the same
 # problem where there is one (-s 1 -> 2, 7 -> 0, 12 -> 11), else the solver itself
-TIGHT = {0: "-s 0 -e 1e-10", 1: "-s 2 -e 1e-10", 2: "-s 2 -e 1e-10", 3: "-s 3 -e 1e-9",
-         4: "-s 4 -e 1e-9", 5: "-s 5 -e 1e-9", 6: "-s 6 -e 1e-9", 7: "-s 0 -e 1e-10",
-         11: "-s 11 -e 1e-10", 12: "-s 11 -e 1e-10", 13: "-s 13 -e 1e-9",
-         21: "-s 21 -e 1e-9"}
+def tight_run(solver_type: int) -> tuple[str, float]:
+    """LIBLINEAR's run that gives f* for -s solver_type: ("-s N", eps). The primal Newton
+    solver where one solves the same problem (the registry's fallback: -s 1 -> 2, 7 -> 0,
+    12 -> 11) at eps 1e-10, else the solver itself at 1e-9."""
+    spec = SOLVERS[solver_type]
+    fallback = spec.fallback if spec.fallback is not None and SOLVERS[spec.fallback].newton else None
+    reference = SOLVERS[fallback if fallback is not None else solver_type]
+    return f"-s {reference.id}", 1e-10 if reference.newton else 1e-9
 
 
 def f_star(problem, params: Params) -> float:
     """The primal objective (of `params`' formulation) at LIBLINEAR's optimum of the same
-    problem, from its run at the TIGHT eps, loosened 10x at a time while that run stops
+    problem, from its run at the tight eps (tight_run), loosened 10x at a time while that run stops
     at LIBLINEAR's iteration cap (its dual CD solvers stop after 300 epochs)."""
-    solver, eps = TIGHT[params.solver_type].rsplit(" -e ", 1)
-    eps = float(eps)
+    solver, eps = tight_run(params.solver_type)
     lib_problem = liblinear_problem(problem)
     while True:
         _, model, capped = liblinear_fit(lib_problem,

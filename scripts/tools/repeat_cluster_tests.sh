@@ -5,7 +5,7 @@
 # of the whole suite. Extra arguments go to pytest, e.g.
 #     scripts/tools/repeat_cluster_tests.sh 3 -p random_order --random-order-bucket=module
 set -euo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/../.."
 runs=${1:-3}
 shift || true
 for run in $(seq 1 "$runs"); do

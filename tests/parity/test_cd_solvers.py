@@ -18,7 +18,7 @@ from tests.support.liblinear_oracle import (assert_near_optimum, f_star, libline
                                             liblinear_train_logged)
 from tests.support.measures import rel_diff
 
-# Relative gap to f* (LIBLINEAR's optimum at a tight eps, liblinear_oracle.TIGHT) each
+# Relative gap to f* (LIBLINEAR's optimum at a tight eps, harness.tight_run) each
 # algorithm is allowed at the eps its tests ask for: 2-3x the largest gap it reaches there
 # (in the comment), below the smallest it reaches at 10x that eps (scripts/tools/mutation_check.py;
 # BENCHMARKS.md, "Parity tolerances")

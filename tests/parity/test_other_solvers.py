@@ -19,7 +19,7 @@ from tests.support.liblinear_oracle import (assert_near_optimum, f_star, libline
 from tests.support.measures import accuracy, jaccard, rel_diff
 
 
-# Relative gap to f* (LIBLINEAR's optimum at a tight eps, liblinear_oracle.TIGHT) allowed
+# Relative gap to f* (LIBLINEAR's optimum at a tight eps, harness.tight_run) allowed
 # at the eps the tests ask for: 2-3x the largest gap reached there; at 10x that eps the
 # gaps are larger (BENCHMARKS.md, "Parity tolerances")
 GAP = {4: 3e-4,     # -e 1e-3: <= 1.1e-4; -e 1e-2: >= 5.1e-4

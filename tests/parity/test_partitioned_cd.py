@@ -427,7 +427,7 @@ def test_mode_is_chosen_from_worker_memory(cluster, binary_split, monkeypatch):
     monkeypatch.setattr(engine, "smallest_worker_memory", lambda c: size)   # copy > half
     assert engine.choose_partitioned(data, Params(solver_type=1))
     assert not engine.choose_partitioned(data, Params(solver_type=1, partition=False))
-    assert not engine.choose_partitioned(data, Params(solver_type=5))   # copy path
+    assert engine.choose_mode(data, Params(solver_type=5)).mode.name == "L1_MAP_REDUCED"
     _, text = engine.training_mode(data, Params(solver_type=3))
     assert "partitioned" in text
     # no -s named (the CLI's default): the distributed -s 2 instead of partitioned -s 1

@@ -11,7 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from scripts.benchmarks.harness import (liblinear_model_to_dlinear, liblinear_options,  # tests use all
-                                seed_liblinear)
+                                        seed_liblinear, tight_run)
 from dlinear.solvers import SOLVERS
 from dlinear.solvers.primal_objective_values import primal_objective
 
@@ -47,27 +47,18 @@ def liblinear_decision_values(lib_model, problem):
     return np.asarray(labels), np.asarray(values)
 
 
-# LIBLINEAR's run at a tight eps that gives f* for each -s: the primal Newton solver where
-# one solves the same problem (-s 1 -> 2, 7 -> 0, 12 -> 11), else the solver itself
-TIGHT = {0: "-s 0 -e 1e-10", 1: "-s 2 -e 1e-10", 2: "-s 2 -e 1e-10", 3: "-s 3 -e 1e-9",
-         4: "-s 4 -e 1e-9", 5: "-s 5 -e 1e-9", 6: "-s 6 -e 1e-9", 7: "-s 0 -e 1e-10",
-         11: "-s 11 -e 1e-10", 12: "-s 11 -e 1e-10", 13: "-s 13 -e 1e-9",
-         21: "-s 21 -e 1e-9"}
-
 _F_STAR: dict = {}
 
 
 def f_star(problem, params) -> float:
     """f*: the primal objective (of `params`' formulation) at LIBLINEAR's optimum of the
-    same problem, from its run at a tight eps (TIGHT). Where that run stops at LIBLINEAR's
-    iteration cap (its dual CD solvers stop after 300 epochs, and the L1-loss ones can end
+    same problem, from its run at a tight eps (harness.tight_run). Where that run stops at
+    LIBLINEAR's iteration cap (its dual CD solvers stop after 300 epochs, and the L1-loss ones can end
     far from the optimum there), the eps is loosened 10x at a time until a run converges.
     Cached per problem and problem parameters."""
-    solver_and_eps = TIGHT[params.solver_type]
-    key = (id(problem), solver_and_eps, liblinear_options(params))
+    solver, eps = tight_run(params.solver_type)
+    key = (id(problem), solver, eps, liblinear_options(params))
     if key not in _F_STAR:
-        solver, eps = solver_and_eps.rsplit(" -e ", 1)
-        eps = float(eps)
         while True:
             _, model, log = liblinear_train_logged(
                 problem, f"{solver} -e {eps!r} {liblinear_options(params)}")

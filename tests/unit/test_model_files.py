@@ -121,3 +121,28 @@ def test_saved_model_is_readable_by_others(binary_split, tmp_path):
     finally:
         os.umask(umask)
     assert (tmp_path / "m.model").stat().st_mode & 0o777 == 0o644
+
+
+def test_a_model_saved_a_block_of_rows_at_a_time_is_the_one_text(tmp_path, monkeypatch):
+    """save_model formats the weights in blocks of rows (its peak memory): the file is
+    the text of all rows at once, bit for bit, also for a multi-column model."""
+    import dataclasses
+
+    import dlinear.model as model_module
+    rng = np.random.default_rng(3)
+    X = rng.random((30, 1001))
+    for n_classes, nr_w in ((2, 1), (3, 3)):
+        model = train(X, Params(solver_type=2), y=np.arange(30) % n_classes)
+        w = rng.standard_normal((1001, nr_w)) * 10.0 ** rng.integers(-300, 300, (1001, nr_w))
+        w[::7] = 0.0
+        model = dataclasses.replace(model, w=w)
+        save_model(tmp_path / "whole", model)
+        monkeypatch.setattr(model_module, "_SAVE_BLOCK_ROWS", 100)
+        save_model(tmp_path / "blocks", model)
+        monkeypatch.undo()
+        whole = (tmp_path / "whole").read_bytes()
+        assert whole == (tmp_path / "blocks").read_bytes()
+        rows = whole.split(b"\nw\n", 1)[1].splitlines()
+        assert len(rows) == 1001 and all(len(r.split()) == nr_w for r in rows)
+        assert float(rows[500].split()[-1]) == w[500, -1]
+        np.testing.assert_array_equal(load_model(tmp_path / "blocks").w, w)

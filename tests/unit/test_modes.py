@@ -56,9 +56,21 @@ def test_in_process_modes(params, n_problems, n_threads, mode):
     (Params(solver_type=1, partition=False), 5, TOO_SMALL, Mode.CLASSES_ON_COPIES, False),
     (Params(solver_type=12), None, TOO_SMALL, Mode.PARTITIONED_DUAL_CD, True),
     (Params(solver_type=13), None, FITS, Mode.WHOLE_ON_WORKER, False),
-    (Params(solver_type=1, cd_block=2), 5, TOO_SMALL, Mode.CLASSES_ON_COPIES, False),
-    (Params(solver_type=5), 5, TOO_SMALL, Mode.CLASSES_ON_COPIES, False),
-    (Params(solver_type=4), 5, TOO_SMALL, Mode.WHOLE_ON_WORKER, False),
+    (Params(solver_type=1, cd_block=2), 5, FITS, Mode.CLASSES_ON_COPIES, False),
+    (Params(solver_type=4), 5, FITS, Mode.WHOLE_ON_WORKER, False),
+    (Params(solver_type=21), None, FITS, Mode.WHOLE_ON_WORKER, False),
+    (Params(solver_type=4, partition=False), 5, TOO_SMALL, Mode.WHOLE_ON_WORKER, False),
+    # the L1 solvers: a copy per worker when it fits, else OWL-QN map-reduced
+    (Params(solver_type=5), 5, FITS, Mode.CLASSES_ON_COPIES, False),
+    (Params(solver_type=5), 5, TOO_SMALL, Mode.L1_MAP_REDUCED, True),
+    (Params(solver_type=6, l1_ratio=0.5), 1, TOO_SMALL, Mode.L1_MAP_REDUCED, True),
+    (Params(solver_type=6, partition=True), 5, FITS, Mode.L1_MAP_REDUCED, True),
+    (Params(solver_type=6, partition=False), 5, TOO_SMALL, Mode.CLASSES_ON_COPIES, False),
+    # --primal-cd: on copies when they fit, else -s 2's map-reduced Newton
+    (Params(solver_type=2, primal_cd=True), 5, FITS, Mode.CLASSES_ON_COPIES, False),
+    (Params(solver_type=2, primal_cd=True), 5, TOO_SMALL, Mode.KCOLUMN_MAP_REDUCED, True),
+    (Params(solver_type=2, primal_cd=True, partition=True), 1, FITS,
+     Mode.NEWTON_MAP_REDUCED, True),
 ])
 def test_cluster_modes(params, n_problems, cluster, mode, partition):
     choice = choose(params, shape(n_problems), cluster)
@@ -67,7 +79,30 @@ def test_cluster_modes(params, n_problems, cluster, mode, partition):
 
 def test_partition_asked_of_a_solver_that_cannot_is_an_error():
     with pytest.raises(DlinearError, match="does not train partitioned"):
-        choose(Params(solver_type=5, partition=True), shape(5), FITS)
+        choose(Params(solver_type=4, partition=True), shape(5), FITS)
+
+
+@pytest.mark.parametrize("params, n_problems", [
+    (Params(solver_type=4), 5), (Params(solver_type=21), None),
+    (Params(solver_type=1, cd_block=2), 5), (Params(solver_type=3, online=True), 5)])
+def test_a_solver_with_no_partitioned_method_refuses_data_over_a_worker(params, n_problems):
+    """One line, raised by the chooser: before any copy is sent to a worker."""
+    with pytest.raises(DlinearError) as error:
+        choose(params, shape(n_problems), TOO_SMALL)
+    message = str(error.value)
+    assert "\n" not in message
+    assert message.startswith(f"-s {params.solver_type}")
+    assert "no method on partitioned rows" in message and "memory limit" in message
+
+
+def test_primal_cd_over_a_worker_says_it_trains_newton():
+    choice = choose(Params(solver_type=2, primal_cd=True, online=True), shape(1), TOO_SMALL)
+    assert choice.mode is Mode.NEWTON_MAP_REDUCED and not choice.params.primal_cd
+    assert not choice.params.online and choice.params.solver_type == 2
+    assert choice.describe() == (
+        "-s 2 --primal-cd walks columns, which needs every row on one worker: training "
+        "-s 2 by Newton map-reduced over the parts on 2 worker(s) instead (the same "
+        "optimum)")
 
 
 def test_the_default_s1_that_would_train_partitioned_becomes_s2():
@@ -87,6 +122,9 @@ def test_descriptions():
     assert choose(Params(solver_type=0), shape(5), TOO_SMALL).describe() == (
         "-s 0 map-reduced over the parts on 2 worker(s)")
     assert "classes in groups" in choose(Params(solver_type=2), shape(5), FITS).describe()
+    assert choose(Params(solver_type=6), shape(5), TOO_SMALL).describe() == (
+        "-s 6 map-reduced over the parts on 2 worker(s) by OWL-QN (the optimum of the "
+        "in-process solver, LIBLINEAR's stopping rule)")
 
 
 # rcv1-shaped, its text parsed in 40 s on one core; click-shaped (2^24 hashed columns)

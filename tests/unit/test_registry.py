@@ -53,7 +53,8 @@ def test_the_options_each_solver_takes():
     assert ids(lambda s: s.newton) == {0, 2, 11}
     assert ids(lambda s: s.dual_cd) == {1, 3, 7, 12, 13}
     assert ids(lambda s: s.partitioned_dual_cd) == {1, 3, 7, 12, 13}
-    assert ids(lambda s: s.partitioned) == {0, 1, 2, 3, 7, 11, 12, 13}
+    assert ids(lambda s: s.partitioned) == {0, 1, 2, 3, 5, 6, 7, 11, 12, 13}
+    assert ids(lambda s: s.partitioned_owlqn) == {5, 6}
     assert ids(lambda s: s.search == "primal") == {0, 2, 11}
     assert ids(lambda s: s.search == "dual") == {1, 3}
     assert ids(lambda s: s.partition_rule == "adaptive") == {1, 3}

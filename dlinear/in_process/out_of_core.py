@@ -1,0 +1,418 @@
+"""Training from a binary dataset larger than the memory budget, in this process.
+
+-s 1 and -s 3 by block minimization (Yu, Hsieh, Chang & Lin, KDD 2010; LIBLINEAR's
+cdblock tool): the rows are split into blocks, runs of the dataset's parts (consecutive
+row ranges) sized so that two blocks fit the budget beside what stays in memory for the
+whole fit (w and, per row, its dual record, target, C and row pointer). An outer
+iteration visits every block once: its CSR rows are read from disk (the next block read
+by a thread while the current one trains) and dual CD takes `sweeps_per_visit` sweeps
+over them (kernels.block_minimization). The order alternates direction each outer
+iteration, so the block visited last stays in memory and is visited first again: one
+read fewer a pass. The stopping rule is LIBLINEAR's over all rows (the projected
+gradients of each block's first sweep of the iteration, with shrinking confirmed on the
+whole set), so the model reaches the in-memory optimum to the same eps.
+
+Reads are plain reads of byte ranges followed by POSIX_FADV_DONTNEED, so the page cache
+does not keep the data either (under a cgroup memory limit the page cache is charged to
+the process's group).
+"""
+from __future__ import annotations
+
+import os
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Callable, Optional
+
+import numpy as np
+
+from ..data.binary_format import _npy_layout, _read_range, read_header
+from ..errors import DlinearError
+from ..kernels.block_minimization import dual_objective_part, visit_block
+from ..kernels.dual_cd_svc import ALPHA, end_of_sweep
+from ..kernels.rng import seed_state
+from ..model import Model
+from ..params import Params, check_parameter
+from ..planning.class_plan import (assemble_model, first_appearance, plan_classes,
+                                   problem_seed, targets)
+from ..solvers.dual_cd import dual_svc_result
+from ..solvers.newton import fit_steps, newton_tol
+from ..solvers.primal_objectives import LOSS_CODE, LossTerm, RegularizedObjective
+from ..solvers.requests import serve
+
+# dual CD sweeps over a block each time it is in memory: more than one amortises its
+# read, and block minimization converges in fewer passes when a visit nearly solves its
+# sub-problem (Yu et al. 2010, Sec. 6)
+SWEEPS_PER_VISIT = 3
+# what the budget leaves beside the fit's state: a block each for the one in use and the
+# one being read, and the cache of informative rows (old and new while it is rebuilt)
+BLOCK_SHARE = 0.3
+CACHE_SHARE = 0.4
+# bytes a row keeps in memory for the whole fit, per binary problem: the dual record (4
+# float64), the active list (int64), target and C (float64 each)
+ROW_STATE_BYTES = 32 + 8 + 8 + 8
+# and once: the row pointer, the label and the weight
+ROW_SHARED_BYTES = 8 + 8 + 8
+# a Newton fit's rows: X w, X s, the rows with curvature and their weights (LossTerm)
+NEWTON_ROW_BYTES = 4 * 8
+# and its n-vectors: w, the gradient, the preconditioner, CG's vectors, the step
+NEWTON_VECTORS = 10
+
+
+def out_of_core_solver(params: Params) -> bool:
+    """Whether -s N trains out of core here: one-variable dual CD of -s 1 or -s 3, or the
+    Newton solvers -s 0, 2, 11 one problem at a time."""
+    spec = params.spec
+    if spec.newton:
+        return not params.multinomial and not params.primal_cd
+    return (spec.method == "dual_cd" and spec.loss in ("squared_hinge", "hinge")
+            and params.cd_block == 1 and not params.online and params.regularize_bias
+            and not params.primal_cd)
+
+
+@dataclass(frozen=True)
+class Block:
+    rows: tuple     # [start, end)
+    nnz: tuple      # [start, end) in indices / data
+
+
+def resident_bytes(n_rows: int, w_size: int, n_problems: int, newton: bool = False) -> int:
+    """What stays in memory for the whole fit, whatever the blocks."""
+    if newton:      # one problem at a time; its targets and C for all problems
+        return (n_rows * (ROW_SHARED_BYTES + NEWTON_ROW_BYTES + 16 * n_problems)
+                + NEWTON_VECTORS * w_size * 8)
+    return (n_rows * (ROW_SHARED_BYTES + n_problems * ROW_STATE_BYTES)
+            + 2 * n_problems * w_size * 8)
+
+
+def block_room(budget: int, resident: int) -> int:
+    """The bytes of one block: BLOCK_SHARE of what the budget leaves beside `resident`
+    (the block in use and the one being read take two shares)."""
+    return int(BLOCK_SHARE * (budget - resident))
+
+
+def cache_room(budget: int, resident: int) -> int:
+    """The bytes of the cache of informative rows (half of CACHE_SHARE: it is rebuilt
+    beside the old one)."""
+    return int(CACHE_SHARE / 2 * (budget - resident))
+
+
+def plan_blocks(header, bytes_per_nonzero: int, budget: int, resident: int) -> list:
+    """Runs of consecutive parts, each at most block_room bytes. A part larger than that
+    is one clear error naming the budget that would hold it."""
+    room = block_room(budget, resident)
+    blocks, start, size = [], None, 0
+    for part in header.parts:
+        r0, r1 = part.rows
+        z0, z1 = part.nnz
+        part_bytes = (z1 - z0) * bytes_per_nonzero + (r1 - r0 + 1) * 8
+        if part_bytes > room:
+            need = resident + int(part_bytes / BLOCK_SHARE) + 1
+            raise DlinearError(
+                f"{header.path}: a memory budget of {_size(budget)} leaves no room for a "
+                f"block of its rows beside the fit's state ({_size(resident)}): it needs "
+                f"at least {_size(need)}")
+        if start is not None and size + part_bytes > room:
+            blocks.append(Block((start[0], r0), (start[1], z0)))
+            start, size = None, 0
+        if start is None:
+            start = (r0, z0)
+        size += part_bytes
+    if start is not None:
+        last = header.parts[-1]
+        blocks.append(Block((start[0], last.rows[1]), (start[1], last.nnz[1])))
+    return blocks
+
+
+def _size(n: int) -> str:
+    return f"{n / 2**20:.0f} MiB" if n < 2**30 else f"{n / 2**30:.2f} GiB"
+
+
+class BlockReader:
+    """A block's CSR arrays read from the dataset's files by byte range, the page cache
+    told to drop them; `get(b)` returns block b, `ahead(b)` starts reading it."""
+
+    def __init__(self, header, indptr, blocks):
+        self.indptr, self.blocks = indptr, blocks
+        self.arrays = {}
+        for name in ("indices", "data"):
+            path = header.file(name)
+            with open(path, "rb") as f:
+                dtype, _, offset = _npy_layout(f, path)
+            self.arrays[name] = (path, np.dtype(dtype), offset)
+        self.pool = ThreadPoolExecutor(1, thread_name_prefix="dlinear-block-reader")
+        self.pending = {}
+        self.reads = 0
+        self.lock = threading.Lock()
+        self.kept = None            # (block, its arrays): the last one a pass visited
+
+    @property
+    def bytes_per_nonzero(self) -> int:
+        return sum(dtype.itemsize for _, dtype, _ in self.arrays.values())
+
+    def _read(self, b):
+        block = self.blocks[b]
+        (r0, r1), (z0, z1) = block.rows, block.nnz
+        out = [np.ascontiguousarray(self.indptr[r0:r1 + 1] - z0)]
+        for name in ("indices", "data"):
+            path, dtype, offset = self.arrays[name]
+            values = np.empty(z1 - z0, dtype=dtype)
+            start = offset + z0 * dtype.itemsize
+            fd = os.open(path, os.O_RDONLY)
+            try:
+                view, done = memoryview(values.view(np.uint8)), 0
+                while done < values.nbytes:
+                    n = os.preadv(fd, [view[done:]], start + done)
+                    if n <= 0:
+                        raise DlinearError(f"{path}: truncated")
+                    done += n
+                if hasattr(os, "posix_fadvise"):
+                    os.posix_fadvise(fd, start, values.nbytes, os.POSIX_FADV_DONTNEED)
+            finally:
+                os.close(fd)
+            out.append(values)
+        with self.lock:
+            self.reads += 1
+        return tuple(out)
+
+    def ahead(self, b):
+        if b not in self.pending:
+            self.pending[b] = self.pool.submit(self._read, b)
+
+    def get(self, b):
+        self.ahead(b)
+        return self.pending.pop(b).result()
+
+    def pass_over(self, order, then=None):
+        """Yields (b, its arrays) for the blocks in `order`, the next one read while the
+        caller works on this one; `then`: the block the next pass starts with, kept in
+        memory if it is this pass's last (the order reversed), else read ahead."""
+        order = list(order)
+        for position, b in enumerate(order):
+            if self.kept is not None and self.kept[0] == b:
+                arrays = self.kept[1]
+            else:
+                arrays = self.get(b)
+            self.kept = None
+            last = position + 1 == len(order)
+            if not last:
+                self.ahead(order[position + 1])
+            yield b, arrays
+            if last and then == b:
+                self.kept = (b, arrays)
+            elif last and then is not None:
+                self.ahead(then)
+            del arrays
+
+    @property
+    def passes(self) -> float:
+        return self.reads / max(len(self.blocks), 1)
+
+    def close(self):
+        self.pool.shutdown(wait=True, cancel_futures=True)
+
+
+@dataclass(frozen=True)
+class _RowsInMemory:
+    """A block's CSR arrays, as a LossTerm reads a block."""
+    indptr: np.ndarray
+    indices: np.ndarray
+    data: np.ndarray
+
+
+@dataclass(frozen=True)
+class _RowCount:
+    n_samples: int
+
+
+class StreamedLossTerm(LossTerm):
+    """A LossTerm whose blocks are on disk: every pass over X reads them in order, the
+    next one read ahead (the row state z, zs and the curvature rows stay in memory)."""
+
+    def __init__(self, reader, y, C, bias, loss, p, n_features):
+        super().__init__([_RowCount(b.rows[1] - b.rows[0]) for b in reader.blocks], y, C,
+                         bias, loss, p, n_features=n_features)
+        self.reader = reader
+
+    def _pieces(self):
+        # one order every pass: grad_precond and hv index the blocks' active rows by place
+        for b, arrays in self.reader.pass_over(range(len(self.reader.blocks)), then=0):
+            r0, r1 = self.reader.blocks[b].rows
+            yield _RowsInMemory(*arrays), slice(r0, r1)
+            del arrays
+
+
+def take_rows(indptr, indices, data, rows):
+    """The CSR arrays of `rows` (sorted row numbers) of a CSR, copied."""
+    starts, ends = indptr[rows], indptr[rows + 1]
+    lengths = ends - starts
+    out_indptr = np.zeros(len(rows) + 1, dtype=np.int64)
+    np.cumsum(lengths, out=out_indptr[1:])
+    positions = np.repeat(starts - out_indptr[:-1], lengths) + np.arange(out_indptr[-1])
+    return out_indptr, indices[positions], data[positions]
+
+
+class RowCache:
+    """Copies of informative rows of the blocks not in memory (Chang & Roth 2011), at
+    most `capacity` bytes; each block keeps a share in proportion to its rows."""
+
+    def __init__(self, capacity: int, n_rows: int, index_dtype, value_dtype):
+        self.capacity, self.n_rows = capacity, n_rows
+        self.indptr = np.zeros(1, dtype=np.int64)
+        self.indices = np.zeros(0, dtype=index_dtype)
+        self.data = np.zeros(0, dtype=value_dtype)
+        self.rows = np.zeros(0, dtype=np.int64)
+
+    def others(self, r0: int, r1: int):
+        """The cached rows outside [r0, r1): (indptr, indices, data, rows)."""
+        keep = (self.rows < r0) | (self.rows >= r1)
+        if keep.all():
+            return self.indptr, self.indices, self.data, self.rows
+        at = np.flatnonzero(keep)
+        return (*take_rows(self.indptr, self.indices, self.data, at), self.rows[at])
+
+    def refresh(self, block_arrays, r0: int, alphas, bounds):
+        """After a visit to the block of rows r0..: its cached rows replaced by its rows
+        with alpha > 0 in any problem, those strictly inside their box first."""
+        indptr, indices, data = block_arrays
+        n = len(indptr) - 1
+        free = np.zeros(n, dtype=bool)
+        support = np.zeros(n, dtype=bool)
+        for a, U in zip(alphas, bounds):
+            support |= a > 0.0
+            free |= (a > 0.0) & (a < U)
+        bytes_per_row = (indptr[-1] / max(n, 1)) * (indices.itemsize + data.itemsize) + 16
+        share = int(self.capacity * n / self.n_rows / max(bytes_per_row, 1.0))
+        chosen = np.concatenate([np.flatnonzero(free), np.flatnonzero(support & ~free)])
+        chosen = np.sort(chosen[:share])
+        kept_indptr, kept_indices, kept_data, kept_rows = self.others(r0, r0 + n)
+        new_indptr, new_indices, new_data = take_rows(indptr, indices, data, chosen)
+        self.indptr = np.concatenate([kept_indptr, kept_indptr[-1] + new_indptr[1:]])
+        self.indices = np.concatenate([kept_indices, new_indices])
+        self.data = np.concatenate([kept_data, new_data])
+        self.rows = np.concatenate([kept_rows, r0 + chosen])
+
+
+def train_out_of_core(path: str, params: Params, memory: int,
+                      log: Optional[Callable[[str], None]] = None,
+                      sweeps_per_visit: int = SWEEPS_PER_VISIT) -> Model:
+    """Trains on the binary dataset at `path` (a directory from `python -m dlinear
+    convert`) holding at most `memory` bytes of it and of the fit's state: -s 1 / -s 3 by
+    selective block minimization, -s 0 / 2 / 11 by Newton with streamed passes."""
+    check_parameter(params)
+    params = params.resolved()
+    if not out_of_core_solver(params):
+        raise DlinearError(f"-s {params.solver_type} does not train out of core: -s 1 and "
+                           "-s 3 (one-variable dual CD) and -s 0, 2, 11 (Newton) do")
+    emit = log or (lambda line: None)
+    h = read_header(path)
+    y = np.array(_read_range(h, "y", 0, None))
+    weights = np.array(_read_range(h, "weights", 0, None)) if h.weights else None
+    plan = plan_classes(params, lambda: first_appearance(y), emit)
+    Y, C = targets(y, weights, plan.label, plan.weighted_C, params)
+    w_size = h.n_features + (1 if params.bias >= 0 else 0)
+    newton = params.spec.newton
+    resident = resident_bytes(h.rows, w_size, plan.n_problems, newton)
+    reader = BlockReader(h, np.array(_read_range(h, "indptr", 0, None)), [])
+    reader.blocks = plan_blocks(h, reader.bytes_per_nonzero, memory, resident)
+    try:
+        if newton:
+            emit(f"streamed Newton: {len(reader.blocks)} blocks of at most "
+                 f"{_size(block_room(memory, resident))} for a budget of {_size(memory)}")
+            results = _newton(reader, h.n_features, Y, C, params)
+        else:
+            cache = RowCache(cache_room(memory, resident), h.rows,
+                             reader.arrays["indices"][1], reader.arrays["data"][1])
+            emit(f"selective block minimization: {len(reader.blocks)} blocks of at most "
+                 f"{_size(block_room(memory, resident))}, a cache of "
+                 f"{_size(cache_room(memory, resident))} for a budget of {_size(memory)}")
+            results = _block_minimization(reader, cache, h.rows, h.n_features, Y, C, params,
+                                          sweeps_per_visit)
+    finally:
+        reader.close()
+    return assemble_model(params, h.n_features, plan.label, results, emit)
+
+
+def _newton(reader, n_features, Y, C, params) -> list:
+    """One Newton fit per binary problem, each pass over the data streamed."""
+    results = []
+    for c in range(Y.shape[1]):
+        term = StreamedLossTerm(reader, Y[:, c], C[:, c], float(params.bias),
+                                LOSS_CODE[params.spec.loss], params.p, n_features)
+        objective = RegularizedObjective(term, term.n_variables, params.regularize_bias)
+        result = serve(fit_steps(params, None, term.n_variables,
+                                 newton_tol(params, Y[:, c])), objective)
+        result.log.append(f"streamed Newton: {len(reader.blocks)} blocks, "
+                          f"{term.n_passes} passes over the data")
+        results.append(result)
+    return results
+
+
+def _block_minimization(reader, cache, n_rows, n_features, Y, C, params,
+                        sweeps_per_visit) -> list:
+    """Selective block minimization of every binary problem, each block visited once an
+    outer iteration for all of them."""
+    blocks = reader.blocks
+    k = Y.shape[1]
+    bias = float(params.bias)
+    w_size = n_features + (1 if bias >= 0 else 0)
+    l2_loss = params.spec.squared_loss
+
+    inst = [np.zeros((n_rows, 4)) for _ in range(k)]
+    index = [np.zeros(n_rows, dtype=np.int64) for _ in range(k)]
+    alpha = [np.zeros(n_rows) for _ in range(k)]
+    w = [np.zeros(w_size) for _ in range(k)]
+    rng = [seed_state(problem_seed(params.seed, c)) for c in range(k)]
+    active = np.zeros((k, len(blocks)), dtype=np.int64)
+    PG_old = [(np.inf, -np.inf)] * k
+    done = [False] * k
+    n_iter = [0] * k
+    order = list(range(len(blocks)))
+    first_pass = True
+    for outer in range(params.max_iter):
+        PG_new = [(-np.inf, np.inf)] * k
+        for b, (indptr_b, indices_b, data_b) in reader.pass_over(order, then=order[-1]):
+            r0, r1 = blocks[b].rows
+            cached = cache.others(r0, r1)
+            for c in range(k):
+                if done[c]:
+                    continue
+                visited = visit_block(
+                    indptr_b, indices_b, data_b, n_features, bias, Y[r0:r1, c],
+                    C[r0:r1, c], l2_loss, alpha[c][r0:r1], inst[c], r0, first_pass,
+                    index[c][r0:r1], active[c, b], *cached, rng[c], sweeps_per_visit,
+                    PG_old[c][0], PG_old[c][1], w[c])
+                active[c, b] = visited[0]
+                PG_new[c] = (max(PG_new[c][0], visited[1]), min(PG_new[c][1], visited[2]))
+            del cached
+            cache.refresh((indptr_b, indices_b, data_b), r0,
+                          [inst[c][r0:r1, ALPHA] for c in range(k)],
+                          [np.inf if l2_loss else C[r0:r1, c] for c in range(k)])
+            del indptr_b, indices_b, data_b
+        first_pass = False
+        for c in range(k):
+            if done[c]:
+                continue
+            n_iter[c] += 1
+            n_all = int(np.count_nonzero(C[:, c] > 0.0))
+            stop, restart, PGmax_old, PGmin_old = end_of_sweep(
+                PG_new[c][0], PG_new[c][1], float(params.eps), int(active[c].sum()), n_all)
+            PG_old[c] = (PGmax_old, PGmin_old)
+            if restart:
+                for b, block in enumerate(blocks):
+                    r0, r1 = block.rows
+                    active[c, b] = np.count_nonzero(C[r0:r1, c] > 0.0)
+            done[c] = stop
+        if all(done):
+            break
+        order.reverse()         # the block in memory is visited first next time
+    passes = reader.passes
+    results = []
+    for c in range(k):
+        obj = 0.5 * float(w[c] @ w[c]) + dual_objective_part(inst[c], l2_loss, alpha[c])
+        results.append(dual_svc_result(w[c], alpha[c], n_iter[c], obj, params, [
+            f"selective block minimization: {len(blocks)} blocks, {passes:.1f} passes over "
+            "the data"]))
+        if results[-1].hit_max_iter:
+            results[-1].log.append("WARNING: reaching max number of iterations")
+    return results

@@ -1,0 +1,148 @@
+"""OWL-QN: -s 5 and -s 6 (and -s 6's elastic net) from the loss value and gradient alone.
+
+The orthant-wise limited-memory quasi-Newton method of Andrew & Gao (ICML 2007), the
+method of Spark MLlib's L1 logistic regression. It minimises
+
+    F(w) = l1 * ||w||_1 + l2 / 2 * ||w||^2 + sum_i C_i loss_i(w)
+
+(l1 = 1, l2 = 0 for LIBLINEAR's -s 5 and -s 6; l1 = rho, l2 = 1 - rho for --l1-ratio rho;
+the -B bias unpenalised with -R) asking each iteration only for the data term's value and
+gradient at one point, a map-reduce where the rows are spread over workers
+(dlinear.cluster.objective). The L1 and L2 terms, the L-BFGS memory and the line search
+stay with the caller, on n-vectors.
+
+Each iteration takes the pseudo-gradient v (the minimum-norm subgradient of F), an
+L-BFGS direction d = -H v (H from the last OWLQN_MEMORY pairs of steps and changes of the
+smooth part's gradient) with its components against v dropped, and backtracks along d
+from step 1 (1 / ||v||_2 on the first iteration) while projecting each trial point onto
+the orthant of w (a coordinate that would cross zero stays at zero), until the Armijo
+condition on F holds for the projected step.
+
+The reductions are dlinear.solvers.vectors.dot's (in index order, not BLAS): a fit on
+the occurring columns takes the same steps as on all columns, whose extra entries are
+zeros.
+
+The stopping rule is LIBLINEAR's for -s 5 and -s 6 (solve_l1r_l2_svc and solve_l1r_lr in
+linear.cpp): ||v(w)||_1 <= tol * ||v(0)||_1, with tol = eps * max(min(#pos, #neg), 1) / l
+(primal_solver_tol), so -e means what it means in process; v is what LIBLINEAR sums as
+its violations (its shrinking only leaves out coordinates whose violation is zero).
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from .newton import primal_solver_tol
+from .task import FitResult
+from .vectors import dot, norm
+
+OWLQN_MEMORY = 10           # L-BFGS pairs (Andrew & Gao's and Spark's choice)
+OWLQN_MAX_ITER = 1000       # iterations, as -s 5's cap on passes
+ARMIJO = 1e-4               # sufficient decrease along the projected step
+MAX_BACKTRACKS = 40         # halvings of a step before the memory is dropped
+
+
+def pseudo_gradient(w, g, l1):
+    """The minimum-norm subgradient of l1 . |w| + f at w, g the gradient of f (l1 per
+    coordinate: 0 for an unpenalised one)."""
+    right, left = g + l1, g - l1
+    at_zero = np.where(right < 0.0, right, np.where(left > 0.0, left, 0.0))
+    return np.where(w > 0.0, right, np.where(w < 0.0, left, at_zero))
+
+
+def _norm1(v):
+    return dot(np.abs(v), np.ones_like(v))
+
+
+def _direction(v, pairs):
+    """-H v by L-BFGS's two loops over `pairs` [(s, y, 1 / s.y)], oldest first."""
+    q = v.copy()
+    alphas = []
+    for s, y, rho in reversed(pairs):
+        a = rho * dot(s, q)
+        q -= a * y
+        alphas.append(a)
+    if pairs:
+        s, y, _ = pairs[-1]
+        q *= dot(s, y) / dot(y, y)
+    for (s, y, rho), a in zip(pairs, reversed(alphas)):
+        q += (a - rho * dot(y, q)) * s
+    return -q
+
+
+def minimize_owlqn(evaluate, n_variables: int, l1, l2, tol: float,
+                   max_iter: int = OWLQN_MAX_ITER, memory: int = OWLQN_MEMORY):
+    """OWL-QN from w = 0. evaluate(w) -> (loss, its gradient) of the data term; l1 and l2
+    are per-coordinate weights (arrays of n_variables). Returns (w, iterations, F(w),
+    evaluations, whether the line search stalled)."""
+    l1 = np.asarray(l1, dtype=np.float64)
+    l2 = np.asarray(l2, dtype=np.float64)
+    w = np.zeros(n_variables)
+
+    def value_and_gradient(w):
+        loss, g = evaluate(w)
+        g = g + l2 * w
+        return float(loss) + 0.5 * dot(l2, w * w) + dot(l1, np.abs(w)), g
+
+    F, g = value_and_gradient(w)
+    evaluations = 1
+    pairs = []
+    v = pseudo_gradient(w, g, l1)
+    v_norm0 = _norm1(v)
+    iteration = 0
+    stalled = False
+    while iteration < max_iter:
+        if _norm1(v) <= tol * v_norm0:
+            break
+        d = _direction(v, pairs)
+        d[d * v >= 0.0] = 0.0               # only the components that descend along -v
+        orthant = np.where(w != 0.0, np.sign(w), -np.sign(v))
+        step = 1.0 if pairs else 1.0 / max(norm(v), 1e-300)
+        for _ in range(MAX_BACKTRACKS):
+            trial = w + step * d
+            trial[np.sign(trial) != orthant] = 0.0
+            F_trial, g_trial = value_and_gradient(trial)
+            evaluations += 1
+            if F_trial <= F + ARMIJO * dot(v, trial - w):
+                break
+            step *= 0.5
+        else:
+            if not pairs:                   # no descent even along -v: rounding
+                stalled = True
+                break
+            pairs = []                      # a stale curvature model: start it afresh
+            continue
+        s, y = trial - w, g_trial - g
+        sy = dot(s, y)
+        if sy > 1e-12 * dot(y, y):
+            pairs.append((s, y, 1.0 / sy))
+            del pairs[:-memory]
+        w, F, g = trial, F_trial, g_trial
+        v = pseudo_gradient(w, g, l1)
+        iteration += 1
+    return w, iteration, F, evaluations, stalled
+
+
+def fit_owlqn(evaluate, n_variables: int, counts, params, unreg_bias: bool,
+              reported_w_size: int = None, max_iter: int = OWLQN_MAX_ITER) -> FitResult:
+    """-s 5 or -s 6 (with params.l1_ratio) of one binary problem by OWL-QN;
+    evaluate(w) -> (loss, gradient) of its data term (one map-reduce on a cluster);
+    counts = (#positive rows, #rows) for LIBLINEAR's tolerance. The bias, when
+    unreg_bias, is the last variable. reported_w_size: the features the log line counts
+    (a fit on the occurring columns reports all of them)."""
+    rho = 1.0 if params.l1_ratio is None else float(params.l1_ratio)
+    penalized = np.ones(n_variables)
+    if unreg_bias:
+        penalized[-1] = 0.0
+    tol = primal_solver_tol(params.eps, None, False, counts)
+    w, n_iter, F, evaluations, stalled = minimize_owlqn(
+        evaluate, n_variables, rho * penalized, (1.0 - rho) * penalized, tol, max_iter)
+    hit = n_iter >= max_iter
+    log = [f"OWL-QN: #iter = {n_iter}, #evaluations = {evaluations}"]
+    if stalled:
+        log.append("WARNING: line search fails")
+    if hit:
+        log.append("WARNING: reaching max number of iterations")
+    log += [f"Objective value = {F:f}",
+            f"#nonzeros/#features = {np.count_nonzero(w)}/"
+            f"{reported_w_size if reported_w_size is not None else n_variables}"]
+    return FitResult(w=w, n_iter=int(n_iter), log=log, hit_max_iter=hit)

@@ -1,0 +1,144 @@
+"""Out-of-core training against the same fit in memory, measured in the same run.
+
+    python -m scripts.benchmarks.out_of_core --rows 1000000 --solver 1 [--cap-fraction 0.25]
+
+Makes an rcv1-shaped binary dataset (or a click-shaped one, --shape click) in the cache
+directory, trains it in memory (read_binary, the whole set mapped), then out of core in a
+child process whose memory is capped by a cgroup v1 memory group at cap-fraction of the
+dataset's bytes + 200 MB (the issue's protocol), after the dataset's pages are dropped
+from the page cache; the child's budget is the cap less what the interpreter and Numba
+take before any data (--overhead, measured at 150 MB). Prints the wall times and their
+ratio, the passes over the data, the child's peak memory and the objectives' relative
+difference. Needs root and the v1 memory controller (`mount | grep cgroup`); without
+them, --no-cap runs the child uncapped with the same budget.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+from . import harness
+
+CGROUP_MEMORY = "/sys/fs/cgroup/memory"
+CHILD = r"""
+import json, sys, time
+import dlinear
+from dlinear.in_process.out_of_core import train_out_of_core
+path, solver, C, eps, budget, out = sys.argv[1:7]
+lines = []
+start = time.perf_counter()
+model = train_out_of_core(path, dlinear.Params(solver_type=int(solver), C=float(C),
+                          eps=float(eps)), int(budget), log=lines.append)
+seconds = time.perf_counter() - start
+dlinear.save_model(out, model)
+print(json.dumps({"seconds": seconds, "log": lines}))
+"""
+
+
+def make_dataset(shape: str, rows: int, directory: str) -> str:
+    import dlinear
+    target = os.path.join(directory, f"ooc-{shape}-{rows}.bin")
+    if os.path.isdir(target):
+        return target
+    prefix = os.path.join(directory, f"ooc-{shape}-{rows}")
+    subprocess.run([sys.executable, "-m", "dlinear", "make-data", prefix, "--rows",
+                    str(rows), "--shape", shape], check=True)
+    dlinear.convert_libsvm(prefix + ".train", target)
+    os.remove(prefix + ".train")
+    return target
+
+
+def drop_from_page_cache(path: str) -> None:
+    for name in os.listdir(path):
+        fd = os.open(os.path.join(path, name), os.O_RDONLY)
+        try:
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        finally:
+            os.close(fd)
+
+
+def dataset_bytes(path: str) -> int:
+    return sum(os.path.getsize(os.path.join(path, n)) for n in os.listdir(path))
+
+
+def run_child(path, solver, C, eps, budget, cap, model_file):
+    """(seconds, log lines, peak bytes of the group or None)."""
+    command = [sys.executable, "-c", CHILD, path, str(solver), str(C), str(eps),
+               str(budget), model_file]
+    group = None
+    if cap is not None:
+        group = os.path.join(CGROUP_MEMORY, f"dlinear-ooc-{os.getpid()}")
+        os.makedirs(group, exist_ok=True)
+        with open(os.path.join(group, "memory.limit_in_bytes"), "w") as f:
+            f.write(str(cap))
+        command = ["sh", "-c", f'echo $$ > {group}/cgroup.procs && exec "$@"', "sh",
+                   *command]
+    try:
+        done = subprocess.run(command, capture_output=True, text=True)
+        if done.returncode != 0:
+            raise SystemExit(f"out-of-core child failed ({done.returncode}): "
+                             f"{done.stderr.strip().splitlines()[-1:]}")
+        result = json.loads(done.stdout.strip().splitlines()[-1])
+        peak = None
+        if group is not None:
+            with open(os.path.join(group, "memory.max_usage_in_bytes")) as f:
+                peak = int(f.read())
+        return result["seconds"], result["log"], peak
+    finally:
+        if group is not None:
+            os.rmdir(group)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=1_000_000)
+    parser.add_argument("--shape", choices=("rcv1", "click"), default="rcv1")
+    parser.add_argument("--solver", type=int, default=1)
+    parser.add_argument("-C", type=float, default=1.0)
+    parser.add_argument("--eps", type=float, default=None)
+    parser.add_argument("--cap-fraction", type=float, default=0.25)
+    parser.add_argument("--overhead", type=int, default=150 << 20)
+    parser.add_argument("--no-cap", action="store_true")
+    harness.add_output_arguments(parser)
+    args = parser.parse_args(argv)
+
+    import dlinear
+    from dlinear.solvers.primal_objective_values import primal_objective
+    cache = os.environ.get("DLINEAR_BENCH_CACHE", os.path.expanduser("~/.cache/dlinear-bench"))
+    os.makedirs(cache, exist_ok=True)
+    path = make_dataset(args.shape, args.rows, cache)
+    params = dlinear.Params(solver_type=args.solver, C=args.C, eps=args.eps).resolved()
+
+    problem = dlinear.read_binary(path)
+    start = time.perf_counter()
+    in_memory = dlinear.train(problem, params)
+    in_memory_s = time.perf_counter() - start
+
+    size = dataset_bytes(path)
+    cap = int(args.cap_fraction * size) + (200 << 20)
+    budget = cap - args.overhead
+    drop_from_page_cache(path)
+    model_file = os.path.join(cache, "ooc.model")
+    seconds, log, peak = run_child(path, args.solver, args.C, params.eps, budget,
+                                   None if args.no_cap else cap, model_file)
+    model = dlinear.load_model(model_file)
+    f_mem, f_ooc = (primal_objective(problem, params, m) for m in (in_memory, model))
+    passes = next((line for line in log if "passes" in line), "")
+    report = harness.Report("out_of_core", args)
+    report.add(shape=args.shape, rows=args.rows, solver=args.solver,
+               dataset_mb=round(size / 2**20), cap_mb=None if args.no_cap else cap >> 20,
+               in_memory_s=round(in_memory_s, 2), out_of_core_s=round(seconds, 2),
+               ratio=round(seconds / in_memory_s, 2),
+               peak_mb=None if peak is None else peak >> 20,
+               passes=passes.split(",")[-1].strip(),
+               objective_rel_diff=f"{(f_ooc - f_mem) / abs(f_mem):.2e}")
+    report.finish(["shape", "rows", "solver", "dataset_mb", "cap_mb", "in_memory_s",
+                   "out_of_core_s", "ratio", "peak_mb", "passes", "objective_rel_diff"])
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,182 @@
+"""-s 5 and -s 6 (and --l1-ratio) on partitioned rows: OWL-QN on the client, each
+evaluation one round of the loss and gradient over the workers' parts
+(dlinear.solvers.owlqn, cluster/objective.py). The in-process optimum and LIBLINEAR's at
+-e 1e-4, rounds that carry each worker's occurring columns only, the chooser's pick on
+workers that cannot hold a copy, and the one-line refusal of a solver with no method on
+partitioned rows."""
+import logging
+from dataclasses import replace
+
+import dask
+import numpy as np
+import pytest
+
+import dlinear
+from dlinear import DlinearError, Params, train
+from dlinear.cluster import Dataset
+from dlinear.cluster.engine import train_on_cluster
+from dlinear.datasets.rcv1_like import make_rcv1_like
+from dlinear.solvers.primal_objective_values import primal_objective
+from tests.cluster.test_wide_columns import wide_problem
+from tests.support.clusters import local_cluster
+from tests.support.liblinear_oracle import assert_near_optimum, f_star
+from tests.support.problems import same_bits
+
+distributed = pytest.importorskip("distributed")
+
+# the issue's goal: within 1e-3 of the in-process optimum at -e 1e-4. Against
+# liblinear-official's optimum the gaps measured at -e 1e-4 are 1.3e-8 to 2.2e-7, at
+# -e 1e-3 (the 10x-loose mutation) 1.8e-6 to 2.8e-5: PARITY_TOL lies between
+EPS = 1e-4
+TOL = 1e-3
+PARITY_TOL = 1e-6
+
+
+@pytest.fixture(scope="module")
+def client():
+    with local_cluster(2) as (_, c):
+        yield c
+
+
+@pytest.fixture(scope="module")
+def problems():
+    return {"binary": make_rcv1_like(1200, n_features=800, nnz_per_row=20, seed=41),
+            "three": make_rcv1_like(900, n_features=600, n_classes=3, nnz_per_row=15,
+                                    seed=42)}
+
+
+CASES = [  # (data, solver, extra params)
+    ("binary", 5, {}),
+    ("binary", 6, {}),
+    ("binary", 6, {"regularize_bias": False}),
+    ("binary", 6, {"l1_ratio": 0.5}),
+    ("three", 5, {"regularize_bias": False}),
+    ("three", 6, {}),
+]
+
+
+@pytest.mark.slow
+@pytest.mark.cluster
+@pytest.mark.parametrize("name,solver,extra", CASES)
+def test_owlqn_on_two_workers_reaches_the_in_process_optimum(client, problems, name,
+                                                               solver, extra):
+    problem = problems[name]
+    data = Dataset.from_arrays(problem, None, client, n_parts=4)
+    holders = {w for ws in client.who_has(data.parts).values() for w in ws}
+    assert len(holders) == 2                    # the rows really are spread out
+    params = Params(solver_type=solver, eps=EPS, bias=1.0, C=2.0, **extra)
+    spread = train(data, replace(params, partition=True))
+    assert spread.fit_stats["method"] == "owlqn" and spread.fit_stats["workers"] == 2
+    local = train(problem, params)
+    f_spread = primal_objective(problem, params, spread)
+    f_local = primal_objective(problem, params, local)
+    assert abs(f_spread - f_local) <= TOL * abs(f_local), (f_spread, f_local)
+    if "l1_ratio" not in extra:                 # LIBLINEAR has no elastic net
+        assert_near_optimum(f_spread, f_star(problem, params), PARITY_TOL)
+    # sparse, as the in-process model: the same weights are zero but for a few
+    zero_spread, zero_local = spread.w == 0, local.w == 0
+    assert zero_local.sum() > 0.3 * zero_local.size
+    assert (zero_spread != zero_local).mean() < 0.02
+
+
+@pytest.mark.cluster
+def test_a_round_carries_each_workers_occurring_columns(client):
+    """Wide data (most columns never occur): the fit runs on the occurring columns, each
+    round at most 2 x 8 bytes a worker's own column (w down, the gradient up), and the
+    model is that of the fit on all columns, bit for bit."""
+    problem = wide_problem(l=600, n=6000, used=900, seed=5)
+    data = Dataset.from_arrays(problem, None, client, n_parts=4)
+    params = Params(solver_type=6, C=2.0, bias=1.0, eps=1e-3, partition=True)
+    compacted = train_on_cluster(data, params.resolved())
+    full = train_on_cluster(data, params.resolved(), compact=False)
+    stats, m = compacted.fit_stats, len(np.unique(problem.indices))
+    assert stats["occurring_columns"] == m and "occurring_columns" not in full.fit_stats
+    per_round = (stats["bytes_to_workers"] + stats["bytes_from_workers"]) / stats["rounds"]
+    assert per_round <= 2 * 2 * 8 * (m + 1)          # 2 workers, each its own columns
+    assert per_round < (full.fit_stats["bytes_to_workers"]
+                        + full.fit_stats["bytes_from_workers"]) / full.fit_stats["rounds"] / 3
+    # OWL-QN walks no columns, and its reductions add in index order: the same steps
+    assert same_bits(compacted.w, full.w)
+
+
+# A worker's memory limit that no copy of the data below fits in (a copy may take half),
+# with Dask's process-memory rules off (a worker process takes ~200 MiB before any data,
+# test_memory_pressure.py); the parts spill instead
+LIMIT = 2 * 2**20
+SPILL_ONLY = {"distributed.worker.memory.target": 0.25,
+              "distributed.worker.memory.spill": False,
+              "distributed.worker.memory.pause": False,
+              "distributed.worker.memory.terminate": False}
+
+
+@pytest.fixture(scope="module")
+def small_workers():
+    from distributed import Client, LocalCluster
+    with dask.config.set(SPILL_ONLY), \
+            LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                         memory_limit=LIMIT, dashboard_address=":0",
+                         silence_logs=logging.CRITICAL) as cluster, \
+            Client(cluster) as client:
+        yield client
+
+
+@pytest.fixture(scope="module")
+def over_a_worker():
+    """A set whose CSR (~1.3 MiB) is more than half a worker's LIMIT."""
+    return make_rcv1_like(4000, n_features=1500, nnz_per_row=25, seed=43)
+
+
+@pytest.mark.slow
+@pytest.mark.cluster
+def test_l1_over_a_worker_trains_map_reduced_with_no_mode_option(small_workers,
+                                                                  over_a_worker):
+    data = Dataset.from_arrays(over_a_worker, None, small_workers, n_parts=4)
+    params = Params(solver_type=6, eps=EPS)
+    model = dlinear.train(data, params, client=small_workers)
+    assert model.fit_stats["method"] == "owlqn"
+    f = primal_objective(over_a_worker, params, model)
+    assert_near_optimum(f, f_star(over_a_worker, params), TOL)
+
+
+@pytest.mark.cluster
+@pytest.mark.parametrize("solver", [4, 21])
+def test_a_solver_with_no_partitioned_method_refuses_in_one_line(small_workers,
+                                                                 over_a_worker, solver):
+    data = Dataset.from_arrays(over_a_worker, None, small_workers, n_parts=4)
+    workers = set(small_workers.scheduler_info()["workers"])
+    with pytest.raises(DlinearError) as error:
+        dlinear.train(data, Params(solver_type=solver), client=small_workers)
+    message = str(error.value)
+    assert "\n" not in message and message.startswith(f"-s {solver} needs a copy")
+    assert "memory limit (2.0 MiB)" in message
+    # said before anything was sent: the same workers, none restarted
+    assert set(small_workers.scheduler_info()["workers"]) == workers
+
+
+@pytest.mark.slow
+@pytest.mark.cluster
+def test_the_command_line_says_how_it_trains_or_why_it_cannot(small_workers, over_a_worker,
+                                                              tmp_path, capsys):
+    """dlinear-train on workers too small for a copy: -s 4 ends in one line and exit 1,
+    no model file; --primal-cd trains -s 2 by map-reduced Newton and says so; -s 5 by
+    OWL-QN."""
+    from dlinear.cli.train_predict import train_main
+    train_file = tmp_path / "train.svm"
+    dlinear.write_libsvm(train_file, over_a_worker)
+    address = ["--scheduler", small_workers.scheduler.address]
+    capsys.readouterr()
+    assert train_main(["-s", "4", *address, str(train_file), str(tmp_path / "m4")]) == 1
+    err = capsys.readouterr().err.strip().splitlines()
+    # the cluster's line, then the error's: no traceback, no KilledWorker
+    assert err[0].startswith("dlinear: using the Dask cluster") and len(err) == 2, err
+    assert err[1].startswith("ERROR: -s 4 needs a copy of the data on one worker"), err
+    assert not (tmp_path / "m4").exists()
+    assert train_main(["-s", "2", "--primal-cd", *address, str(train_file),
+                       str(tmp_path / "m2")]) == 0
+    err = capsys.readouterr().err
+    assert "dlinear: -s 2 --primal-cd walks columns" in err and "by Newton map-reduced" in err
+    assert (tmp_path / "m2").exists()
+    assert train_main(["-s", "5", "-q", *address, str(train_file), str(tmp_path / "m5")]) == 0
+    model = dlinear.load_model(tmp_path / "m5")
+    f = primal_objective(over_a_worker, Params(solver_type=5), model)
+    assert_near_optimum(f, f_star(over_a_worker, Params(solver_type=5)), TOL * 10)

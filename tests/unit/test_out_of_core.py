@@ -1,0 +1,133 @@
+"""Out-of-core training (dlinear.in_process.out_of_core): -s 1 and -s 3 by selective block
+minimization from a binary dataset, under a memory budget that holds a few of its parts
+at a time, reach the in-memory fit's optimum."""
+import numpy as np
+import pytest
+
+from dlinear import DlinearError, Params, predict, train
+from dlinear.data.binary_format import convert_libsvm, read_binary
+from dlinear.data.libsvm_writer import write_libsvm
+from dlinear.datasets.rcv1_like import make_rcv1_like
+from dlinear.in_process.out_of_core import resident_bytes, train_out_of_core
+from dlinear.solvers.primal_objective_values import primal_objective
+
+
+def dataset(tmp_path, n_classes=2, seed=0, weights=False):
+    problem = make_rcv1_like(6000, n_features=800, n_classes=n_classes, nnz_per_row=25,
+                             seed=seed)
+    text = tmp_path / "train.svm"
+    write_libsvm(str(text), problem.to_scipy(), problem.y)
+    w = np.random.default_rng(seed).uniform(0.5, 2.0, problem.n_samples) if weights else None
+    header = convert_libsvm(str(text), str(tmp_path / "train.bin"), weights=w,
+                            part_text_bytes=1 << 16)
+    assert len(header.parts) >= 20
+    return str(tmp_path / "train.bin"), header
+
+
+def small_budget(header, n_problems=1, blocks=6):
+    """A budget that holds about 1/blocks of the nonzeros in a block."""
+    resident = resident_bytes(header.rows, header.n_features + 1, n_problems)
+    return resident + int(header.nnz * 12 / blocks / 0.3)
+
+
+@pytest.mark.parametrize("solver", [1, 3])
+@pytest.mark.parametrize("bias", [-1.0, 1.0])
+def test_reaches_the_in_memory_optimum(tmp_path, solver, bias):
+    path, header = dataset(tmp_path, seed=solver)
+    params = Params(solver_type=solver, C=0.5, eps=1e-3, bias=bias)
+    lines = []
+    model = train_out_of_core(path, params, small_budget(header), log=lines.append)
+    blocks = [line for line in lines if line.startswith("selective block minimization:")]
+    assert "blocks of at most" in blocks[0] and int(blocks[0].split()[3]) >= 4, blocks
+    problem = read_binary(path)
+    reference = train(problem, params)
+    f, f_ref = (primal_objective(problem, params, m) for m in (model, reference))
+    assert abs(f - f_ref) <= 1e-4 * f_ref, (f, f_ref)
+    assert np.mean(predict(model, problem) == predict(reference, problem)) >= 0.99
+
+
+def test_multiclass_and_instance_weights(tmp_path):
+    path, header = dataset(tmp_path, n_classes=3, seed=4, weights=True)
+    params = Params(solver_type=1, C=1.0, eps=1e-3)
+    model = train_out_of_core(path, params, small_budget(header, n_problems=3))
+    problem = read_binary(path)
+    reference = train(problem, params)
+    assert list(model.label) == list(reference.label)
+    f, f_ref = (primal_objective(problem, params, m) for m in (model, reference))
+    assert abs(f - f_ref) <= 1e-4 * f_ref, (f, f_ref)
+
+
+def test_fewer_passes_than_plain_block_minimization_would_take(tmp_path):
+    """The cache of support vectors: -s 3 converges in fewer passes over the file than
+    the in-memory solver takes iterations (each visit meets the other blocks' support
+    vectors, not only their sum in w)."""
+    path, header = dataset(tmp_path, seed=7)
+    params = Params(solver_type=3, C=1.0, eps=1e-3)
+    lines, in_memory = [], []
+    train_out_of_core(path, params, small_budget(header), log=lines.append)
+    train(read_binary(path), params, log=in_memory.append, n_threads=1)
+    passes = float(next(l for l in lines if "passes" in l).split(",")[1].split()[0])
+    iterations = int(next(l for l in in_memory if "#iter" in l).split("=")[1])
+    assert passes < iterations, (passes, iterations)
+
+
+def test_a_budget_too_small_for_one_part_names_the_budget_it_needs(tmp_path):
+    path, header = dataset(tmp_path)
+    resident = resident_bytes(header.rows, header.n_features + 1, 1)
+    with pytest.raises(DlinearError, match=r"leaves no room .* it needs at least"):
+        train_out_of_core(path, Params(solver_type=1), resident + 1000)
+
+
+def test_other_solvers_are_one_clear_error(tmp_path):
+    path, _ = dataset(tmp_path)
+    with pytest.raises(DlinearError, match=r"-s 5 does not train out of core"):
+        train_out_of_core(path, Params(solver_type=5), 1 << 30)
+
+
+@pytest.mark.parametrize("solver", [0, 2, 11])
+def test_newton_streams_each_pass_and_reaches_the_in_memory_model(tmp_path, solver):
+    path, header = dataset(tmp_path, seed=solver)
+    problem = read_binary(path)
+    if solver == 11:        # real-valued targets on the same rows
+        rng = np.random.default_rng(1)
+        X = problem.to_scipy()
+        target = X @ rng.normal(size=X.shape[1]) + 0.1 * rng.normal(size=X.shape[0])
+        text = tmp_path / "regression.svm"
+        write_libsvm(str(text), X, target)
+        header = convert_libsvm(str(text), str(tmp_path / "regression.bin"),
+                                part_text_bytes=1 << 16)
+        path = str(tmp_path / "regression.bin")
+        problem = read_binary(path)
+    params = Params(solver_type=solver, C=1.0, eps=1e-4, bias=1.0)
+    lines = []
+    model = train_out_of_core(path, params, small_budget(header), log=lines.append)
+    reference = train(problem, params, n_threads=1)
+    f, f_ref = (primal_objective(problem, params, m) for m in (model, reference))
+    assert abs(f - f_ref) <= 1e-8 * abs(f_ref), (f, f_ref)
+    passes = next(line for line in lines if line.startswith("streamed Newton:") and
+                  "passes" in line)
+    assert int(passes.split(",")[1].split()[0]) > 3, passes
+
+
+def test_dlinear_train_goes_out_of_core_when_the_budget_is_exceeded(tmp_path, capsys):
+    from dlinear import load_model
+    from dlinear.cli.train_predict import train_main
+    path, header = dataset(tmp_path, seed=9)
+    model_file = tmp_path / "m"
+    budget = small_budget(header)
+    assert train_main(["-s", "1", "-e", "0.001", "--memory", str(budget), path,
+                       str(model_file)]) == 0
+    err = capsys.readouterr().err
+    assert "dlinear: -s 1 out of core: the data does not fit the memory budget" in err
+    model = load_model(str(model_file))
+    problem = read_binary(path)
+    params = Params(solver_type=1, eps=1e-3)
+    f, f_ref = (primal_objective(problem, params, m)
+                for m in (model, train(problem, params)))
+    assert abs(f - f_ref) <= 1e-4 * f_ref
+    # a solver without an out-of-core method: one line, nothing written
+    other = tmp_path / "m5"
+    assert train_main(["-s", "5", "--memory", str(budget), path, str(other)]) == 1
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "training in memory needs about" in err
+    assert not other.exists()
