@@ -27,9 +27,8 @@ from ..model import Model, load_model, save_model
 from ..params import Params
 from ..solver_table import SOLVERS
 from ..planning.class_plan import first_appearance, order_labels
-from ..planning.formulation import matrix_scale
 from .dask_helpers import (as_dask_array, as_labels, block_labels, block_scores, chunked_as,
-                           class_counts, dask_class_codes, dask_rows, dask_scale, dataset,
+                           class_counts, dask_class_codes, dask_rows, dataset, fit_scale,
                            dataset_label_order, in_memory_column, is_dask, map_labels,
                            map_scores, ones_per_row)
 
@@ -126,6 +125,8 @@ class _LiblinearEstimator(BaseEstimator):
     _kind = "classification"      # or "regression", "oneclass"
     # what each parameter may be (validation.py); each class lists all of its own
     _parameter_constraints: dict = {}
+    # the params of a fit by its data's Scale (LinearSVC's dual="auto"); others keep theirs
+    _by_scale = staticmethod(lambda params, scale: params)
 
     # -- parameters -> Params
     def _explicit_solver(self):
@@ -225,9 +226,7 @@ class _LiblinearEstimator(BaseEstimator):
             classes, y = np.unique(y, return_inverse=True)
         params = self._fit_params(X.shape[0], X.shape[1], classes,
                                   lambda: _label_order(y, sample_weight),
-                                  scale=lambda p: matrix_scale(
-                                      X, p.C if sample_weight is None
-                                      else p.C * sample_weight, p.bias))
+                                  lambda p: fit_scale(X, sample_weight, p, self.client))
         if self._kind == "classification":
             self.classes_ = classes
             self._check_classes(y, sample_weight)
@@ -285,8 +284,7 @@ class _LiblinearEstimator(BaseEstimator):
             return dataset_label_order(data)
 
         params = self._fit_params(n_samples, self.n_features_in_, classes, label_order,
-                                  scale=lambda p: dask_scale(X, sample_weight, p.C, p.bias,
-                                                             self.client))
+                                  lambda p: fit_scale(X, sample_weight, p, self.client))
         if self._kind == "classification":
             self.classes_ = classes
             if isinstance(self.class_weight, str) and self.class_weight == "balanced":
@@ -308,20 +306,12 @@ class _LiblinearEstimator(BaseEstimator):
         """The Params of this fit. classes: the sorted classes of y (None for regression
         and one-class); label_order() gives their indices in the order the binary
         problems will be trained (for a warm start; it may read the data); scale(params)
-        gives the data's dlinear.planning.formulation.Scale (_by_scale). With
-        warm_start after a fit, init_sol is the previous coef_ and intercept_."""
-        params = self._params(self._solver_type(n_samples, n_features))
-        if scale is not None:
-            params = self._by_scale(params, scale)
+        the data's formulation.Scale. With warm_start, init_sol is the previous fit's."""
+        params = self._by_scale(self._params(self._solver_type(n_samples, n_features)), scale)
         # ignored, as scikit-learn's solvers without one do, where the solver has none
         if getattr(self, "warm_start", False) and hasattr(self, "model_") \
                 and params.spec.init_sol:
             params.init_sol = self._previous_model(params, classes)
-        return params
-
-    def _by_scale(self, params, scale) -> Params:
-        """The params of a fit whose solver the data's scale chooses (LinearSVC's
-        dual="auto"); others keep theirs."""
         return params
 
     def _previous_model(self, params, classes) -> Model:

@@ -17,7 +17,7 @@ from ..cluster.dataset import Dataset, current_client
 from ..errors import DlinearError
 from ..predict import probabilities
 from ..planning.class_plan import order_labels
-from ..planning.formulation import Scale, matrix_energies, scale_from_energies
+from ..planning.formulation import Scale, matrix_energies, matrix_scale, scale_from_energies
 
 
 def is_dask(x) -> bool:
@@ -224,6 +224,15 @@ def _block_energies(block, weights, C):
     row_C = np.broadcast_to(np.asarray(row_C, dtype=np.float64), (X.shape[0],))
     s, largest = matrix_energies(X, row_C)
     return s, largest, X.shape[0], float(row_C.sum()), float(row_C.max(initial=0.0))
+
+
+def fit_scale(X, sample_weight, params, client=None) -> Scale:
+    """The dlinear.planning.formulation.Scale of a fit's X (in memory or dask), each row's
+    C being params.C times its sample_weight (None: 1)."""
+    if is_dask(X):
+        return dask_scale(X, sample_weight, params.C, params.bias, client)
+    return matrix_scale(X, params.C if sample_weight is None else params.C * sample_weight,
+                        params.bias)
 
 
 def dask_scale(X, sample_weight, C: float, bias: float, client=None) -> Scale:

@@ -134,7 +134,7 @@ class LinearSVC(_LiblinearClassifier):
     def _by_scale(self, params, scale):
         """dual="auto" for the squared hinge: dual CD or its Newton primal by the data's
         scale, as dlinear-train without -s (dlinear.planning.formulation)."""
-        if not (self.dual == "auto" and self.solver is None
+        if not (scale is not None and self.dual == "auto" and self.solver is None
                 and self.multi_class != "crammer_singer"
                 and (self.loss, self.penalty) == ("squared_hinge", "l2")):
             return params
