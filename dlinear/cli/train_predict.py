@@ -8,6 +8,7 @@ from __future__ import annotations
 import os
 import sys
 import warnings
+from dataclasses import replace
 
 import numpy as np
 
@@ -25,6 +26,7 @@ from .inputs import (check_model_size, check_weight_count, input_shape, memory_p
                      read_weight_file)
 from ..data.fileio import check_writable
 from ..model import SAVE_FAILURE, load_model, save_model
+from ..planning.formulation import choose_formulation, problem_scale
 from ..planning.memory_budget import parse_size
 from ..planning.modes import Choice, Cluster, Data, Mode, choose, is_map_reduce
 from ..params import Params, check_parameter
@@ -48,7 +50,8 @@ def _warm_start_solvers() -> str:
 TRAIN_USAGE = (
     "Usage: dlinear-train [options] training_set_file [model_file]\n"
     "options:\n"
-    "-s type : set type of solver (default 1)\n"
+    "-s type : set type of solver (default 1; without -s, 1 or its primal 2 by the\n"
+    "\tdata's scale, said on stderr)\n"
     "  for multi-class classification\n" + _solver_lines("classification") +
     "  for regression\n" + _solver_lines("regression") +
     "  for outlier detection\n" + _solver_lines("oneclass") +
@@ -305,16 +308,37 @@ def _note(quiet: bool):
     return lambda line: print(line, file=sys.stderr, flush=True)
 
 
-def _deferred(note, line: str):
-    """A note said once, when the returned function is first called: in-process training
-    says where it trains only once the data has passed the checks that run as training
-    starts (labels, folds), so that bad input gives one line."""
-    pending = [line]
+def _deferred(note, *lines: str):
+    """Notes said once, when the returned function is first called: in-process training
+    says where and how it trains only once the data has passed the checks that run as
+    training starts (labels, folds), so that bad input gives one line."""
+    pending = list(lines)
 
     def say_it() -> None:
-        if pending:
-            note(pending.pop())
+        while pending:
+            note(pending.pop(0))
     return say_it
+
+
+def _default_formulation(params, opts, problem):
+    """(params, Formulation or None): without -s (and without -C, whose default is the
+    primal already, or -i, which continues its model's solver), the squared hinge trains
+    as dual CD or as its Newton primal, chosen by the data's scale
+    (dlinear.planning.formulation); options only the dual takes (--cd-block 2, --online,
+    ...) keep the dual."""
+    spec = params.spec
+    if ("-s" in opts["given"] or opts["find_C"] or spec.fallback is None
+            or opts.get("initial_model") is not None):
+        return params, None
+    primal = replace(params, solver_type=spec.fallback)
+    try:
+        check_parameter(primal)
+    except DlinearError:
+        return params, None
+    if params.online or params.cd_block != 1 or params.partition:
+        return params, None
+    chosen = choose_formulation(params.solver_type, problem_scale(problem, params))
+    return (primal if chosen.primal else params), chosen
 
 
 def _cluster_asked(opts) -> bool:
@@ -432,9 +456,14 @@ def _train_in_process(params, opts, train_file, model_file, backend, budget,
         nr_class = len(first_appearance(problem.y))
     check_model_size(problem.n_features, nr_class, params, problem)
     _solver_note(opts)
-    where = _deferred(note if opts["workers"] is None else (lambda line: None),
-                      f"dlinear: {backend.describe()} (--workers n starts a local "
-                      f"cluster); {budget.describe()}")
+    lines = []
+    if opts["workers"] is None:
+        lines.append(f"dlinear: {backend.describe()} (--workers n starts a local "
+                     f"cluster); {budget.describe()}")
+    params, formulation = _default_formulation(params, opts, problem)
+    if formulation is not None:
+        lines.append(f"dlinear: {formulation.describe()}")
+    where = _deferred(note, *lines)
     with compiling:
         return _train_and_save(problem, params, opts, model_file,
                                _say(opts["quiet"], before=where), before_saving=where)

@@ -28,7 +28,7 @@ from ..params import Params
 from ..solver_table import SOLVERS
 from ..planning.class_plan import first_appearance, order_labels
 from .dask_helpers import (as_dask_array, as_labels, block_labels, block_scores, chunked_as,
-                           class_counts, dask_class_codes, dask_rows, dataset,
+                           class_counts, dask_class_codes, dask_rows, dataset, fit_scale,
                            dataset_label_order, in_memory_column, is_dask, map_labels,
                            map_scores, ones_per_row)
 
@@ -125,6 +125,8 @@ class _LiblinearEstimator(BaseEstimator):
     _kind = "classification"      # or "regression", "oneclass"
     # what each parameter may be (validation.py); each class lists all of its own
     _parameter_constraints: dict = {}
+    # the params of a fit by its data's Scale (LinearSVC's dual="auto"); others keep theirs
+    _by_scale = staticmethod(lambda params, scale: params)
 
     # -- parameters -> Params
     def _explicit_solver(self):
@@ -223,7 +225,8 @@ class _LiblinearEstimator(BaseEstimator):
             check_classification_targets(y)
             classes, y = np.unique(y, return_inverse=True)
         params = self._fit_params(X.shape[0], X.shape[1], classes,
-                                  lambda: _label_order(y, sample_weight))
+                                  lambda: _label_order(y, sample_weight),
+                                  lambda p: fit_scale(X, sample_weight, p, self.client))
         if self._kind == "classification":
             self.classes_ = classes
             self._check_classes(y, sample_weight)
@@ -280,7 +283,8 @@ class _LiblinearEstimator(BaseEstimator):
             data = dataset(X, y, None, sample_weight, self.client)
             return dataset_label_order(data)
 
-        params = self._fit_params(n_samples, self.n_features_in_, classes, label_order)
+        params = self._fit_params(n_samples, self.n_features_in_, classes, label_order,
+                                  lambda p: fit_scale(X, sample_weight, p, self.client))
         if self._kind == "classification":
             self.classes_ = classes
             if isinstance(self.class_weight, str) and self.class_weight == "balanced":
@@ -298,12 +302,12 @@ class _LiblinearEstimator(BaseEstimator):
         """The model a fit keeps (as trained, here)."""
         return model
 
-    def _fit_params(self, n_samples, n_features, classes, label_order) -> Params:
+    def _fit_params(self, n_samples, n_features, classes, label_order, scale=None) -> Params:
         """The Params of this fit. classes: the sorted classes of y (None for regression
         and one-class); label_order() gives their indices in the order the binary
-        problems will be trained (for a warm start; it may read the data). With
-        warm_start after a fit, init_sol is the previous coef_ and intercept_."""
-        params = self._params(self._solver_type(n_samples, n_features))
+        problems will be trained (for a warm start; it may read the data); scale(params)
+        the data's formulation.Scale. With warm_start, init_sol is the previous fit's."""
+        params = self._by_scale(self._params(self._solver_type(n_samples, n_features)), scale)
         # ignored, as scikit-learn's solvers without one do, where the solver has none
         if getattr(self, "warm_start", False) and hasattr(self, "model_") \
                 and params.spec.init_sol:

@@ -17,6 +17,7 @@ from ..cluster.dataset import Dataset, current_client
 from ..errors import DlinearError
 from ..predict import probabilities
 from ..planning.class_plan import order_labels
+from ..planning.formulation import Scale, matrix_energies, matrix_scale, scale_from_energies
 
 
 def is_dask(x) -> bool:
@@ -213,3 +214,38 @@ def dataset_label_order(data: Dataset):
     """The class indices in the order train gives their binary problems, read from the
     parts (LIBLINEAR's: first appearance)."""
     return order_labels(data.class_labels_by_first_appearance())
+
+
+# ----------------------------------------------------------------- the data's scale
+
+def _block_energies(block, weights, C):
+    X = _block_as_matrix(block)
+    row_C = C if weights is None else C * np.asarray(weights, dtype=np.float64)
+    row_C = np.broadcast_to(np.asarray(row_C, dtype=np.float64), (X.shape[0],))
+    s, largest = matrix_energies(X, row_C)
+    return s, largest, X.shape[0], float(row_C.sum()), float(row_C.max(initial=0.0))
+
+
+def fit_scale(X, sample_weight, params, client=None) -> Scale:
+    """The dlinear.planning.formulation.Scale of a fit's X (in memory or dask), each row's
+    C being params.C times its sample_weight (None: 1)."""
+    if is_dask(X):
+        return dask_scale(X, sample_weight, params.C, params.bias, client)
+    return matrix_scale(X, params.C if sample_weight is None else params.C * sample_weight,
+                        params.bias)
+
+
+def dask_scale(X, sample_weight, C: float, bias: float, client=None) -> Scale:
+    """The dlinear.planning.formulation.Scale of a dask array's rows (blocks of rows, all
+    columns), each row's C being C times its sample_weight (a dask array chunked as X,
+    or None): one pass over the blocks on the cluster, the column energies summed here."""
+    import dask
+    blocks = X.to_delayed().ravel()
+    weights = (sample_weight.to_delayed().ravel() if sample_weight is not None
+               else [None] * len(blocks))
+    parts = [dask.delayed(_block_energies)(b, w, C) for b, w in zip(blocks, weights)]
+    client = client or current_client()
+    results = client.compute(parts, sync=True)
+    s = np.sum([r[0] for r in results], axis=0)
+    return scale_from_energies(sum(r[2] for r in results), s, max(r[1] for r in results),
+                               sum(r[3] for r in results), max(r[4] for r in results), bias)

@@ -162,7 +162,7 @@ class LogisticRegression(_LiblinearClassifier):
     def _solver_type(self, n_samples, n_features, n_classes=2):
         return self._problem(n_samples, n_features, n_classes).solver_type
 
-    def _fit_params(self, n_samples, n_features, classes, label_order) -> Params:
+    def _fit_params(self, n_samples, n_features, classes, label_order, scale=None) -> Params:
         problem = self._problem(n_samples, n_features, len(classes))
         params = self._params(problem.solver_type)
         if problem.unpenalized:

@@ -8,6 +8,7 @@ import numpy as np
 from sklearn.base import OutlierMixin, RegressorMixin
 from sklearn.utils._param_validation import Interval, StrOptions
 
+from ..planning.formulation import choose_formulation
 from .dask_helpers import block_oneclass, is_dask, map_oneclass
 from .base import _LiblinearClassifier, _LiblinearEstimator
 from .mapping import CRAMMER_SINGER, ONECLASS, solver_for
@@ -19,10 +20,13 @@ class LinearSVC(_LiblinearClassifier):
 
     scikit-learn's ``LinearSVC`` over LIBLINEAR's solvers: ``loss``, ``penalty`` and
     ``dual`` choose the solver as in scikit-learn, and the other defaults are
-    LIBLINEAR's. ``dual="auto"`` (the default, as scikit-learn's) takes the primal solver
-    when n_samples > n_features and the loss and penalty allow it (-s 2 for the default
-    squared hinge), else the dual; LIBLINEAR's command-line default is the dual -s 1,
-    which can take far longer on tall, narrow data.
+    LIBLINEAR's. ``dual="auto"`` (the default) chooses for the default squared hinge
+    (l2 penalty) as ``dlinear-train`` without ``-s`` does: dual CD (-s 1) or its Newton
+    primal (-s 2) by the data's scale (C, sample weights and the column energies, one
+    pass over X, on the cluster for dask X; the documentation's "The default
+    formulation"); for the other losses and penalties it takes the primal when
+    n_samples > n_features and the loss and penalty allow it, else the dual, as
+    scikit-learn does.
 
     Parameters
     ----------
@@ -32,7 +36,7 @@ class LinearSVC(_LiblinearClassifier):
         L2-loss or L1-loss.
     penalty : {"l2", "l1"}, default "l2"
     dual : bool or "auto", default "auto"
-        Solve the dual; "auto" picks by shape as scikit-learn does.
+        Solve the dual; "auto" picks by the data's scale (see above).
     tol : float or None, default None
         ``-e``; None is the solver's default.
     fit_intercept : bool, default True
@@ -126,6 +130,17 @@ class LinearSVC(_LiblinearClassifier):
         if self.multi_class == "crammer_singer":
             return CRAMMER_SINGER
         return solver_for(self.loss, self.penalty, self.dual, n_samples, n_features)
+
+    def _by_scale(self, params, scale):
+        """dual="auto" for the squared hinge: dual CD or its Newton primal by the data's
+        scale, as dlinear-train without -s (dlinear.planning.formulation)."""
+        if not (scale is not None and self.dual == "auto" and self.solver is None
+                and self.multi_class != "crammer_singer"
+                and (self.loss, self.penalty) == ("squared_hinge", "l2")):
+            return params
+        dual = solver_for(self.loss, self.penalty, True, 0, 0)
+        chosen = choose_formulation(dual, scale(self._params(dual)))
+        return self._params(chosen.solver_type)
 
 
 class LinearSVR(RegressorMixin, _LiblinearEstimator):

@@ -118,9 +118,12 @@ def test_every_parameter_is_declared_and_checked(estimator):
 
 
 def test_dual_auto_and_explicit_solver():
-    X = np.random.default_rng(0).normal(size=(20, 3))
-    y = np.arange(20) % 2
-    assert LinearSVC(dual="auto").fit(X, y).solver_type_ == 2          # l > n: primal
+    X = np.random.default_rng(0).normal(size=(400, 3))
+    y = np.arange(400) % 2
+    # the squared hinge by the data's scale: C lambda ~ 400 dense rows (dual below 150)
+    assert LinearSVC(dual="auto").fit(X, y).solver_type_ == 2
+    assert LinearSVC(dual="auto").fit(X[:20], y[:20]).solver_type_ == 1
+    X, y = X[:20], y[:20]
     assert LinearSVC(dual="auto", loss="hinge").fit(X, y).solver_type_ == 3
     assert LinearSVC(dual="auto").fit(np.tile(X, 10)[:5], y[:5]).solver_type_ == 1
     assert LinearSVC(solver=7, loss="hinge", penalty="l1").fit(X, y).solver_type_ == 7

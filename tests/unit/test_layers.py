@@ -30,7 +30,7 @@ LAYERS = [
      ["dlinear.in_process", "dlinear.in_process.*"]),
     ("the mode chooser: how and where a fit runs",
      ["dlinear.planning", "dlinear.planning.modes", "dlinear.planning.cost_model",
-      "dlinear.planning.memory_budget"]),
+      "dlinear.planning.memory_budget", "dlinear.planning.formulation"]),
     ("the class plan: labels, per-class C, targets, seeds, model assembly",
      ["dlinear.planning.class_plan"]),
     ("solvers: fit functions, Newton drivers, objectives",

@@ -1,0 +1,25 @@
+"""The scale statistics of a CSR matrix that the default formulation's rule reads
+(dlinear.planning.formulation): each column's energy and the rows' squared norms."""
+import numpy as np
+from numba import njit
+
+
+@njit(cache=True, nogil=True)
+def column_energy(indptr, indices, data, row_scale, n_columns):
+    """(s, largest row value, sum of row values) in one pass over the nonzeros, where
+    s[j] = sum_i row_scale[i] * x_ij**2 and a row's value is row_scale[i] * ||x_i||**2."""
+    s = np.zeros(n_columns, dtype=np.float64)
+    largest = 0.0
+    total = 0.0
+    for i in range(indptr.shape[0] - 1):
+        c = row_scale[i]
+        norm2 = 0.0
+        for k in range(indptr[i], indptr[i + 1]):
+            v = np.float64(data[k])
+            v2 = c * v * v
+            s[indices[k]] += v2
+            norm2 += v2
+        total += norm2
+        if norm2 > largest:
+            largest = norm2
+    return s, largest, total
