@@ -1,7 +1,8 @@
 """A small progress bar on stderr for runs of many tasks (one-vs-rest classes, CV folds,
 the C values of -C).
 
-The bar is drawn only when stderr is a terminal, only from the main thread, only one at a
+The bar is drawn only when stderr is a terminal, only from the thread that runs the
+command (the main thread, or a command's work thread, COMMAND_THREAD), only one at a
 time (a bar inside a bar, e.g. the classes inside a CV fold, draws nothing) and never
 inside `quiet()` (the CLI's -q). It is erased when done, so what stays on the terminal is
 exactly what a run without a terminal prints. It only counts: it changes no result.
@@ -143,13 +144,23 @@ class ProgressBar(_NoBar):
                 _active.remove(self)
 
 
+# the name of the thread a command runs its work on while its main thread answers Ctrl-C
+# (dlinear.cli.exit.answering_ctrl_c): it draws bars as the main thread does
+COMMAND_THREAD = "dlinear-work"
+
+
+def _runs_the_command() -> bool:
+    thread = threading.current_thread()
+    return thread is threading.main_thread() or thread.name == COMMAND_THREAD
+
+
 def progress_bar(total: int, label: str, stream=None):
     """A ProgressBar on `stream` (default sys.stderr, looked up now) if one should be
     drawn, else NO_BAR. Use it as a context manager so it is always erased."""
     stream = sys.stderr if stream is None else stream
     with _lock:
         if (total <= 1 or _quiet_depth[0] or _active
-                or threading.current_thread() is not threading.main_thread()
+                or not _runs_the_command()
                 or not _is_terminal(stream)):
             return NO_BAR
         bar = ProgressBar(total, label, stream)

@@ -101,6 +101,8 @@ def answering_ctrl_c(work):
     command's process; the worker's outputs are whole or absent). The result and
     exceptions of work() are passed on as they are."""
     import threading
+
+    from ..progress import COMMAND_THREAD
     outcome = {}
 
     def run():
@@ -108,7 +110,7 @@ def answering_ctrl_c(work):
             outcome["value"] = work()
         except BaseException as e:      # handed to the main thread
             outcome["error"] = e
-    worker = threading.Thread(target=run, name="dlinear-work", daemon=True)
+    worker = threading.Thread(target=run, name=COMMAND_THREAD, daemon=True)
     worker.start()
     while worker.is_alive():
         worker.join(0.1)

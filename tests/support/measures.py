@@ -5,7 +5,6 @@ from dataclasses import replace
 import numpy as np
 
 from dlinear import predict
-from dlinear.solver_table import SOLVERS
 
 
 def accuracy(model, problem):
@@ -34,7 +33,9 @@ def warm_and_cold_fold_paths(data, params, monkeypatch, held=600):
     Cs = ms.c_grid(ms.calc_start_C(data, params), 64.0)
     perm = np.random.default_rng(0).permutation(data.n_samples)
     warm = ms.run_fold_path(data, perm, 0, held, params, Cs, ms.PathRequest(0, 0))
-    # the previous C's w, which a dual solver does not read: each C starts from alpha = 0
-    monkeypatch.setitem(SOLVERS, params.solver_type, replace(params.spec, search="primal"))
+    # every C from zero: the fits are given neither the previous C's alpha nor its w
+    train_one = ms.train_one
+    monkeypatch.setattr(ms, "train_one", lambda task, at_C: train_one(
+        replace(task, w0=None, alpha0=None), at_C))
     cold = ms.run_fold_path(data, perm, 0, held, params, Cs, ms.PathRequest(0, 0))
     return Cs, warm, cold, perm

@@ -22,7 +22,7 @@ PARITY = 1e-6      # relative objective difference to the float64 model
 @pytest.fixture
 def solver_data(monkeypatch):
     """The dtypes of the data arrays every fit in this process hands to its solver."""
-    module = importlib.import_module("dlinear.train")
+    module = importlib.import_module("dlinear.in_process.train")
     seen = []
     real = module.train_one
 
