@@ -18,7 +18,7 @@ from dlinear.cluster.engine import train_on_cluster
 from dlinear.datasets.rcv1_like import make_rcv1_like
 from dlinear.solvers.primal_objective_values import primal_objective
 from tests.cluster.test_wide_columns import wide_problem
-from tests.support.clusters import local_cluster
+from tests.support.clusters import SMALL_WORKER_LIMIT as LIMIT, SPILL_ONLY
 from tests.support.liblinear_oracle import assert_near_optimum, f_star
 from tests.support.problems import same_bits
 
@@ -30,12 +30,6 @@ distributed = pytest.importorskip("distributed")
 EPS = 1e-4
 TOL = 1e-3
 PARITY_TOL = 1e-6
-
-
-@pytest.fixture(scope="module")
-def client():
-    with local_cluster(2) as (_, c):
-        yield c
 
 
 @pytest.fixture(scope="module")
@@ -99,14 +93,7 @@ def test_a_round_carries_each_workers_occurring_columns(client):
     assert same_bits(compacted.w, full.w)
 
 
-# A worker's memory limit that no copy of the data below fits in (a copy may take half),
-# with Dask's process-memory rules off (a worker process takes ~200 MiB before any data,
-# test_memory_pressure.py); the parts spill instead
-LIMIT = 2 * 2**20
-SPILL_ONLY = {"distributed.worker.memory.target": 0.25,
-              "distributed.worker.memory.spill": False,
-              "distributed.worker.memory.pause": False,
-              "distributed.worker.memory.terminate": False}
+# small_workers: no copy of the data below fits in one (LIMIT); the parts spill instead
 
 
 @pytest.fixture(scope="module")

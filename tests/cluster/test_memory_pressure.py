@@ -14,14 +14,7 @@ from dlinear.cluster import Dataset
 from dlinear.datasets.rcv1_like import make_rcv1_like
 from dlinear.errors import DlinearError
 
-# the workers' memory limit and Dask's managed-memory target: above 0.5 MiB of parts a
-# worker spills to disk. Dask's process-memory rules (spill, pause, terminate at 70, 80,
-# 95% of the process's RSS) are off: a worker process takes ~200 MiB before any data.
-LIMIT = 2 * 2**20
-SPILL_ONLY = {"distributed.worker.memory.target": 0.25,
-              "distributed.worker.memory.spill": False,
-              "distributed.worker.memory.pause": False,
-              "distributed.worker.memory.terminate": False}
+from tests.support.clusters import SMALL_WORKER_LIMIT as LIMIT, SPILL_ONLY
 
 
 @pytest.fixture(scope="module")

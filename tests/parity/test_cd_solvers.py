@@ -17,6 +17,7 @@ from dlinear.solvers.primal_objective_values import primal_objective
 from tests.support.liblinear_oracle import (assert_near_optimum, f_star, liblinear_train,
                                             liblinear_train_logged)
 from tests.support.measures import rel_diff
+from tests.support.problems import regression_on
 
 # Relative gap to f* (LIBLINEAR's optimum at a tight eps, harness.tight_run) each
 # algorithm is allowed at the eps its tests ask for: 2-3x the largest gap it reaches there
@@ -58,11 +59,7 @@ def multiclass():
 
 @pytest.fixture(scope="module")
 def regression(binary):
-    # real-valued targets: a planted dense model plus noise on the same rows
-    rng = np.random.default_rng(23)
-    X = binary.to_scipy()
-    y = X @ rng.normal(size=X.shape[1]) + 0.1 * rng.normal(size=X.shape[0])
-    return Problem.from_arrays(X, y, n_features=binary.n_features)
+    return regression_on(binary, 23)
 
 
 @pytest.fixture(scope="module")

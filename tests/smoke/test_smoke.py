@@ -10,7 +10,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from dlinear import Params, Problem, predict, train
+from dlinear import Params, predict, train
 from dlinear.cluster import engine
 from dlinear.datasets.rcv1_like import make_rcv1_like
 from dlinear.in_process import train as in_process_train
@@ -20,6 +20,7 @@ from dlinear.solver_table import SOLVERS
 from dlinear.solvers.primal_objective_values import primal_objective
 from tests.support.clusters import local_cluster
 from tests.support.liblinear_oracle import liblinear_options, liblinear_train
+from tests.support.problems import regression_on
 
 pytestmark = pytest.mark.smoke
 
@@ -41,10 +42,7 @@ def multiclass():
 
 @pytest.fixture(scope="module")
 def regression(binary):
-    rng = np.random.default_rng(7)
-    X = binary.to_scipy()
-    y = X @ rng.normal(size=X.shape[1]) + 0.1 * rng.normal(size=X.shape[0])
-    return Problem.from_arrays(X, y, n_features=binary.n_features)
+    return regression_on(binary, 7)
 
 
 def data_for(spec, binary, regression):

@@ -14,6 +14,17 @@ from pathlib import Path
 import pytest
 
 
+# A worker memory limit that no copy of the tests' data fits in, and Dask's managed-memory
+# target at a quarter of it: past 0.5 MiB of parts a worker spills to disk. Dask's
+# process-memory rules (spill, pause, terminate at 70, 80, 95% of the process's RSS) are
+# off: a worker process takes ~200 MiB before any data.
+SMALL_WORKER_LIMIT = 2 * 2**20
+SPILL_ONLY = {"distributed.worker.memory.target": 0.25,
+              "distributed.worker.memory.spill": False,
+              "distributed.worker.memory.pause": False,
+              "distributed.worker.memory.terminate": False}
+
+
 @contextlib.contextmanager
 def local_cluster(n_workers=2):
     """(cluster, client) of a local Dask cluster of single-threaded worker processes."""

@@ -63,3 +63,12 @@ def chunk_test_text(n_lines=400, seed=3):
     lines[200] = "1 " + " ".join(f"{c}:{c / 7!r}" for c in range(1, 400))
     lines[300] = lines[300] + "\r"
     return "\n".join(lines)
+
+
+def regression_on(problem, seed):
+    """A regression problem on the rows of `problem`: a planted dense model's values plus
+    noise as the targets."""
+    rng = np.random.default_rng(seed)
+    X = problem.to_scipy()
+    y = X @ rng.normal(size=X.shape[1]) + 0.1 * rng.normal(size=X.shape[0])
+    return Problem.from_arrays(X, y, n_features=problem.n_features)
