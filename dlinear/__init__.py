@@ -22,12 +22,13 @@ __all__ = [
     "train", "cross_validation", "find_parameters", "predict", "predict_probability", "decision_values",
     "load_model", "save_model", "read_libsvm", "write_libsvm", "read_binary",
     "convert_libsvm", "__version__",
-    "LinearSVC", "LogisticRegression", "LinearSVR", "OneClassSVM",
+    "LinearSVC", "LogisticRegression", "LogisticRegressionCV", "LinearSVR", "OneClassSVM",
 ]
 
 # scikit-learn-style estimators (dlinear.estimators), imported on first use: scikit-learn
 # is needed only by them
-_ESTIMATORS = ("LinearSVC", "LogisticRegression", "LinearSVR", "OneClassSVM")
+_ESTIMATORS = ("LinearSVC", "LogisticRegression", "LogisticRegressionCV", "LinearSVR",
+               "OneClassSVM")
 _DATA = ("read_libsvm", "write_libsvm", "read_binary", "convert_libsvm")
 
 
