@@ -9,6 +9,7 @@ a nonzero weight (l1_path_start), not at scikit-learn's 1e-4, below which every 
 from __future__ import annotations
 
 import inspect
+import warnings
 from concurrent.futures import ThreadPoolExecutor
 from numbers import Integral, Real
 
@@ -18,6 +19,7 @@ from sklearn.metrics import get_scorer, make_scorer
 from sklearn.model_selection import check_cv
 from sklearn.utils import compute_class_weight
 from sklearn.utils._param_validation import Interval, StrOptions
+from sklearn.utils.metadata_routing import _raise_for_params
 from sklearn.utils.multiclass import check_classification_targets
 from sklearn.utils.validation import _check_sample_weight, validate_data
 
@@ -154,22 +156,26 @@ class LogisticRegressionCV(LogisticRegression):
         As in scikit-learn 1.9, deprecated for ``l1_ratios``: by default the penalty is
         L2 when every ratio is 0 (or ``l1_ratios=None``), L1 when every ratio is 1, else
         the elastic net.
-    l1_ratios : array-like or None, default None
+    l1_ratios : array-like or None, default "warn"
         The l1_ratio values to search (0: L2, 1: L1, between: -s 6's elastic net).
-    scoring : str, callable or None, default None
-        A scikit-learn scorer; None is accuracy.
+        "warn" is None (L2) with scikit-learn 1.9's FutureWarning (its default becomes
+        ``(0.0,)``); None warns as deprecated, as there.
+    scoring : str, callable or None, default "warn"
+        A scikit-learn scorer; None is accuracy; "warn" is None with scikit-learn 1.9's
+        FutureWarning (its default becomes "neg_log_loss").
     solver, dual, tol, max_iter, class_weight, fit_intercept, intercept_scaling,
     random_state, multi_class, verbose
         As for :class:`LogisticRegression` (dlinear's defaults: ``solver=None``,
         ``tol=None``, ``max_iter=300``).
     refit : bool, default True
-        True refits on all the data at the best (C, l1_ratio) of the summed fold scores,
-        starting from the folds' mean model there; False averages each fold's best model.
+        True refits on all the data at the best (C, l1_ratio) of the summed fold scores
+        (from zero, so ``coef_`` is ``LogisticRegression(C=C_)``'s; scikit-learn starts
+        from the folds' mean model); False averages each fold's best model.
     n_jobs : int or None, default None
         The (fold, l1_ratio) paths run on this many threads.
-    use_legacy_attributes : bool, default True
-        scikit-learn 1.9's layout of the fitted attributes (dicts per class); False its
-        1.10 layout (arrays, ``C_`` a float).
+    use_legacy_attributes : bool, default "warn"
+        True: scikit-learn 1.9's layout of the fitted attributes (dicts per class); False
+        its 1.10 layout (arrays, ``C_`` a float); "warn" is True with its FutureWarning.
     client : distributed.Client or None, default None
         Run each (fold, l1_ratio) path as a task on this Dask cluster. A dask X (and y,
         sample_weight) is computed into memory first, and its folds then run on the
@@ -199,12 +205,12 @@ class LogisticRegressionCV(LogisticRegression):
         **{k: v for k, v in LogisticRegression._parameter_constraints.items()
            if k not in ("C", "l1_ratio", "warm_start", "partition")},
         "Cs": [Interval(Integral, 1, None, closed="left"), "array-like"],
-        "l1_ratios": ["array-like", None],
+        "l1_ratios": ["array-like", None, StrOptions({"warn"})],
         "cv": ["cv_object"],
-        "scoring": [callable, str, None],
+        "scoring": [callable, str, None],     # "warn": None, with scikit-learn's warning
         "refit": ["boolean"],
         "penalty": [StrOptions({"l1", "l2", "elasticnet", "deprecated"})],
-        "use_legacy_attributes": ["boolean"],
+        "use_legacy_attributes": ["boolean", StrOptions({"warn"})],
         "solver": [StrOptions(set(SKLEARN_LOGISTIC_SOLVERS)), SOLVER_NUMBERS, None],
         "class_weight": CLASS_WEIGHT,
         "tol": [POSITIVE, None],
@@ -213,11 +219,11 @@ class LogisticRegressionCV(LogisticRegression):
         "intercept_scaling": [Interval(Real, 0.0, None, closed="neither")],
     }
 
-    def __init__(self, *, Cs=10, l1_ratios=None, fit_intercept=True, cv=None, dual=False,
-                 penalty="deprecated", scoring=None, solver=None, tol=None, max_iter=300,
+    def __init__(self, *, Cs=10, l1_ratios="warn", fit_intercept=True, cv=None, dual=False,
+                 penalty="deprecated", scoring="warn", solver=None, tol=None, max_iter=300,
                  class_weight=None, n_jobs=None, verbose=0, refit=True,
                  intercept_scaling=1.0, random_state=None, multi_class="auto",
-                 use_legacy_attributes=True, client=None):
+                 use_legacy_attributes="warn", client=None):
         self.Cs = Cs
         self.l1_ratios = l1_ratios
         self.fit_intercept = fit_intercept
@@ -239,13 +245,48 @@ class LogisticRegressionCV(LogisticRegression):
         self.client = client
 
     # -- the grid
-    def _penalty_and_ratios(self):
+    def _deprecations(self):
+        """scikit-learn 1.9's FutureWarnings for its changing defaults; the values meant."""
+        l1_ratios, scoring, legacy = self.l1_ratios, self.scoring, self.use_legacy_attributes
+        if isinstance(l1_ratios, str):
+            warnings.warn("The default value for l1_ratios will change from None to (0.0,) "
+                          "in version 1.10. From version 1.10 onwards, only array-like "
+                          "with values in [0, 1] will be allowed, None will be forbidden. "
+                          "To avoid this warning, explicitly set a value, e.g. "
+                          "l1_ratios=(0,).", FutureWarning, stacklevel=3)
+            l1_ratios = None
+        elif l1_ratios is None and self.penalty == "deprecated":
+            warnings.warn("'l1_ratios=None' was deprecated in version 1.8 and will trigger "
+                          "an error in 1.10. Use an array-like with values in [0, 1] "
+                          "instead.", FutureWarning, stacklevel=3)
+        if isinstance(scoring, str) and scoring == "warn":
+            warnings.warn("The default value of the parameter 'scoring' will change from "
+                          "None, i.e. accuracy, to 'neg_log_loss' in version 1.11. To "
+                          "silence this warning, explicitly set the scoring parameter: "
+                          "scoring='neg_log_loss' for the new, scoring='accuracy' or "
+                          "scoring=None for the old default.", FutureWarning, stacklevel=3)
+            scoring = None
+        if isinstance(legacy, str):
+            warnings.warn(f"The fitted attributes of {type(self).__name__} will be "
+                          "simplified in scikit-learn 1.10 to remove redundancy. Set "
+                          "`use_legacy_attributes=False` to enable the new behavior now, or "
+                          "set it to `True` to silence this warning.", FutureWarning,
+                          stacklevel=3)
+            legacy = True
+        return l1_ratios, scoring, legacy
+
+    def _get_scorer(self):
+        scoring = None if isinstance(self.scoring, str) and self.scoring == "warn" \
+            else self.scoring
+        return get_scorer(scoring or "accuracy")
+
+    def _penalty_and_ratios(self, l1_ratios):
         """(penalty, the l1_ratio of each path, whether l1_ratios was given)."""
-        given = self.l1_ratios is not None
-        ratios = None if not given else [float(r) for r in np.ravel(self.l1_ratios)]
+        given = l1_ratios is not None
+        ratios = None if not given else [float(r) for r in np.ravel(l1_ratios)]
         if given and (not ratios or any(not 0 <= r <= 1 for r in ratios)):
             raise ValueError(f"l1_ratios must be an array-like of numbers between 0 and 1; "
-                             f"got (l1_ratios={self.l1_ratios!r})")
+                             f"got (l1_ratios={l1_ratios!r})")
         penalty = self.penalty
         if penalty == "deprecated":
             if not given or all(r == 0 for r in ratios):
@@ -302,13 +343,15 @@ class LogisticRegressionCV(LogisticRegression):
         self
         """
         self._validate_params()
+        _raise_for_params(params, self, "fit")
+        l1_ratios, scoring, self._legacy = self._deprecations()
         client = self.client
         if is_dask(X):
             from ..cluster.dataset import current_client
             client = client or current_client()
             X, y, sample_weight = (as_dask_array(v).compute() if is_dask(v) else v
                                    for v in (X, y, sample_weight))
-        penalty, ratios, ratios_given = self._penalty_and_ratios()
+        penalty, ratios, ratios_given = self._penalty_and_ratios(l1_ratios)
         X, y = validate_data(self, X, y, accept_sparse="csr", dtype=np.float64, order="C",
                              accept_large_sparse=True)
         check_classification_targets(y)
@@ -326,7 +369,7 @@ class LogisticRegressionCV(LogisticRegression):
                               problem)
         folds = list(check_cv(self.cv, y, classifier=True).split(X, y, **params))
         tasks = [(self._path_estimator(r), X, y, sample_weight, train, test, self.Cs_,
-                  self.classes_, self.scoring) for train, test in folds for r in ratios]
+                  self.classes_, scoring) for train, test in folds for r in ratios]
         results = self._run_paths(tasks, client)
         n_folds, n_l1, n_cs = len(folds), len(ratios), len(self.Cs_)
         # (n_folds, n_l1, n_cs, n_rows, n_dof), (n_folds, n_l1, n_cs) twice
@@ -375,12 +418,8 @@ class LogisticRegressionCV(LogisticRegression):
             # the first best in (C, l1_ratio) order, as scikit-learn's argmax
             total = scores.sum(axis=0).T            # (n_cs, n_l1)
             c, r = np.unravel_index(np.argmax(total), total.shape)
-            start = paths[:, r, c].mean(axis=0)
-            final = self._path_estimator(ratios[r]).set_params(C=float(self.Cs_[c]),
-                                                               n_jobs=self.n_jobs)
-            final.classes_ = self.classes_
-            final.coef_ = start[:, :X.shape[1]]
-            final.intercept_ = start[:, -1] if self.fit_intercept else np.zeros(len(start))
+            final = self._path_estimator(ratios[r]).set_params(
+                C=float(self.Cs_[c]), n_jobs=self.n_jobs, warm_start=False)
             final.fit(X, y, sample_weight=sample_weight)
             self.model_ = final.model_
             self.solver_type_ = final.solver_type_
@@ -397,7 +436,7 @@ class LogisticRegressionCV(LogisticRegression):
     def _set_attributes(self, paths, scores, n_iter, best_C, best_ratio, ratios_given,
                         penalty):
         n_rows = paths.shape[3]
-        if not self.use_legacy_attributes:
+        if not self._legacy:
             self.coefs_paths_, self.scores_, self.n_iter_ = paths, scores, n_iter
             self.C_ = best_C
             self.l1_ratio_ = (float(best_ratio) if ratios_given and best_ratio is not None
@@ -436,6 +475,6 @@ class LogisticRegressionCV(LogisticRegression):
         -------
         float
         """
-        scorer = get_scorer(self.scoring or "accuracy")
+        scorer = self._get_scorer()
         extra = {} if sample_weight is None else {"sample_weight": sample_weight}
         return scorer(self, X, y, **extra)

@@ -69,7 +69,8 @@ def test_chosen_C_equals_a_brute_force_loop_over_logistic_regression(binary, sol
     assert est.C_ == Cs[int(np.argmax(mean_scores))]
     refit = dlinear.LogisticRegression(C=est.C_, l1_ratio=l1_ratio, solver=solver,
                                        tol=1e-9).fit(X, y)
-    np.testing.assert_allclose(est.coef_, refit.coef_, rtol=1e-3, atol=1e-4)
+    np.testing.assert_array_equal(est.coef_, refit.coef_)        # refit from zero
+    np.testing.assert_array_equal(est.intercept_, refit.intercept_)
 
 
 @pytest.mark.parametrize("kw", [dict(), dict(solver="lbfgs"), dict(l1_ratio=1.0),
@@ -133,6 +134,15 @@ def test_refit_false_averages_each_folds_best(binary):
     mean = np.mean([cv.coefs_paths_[f, 0, c, 0] for f, c in enumerate(best)], axis=0)
     np.testing.assert_allclose(cv.coef_[0], mean[:-1])
     assert not hasattr(cv, "model_")
+
+
+def test_scikit_learns_future_warnings_for_its_changing_defaults(binary):
+    X, y = binary
+    with pytest.warns(FutureWarning) as caught:
+        cv = dlinear.LogisticRegressionCV(Cs=2, cv=2).fit(X, y)
+    messages = " ".join(str(w.message) for w in caught)
+    assert "l1_ratios" in messages and "scoring" in messages and "legacy" in messages
+    assert isinstance(cv.scores_, dict)
 
 
 def test_scoring_and_bad_l1_ratios(binary):
