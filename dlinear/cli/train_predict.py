@@ -18,6 +18,7 @@ from ..cluster.dataset import with_sample_weight
 from ..cluster.engine import training_mode
 from ..cluster.session import CONNECT_TIMEOUT, SCHEDULER_ENV
 from .compile_notice import CompileNotice
+from .path_models import path_models_directory, write_path_models
 from ..data.binary_format import read_dataset
 from ..data.libsvm_reader import Problem
 from ..errors import ConvergenceWarning, DataError, DlinearError
@@ -80,6 +81,7 @@ TRAIN_USAGE = (
     "-W weight_file: set instance weights, one per line (multiply each instance's C)\n"
     "-v n: n-fold cross validation mode\n"
     "-C : find parameters (C for -s 0, 1, 2, 3 and C, p for -s 11)\n"
+    "--path-models dir : with -C, write every C's model on the whole set as dir/model.C=<C>\n"
     "-i initial_model_file : warm start from this model (same labels, bias and kind of\n"
     "\tsolver, at most the data's features; " + _warm_start_solvers() + ")\n"
     "-q : quiet mode (no outputs)\n"
@@ -170,7 +172,7 @@ def parse_train_args(argv: list[str]):
             "threads": None, "initial_model": None,
             "scheduler": None, "tls-ca-file": None, "tls-cert": None, "tls-key": None,
             "storage_options": {}, "connect_timeout": CONNECT_TIMEOUT, "dtype": np.float64,
-            "memory": None,
+            "memory": None, "path_models": None,
             "given": set()}     # which of -s, -c, -p were given (for -C)
     i = 0
     while i < len(argv) and argv[i].startswith("-") and argv[i] != "-":
@@ -231,6 +233,8 @@ def parse_train_args(argv: list[str]):
             opts["weight_file"] = value
         elif arg == "-i":
             opts["initial_model"] = value
+        elif arg == "--path-models":
+            opts["path_models"] = path_models_directory(value, argv)
         elif arg == "-m":
             opts["threads"] = _number(arg, value, int)
             if opts["threads"] < 1:
@@ -497,6 +501,7 @@ def _find_parameters(data, params, opts, say) -> int:
     start_p = params.p if "-p" in opts["given"] else None
     best_C, best_p, best_score = find_parameters(data, params, nr_fold, start_C, start_p,
                                                  log=say, n_threads=opts["threads"])
+    write_path_models(data, params, opts, start_C, start_p, best_p)
     if params.spec.kind == "regression":
         print("Best C = %g Best p = %g  CV MSE = %g" % (best_C, best_p, best_score))
     else:
