@@ -270,8 +270,9 @@ class LogisticRegressionCV(LogisticRegression):
             warnings.warn(f"The fitted attributes of {type(self).__name__} will be "
                           "simplified in scikit-learn 1.10 to remove redundancy. Set "
                           "`use_legacy_attributes=False` to enable the new behavior now, or "
-                          "set it to `True` to silence this warning.", FutureWarning,
-                          stacklevel=3)
+                          "set it to `True` to silence this warning. The default value of "
+                          "use_legacy_attributes will change from True to False in "
+                          "scikit-learn 1.10.", FutureWarning, stacklevel=3)
             legacy = True
         return l1_ratios, scoring, legacy
 
@@ -462,7 +463,7 @@ class LogisticRegressionCV(LogisticRegression):
     def _multinomial(self) -> bool:
         return self._multinomial_fit
 
-    def score(self, X, y, sample_weight=None):
+    def score(self, X, y, sample_weight=None, **score_params):
         """The ``scoring`` of the predictions (accuracy when None).
 
         Parameters
@@ -475,6 +476,7 @@ class LogisticRegressionCV(LogisticRegression):
         -------
         float
         """
+        _raise_for_params(score_params, self, "score")
         scorer = self._get_scorer()
         extra = {} if sample_weight is None else {"sample_weight": sample_weight}
         return scorer(self, X, y, **extra)
