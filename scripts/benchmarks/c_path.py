@@ -7,6 +7,11 @@ Prints one JSON line per solver with path_s, largest_C_s and their ratio (the go
 
     python -m dlinear make-data /tmp/cpath/rcv1 --rows 40000
     python -m scripts.benchmarks.c_path /tmp/cpath/rcv1.train -s 0 2 1 3 --max-C 4
+    python -m scripts.benchmarks.c_path /tmp/cpath/rcv1.train -s 6
+
+-s 6 (L1 logistic regression) starts its path where it starts to be nonzero: C_min, 2
+C_min, ... (C_min = 1 / max_j |g_j|, g the loss's gradient at w = 0 in LIBLINEAR's
+scaling, dlinear.estimators.logistic_cv.l1_path_start; binary data), whatever --max-C.
 """
 from __future__ import annotations
 
@@ -41,6 +46,16 @@ def measure(problem, solver: int, Cs, bias: float = 1.0) -> dict:
             "largest_C_iter": int(sum(largest.n_iter))}
 
 
+def l1_start(problem, bias: float = 1.0) -> float:
+    """The smallest C at which -s 6's binary model has a nonzero weight."""
+    import scipy.sparse as sp
+    from dlinear.estimators.logistic_cv import l1_path_start
+    X = sp.csr_matrix((problem.data, problem.indices, problem.indptr),
+                      shape=(problem.n_samples, problem.n_features))
+    labels, y = np.unique(problem.y, return_inverse=True)
+    return l1_path_start(X, y, len(labels), None, np.ones(len(labels)), bias, False, 1.0)
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("train_file")
@@ -49,10 +64,13 @@ def main(argv=None) -> None:
     parser.add_argument("--n-C", type=int, default=20)
     args = parser.parse_args(argv)
     problem = read_libsvm(args.train_file)
-    Cs = args.max_C / 2.0 ** np.arange(args.n_C - 1, -1, -1)
     train(problem.subset(np.arange(min(200, problem.n_samples))),
           Params(solver_type=args.solvers[0]))      # compile outside the timings
     for solver in args.solvers:
+        if solver == 6:
+            Cs = l1_start(problem) * 2.0 ** np.arange(args.n_C)
+        else:
+            Cs = args.max_C / 2.0 ** np.arange(args.n_C - 1, -1, -1)
         train(problem.subset(np.arange(min(200, problem.n_samples))),
               Params(solver_type=solver))
         print(json.dumps(measure(problem, solver, Cs)), flush=True)
