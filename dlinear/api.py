@@ -79,10 +79,6 @@ def _cluster_dataset(data, y, sample_weight, client):
     return Dataset.from_arrays(data, y, client, sample_weight=sample_weight)
 
 
-# a cluster fit takes weights (not a Model) as the warm start of -s 0, 2, 11 only
-WARM_START_ON_CLUSTER = "-i is not yet supported with --scheduler/--workers"
-
-
 def train(data, params: Params, log: Optional[Callable[[str], None]] = None,
           n_threads: Optional[int] = None, client=None, partition: Optional[bool] = None,
           *, y=None, sample_weight=None, init=None, memory=None) -> Model:
@@ -129,7 +125,8 @@ def train(data, params: Params, log: Optional[Callable[[str], None]] = None,
         the same optimum as a fit from zero. A model with fewer features than the data
         is extended with zero weights; more features, other labels, another bias or a
         model of another problem family is a DlinearError. Weights are shaped like
-        ``Model.w``. In this process only, for now.
+        ``Model.w``. The same on a cluster, in every mode: the partitioned dual CD
+        starts each worker's rows from their duals consistent with the weights.
     memory : int or str, optional
         In this process, the memory budget of the fit: bytes, or a size such as "800M",
         "2G", "1.5GB" (powers of 1024), counting the data and the solver's state. By
@@ -157,9 +154,6 @@ def train(data, params: Params, log: Optional[Callable[[str], None]] = None,
     if init is not None:
         params = replace(params, init_sol=init)
     data, here = _training_data(data, y, sample_weight, client)
-    if not here and params.init_sol is not None and (isinstance(params.init_sol, Model)
-                                                     or not params.spec.newton):
-        raise DlinearError(WARM_START_ON_CLUSTER)
     if here:
         if params.partition:
             raise DlinearError("partition=True trains on a Dask cluster: pass a "

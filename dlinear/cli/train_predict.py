@@ -12,7 +12,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from ..api import WARM_START_ON_CLUSTER, cross_validation, find_parameters, train
+from ..api import cross_validation, find_parameters, train
 from ..cluster import Dataset, cluster_client, make_security
 from ..cluster.dataset import with_sample_weight
 from ..cluster.engine import training_mode
@@ -359,8 +359,8 @@ def _backend(opts, params, train_file, data: Data | None = None) -> Choice:
     timed sample of the text)."""
     if _cluster_asked(opts):
         cluster = Cluster(running=False)
-    elif opts["workers"] is not None or opts["initial_model"] is not None:
-        cluster = None          # --workers 0; a warm start trains in this process
+    elif opts["workers"] is not None:
+        cluster = None          # --workers 0
     else:
         cluster = Cluster(running=False, asked=False, workers=available_cores())
     job = "search" if opts["find_C"] else "cv" if opts["nr_fold"] else "train"
@@ -405,8 +405,6 @@ def _run_training(params, opts, train_file, model_file) -> int:
     # the data's shape, unless a cluster is asked for: for the cost model and the budget
     shape = Data() if _cluster_asked(opts) else input_shape(train_file, storage_options)
     backend = _backend(opts, params, train_file, shape)
-    if backend.mode is Mode.CLUSTER and params.init_sol is not None:
-        raise DlinearError(WARM_START_ON_CLUSTER)
     if backend.mode is not Mode.CLUSTER:
         budget, out_of_core = memory_plan(shape, params, opts, train_file)
         return answering_ctrl_c(lambda: _train_in_process(

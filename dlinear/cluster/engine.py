@@ -24,7 +24,7 @@ from ..planning.modes import Cluster, Data, Mode, choose
 from ..planning.modes import copy_fits as copy_fits_on
 from ..params import Params
 from ..planning.class_plan import (assemble_model, initial_w, n_binary_problems, plan_classes,
-                    warn_about_logs)
+                                   warm_start_columns, warn_about_logs)
 from ..progress import progress_bar
 from ..solvers import SharedColumns
 from ..solvers.kcolumn import fit_newton_in_lockstep
@@ -180,6 +180,8 @@ def train_on_cluster(data, params: Params, client=None, log=None, *,
     """
     dataset = as_dataset(data, client)
     emit = log or (lambda line: None)
+    if params.init_sol is not None:
+        params = _warm_start_weights(dataset, params)
     choice = choose_mode(dataset, params)
     mode = choice.mode
     if choice.primal_cd_replaced:
@@ -195,6 +197,16 @@ def train_on_cluster(data, params: Params, client=None, log=None, *,
     else:
         model = _train_map_reduced(dataset, params, mode, emit, compact)
     return model
+
+
+def _warm_start_weights(dataset: Dataset, params: Params) -> Params:
+    """params with init_sol (a Model, or weights shaped like Model.w) as the weights
+    (w_size, binary problems) in the order this fit plans its classes, checked against
+    the data as in process (class_plan.warm_start_columns): every mode then starts its
+    problem k from column k (class_plan.initial_w)."""
+    label = _plan(dataset, params, lambda line: None).label
+    return replace(params, init_sol=warm_start_columns(params.init_sol, dataset.n_features,
+                                                       label, params))
 
 
 def _plan(dataset: Dataset, params: Params, emit):
@@ -441,7 +453,7 @@ def _fit_l1_map_reduced(placement, label, weighted_C, params, columns=None):
                                              placement, columns)
         try:
             result = fit_owlqn(term.loss_gradient, term.n_variables, counts, params,
-                               unreg_bias, reported_w_size=w_size)
+                               unreg_bias, reported_w_size=w_size, w0=initial_w(params, k))
             traffic.append(_traffic(term))
             return result
         finally:

@@ -14,7 +14,8 @@ from ..data.libsvm_reader import Problem
 from ..model import Model
 from ..planning.modes import check_partitioned
 from ..params import Params, check_parameter
-from ..planning.class_plan import assemble_model, block_seeds, first_appearance, plan_classes, subproblem, targets
+from ..planning.class_plan import (assemble_model, block_seeds, first_appearance, plan_classes,
+                                   subproblem, targets, warm_start_columns)
 from ..solvers import fit_task
 from ..solvers import partitioned_dual_cd as P
 from .train import after_dual_cap
@@ -36,6 +37,10 @@ def train_partitioned_in_process(problem: Problem, params: Params, n_blocks: int
     plan = plan_classes(params, lambda: first_appearance(problem.y), emit)
     label, weighted_C = plan
     k = plan.n_problems
+    if params.init_sol is not None:
+        params = replace(params, init_sol=warm_start_columns(params.init_sol,
+                                                             problem.n_features, label,
+                                                             params))
     bounds = [i * problem.n_samples // n_blocks for i in range(n_blocks + 1)]
     blocks = []
     for b in range(n_blocks):
@@ -48,6 +53,8 @@ def train_partitioned_in_process(problem: Problem, params: Params, n_blocks: int
         blocks.append(P.BlockState(parts, Y, C, params.bias, problem.n_features,
                                    params.solver_type, block_seeds(params.seed, b, k),
                                    params.p))
+        if params.init_sol is not None:
+            blocks[-1].start_from(params.init_sol)
     w_size = problem.n_features + (1 if params.bias >= 0 else 0)
     results = P.fit_partitioned_dual_cd(P.SimulatedBlocks(blocks), k, w_size, params,
                                         rule or params.partition_rule,
