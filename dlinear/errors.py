@@ -15,6 +15,11 @@ class DataError(DlinearError):
     CLI adds the file's name."""
 
 
+class WarmStartError(DlinearError):
+    """A warm start that does not fit the data or the parameters (the CLI names the -i
+    file)."""
+
+
 class ConvergenceWarning(UserWarning):
     """A solver stopped at an iteration cap rather than at its tolerance.
 
