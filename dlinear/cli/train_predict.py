@@ -389,12 +389,9 @@ def _run_training(params, opts, train_file, model_file) -> int:
     import numpy as np
     opts["dtype"] = np.dtype(opts["dtype"]).type      # np.float64, np.float32
     from ..api import WARM_START_ON_CLUSTER
-    from ..cluster import Dataset, cluster_client, make_security
-    from ..cluster.dataset import with_sample_weight
-    from ..cluster.engine import training_mode
     from ..planning.modes import Data, Mode
-    from .inputs import (check_model_size, check_weight_count, input_shape, memory_plan,
-                         read_weight_file)
+    from .inputs import input_shape, memory_plan
+    from .on_cluster import cluster_dataset
     say, note = _say(opts["quiet"]), _note(opts["quiet"])
     storage_options = opts["storage_options"] or None
     # the data's shape, unless a cluster is asked for: for the cost model and the budget
@@ -408,17 +405,7 @@ def _run_training(params, opts, train_file, model_file) -> int:
             params, opts, train_file, model_file, backend, budget, out_of_core))
     if backend.reason is not None:      # the cost model chose the local cluster
         note(f"dlinear: {backend.describe()} (--workers 0 trains in this process)")
-    security = make_security(opts["tls-ca-file"], opts["tls-cert"], opts["tls-key"])
-    with cluster_client(opts["scheduler"], opts["workers"], security, log=note,
-                        connect_timeout=opts["connect_timeout"]) as client:
-        weights = read_weight_file(opts["weight_file"]) if opts["weight_file"] else None
-        data = Dataset.from_path(train_file, client, storage_options=storage_options,
-                                 dtype=opts["dtype"])
-        if weights is not None:
-            data = with_sample_weight(data, check_weight_count(
-                weights, data.n_samples, opts["weight_file"], train_file))
-        check_model_size(data.n_features, 1, params)
-        params, mode = training_mode(data, params, solver_named="-s" in opts["given"])
+    with cluster_dataset(params, opts, train_file, note) as (data, params, mode):
         _solver_note(opts)
         if not opts["quiet"]:
             sys.stderr.write(f"dlinear: {mode}\n")
