@@ -254,3 +254,70 @@ def test_cancel_tasks_cancels_what_a_client_holds(client):
     while time.monotonic() < deadline and {running.status, waiting.status} != {"cancelled"}:
         time.sleep(0.05)
     assert running.status == waiting.status == "cancelled"
+
+
+def _interrupted_as_numba_boxes(*args, **kwargs):
+    """What a Ctrl-C landing as Numba boxes a kernel's result raises."""
+    try:
+        raise KeyboardInterrupt
+    except KeyboardInterrupt as e:
+        raise SystemError("CPUDispatcher(...) returned a result with an exception set") from e
+
+
+def test_another_system_error_from_a_fit_stays_one(monkeypatch):
+    import numpy as np
+
+    import dlinear
+
+    def bug(*args, **kwargs):
+        raise SystemError("something else")
+    monkeypatch.setattr("dlinear.api.train_in_process", bug)
+    with pytest.raises(SystemError):
+        dlinear.train(np.eye(2), dlinear.Params(), y=np.array([1.0, -1.0]))
+
+
+def test_a_library_fit_surfaces_ctrl_c_as_keyboard_interrupt(monkeypatch):
+    """dlinear.train (and the estimators' fit, which call it) raise a caller's Ctrl-C as
+    KeyboardInterrupt, also where it landed as Numba boxed a result."""
+    import numpy as np
+
+    import dlinear
+    X, y = np.eye(4), np.array([1.0, -1.0, 1.0, -1.0])
+    monkeypatch.setattr("dlinear.api.train_in_process", _interrupted_as_numba_boxes)
+    with pytest.raises(KeyboardInterrupt) as raised:
+        dlinear.train(X, dlinear.Params(), y=y)
+    assert raised.value.__suppress_context__
+    pytest.importorskip("sklearn")
+    with pytest.raises(KeyboardInterrupt):
+        dlinear.LinearSVC().fit(X, y)
+
+
+@pytest.mark.slow
+def test_ctrl_c_during_a_fit_in_python_is_a_keyboard_interrupt(tmp_path):
+    """SIGINT into a Python program fitting in a loop (kernels in the main thread, -m 1):
+    its traceback ends in KeyboardInterrupt, never in Numba's SystemError."""
+    import signal
+    import subprocess
+    import sys
+    import time
+    script = (
+        "import numpy as np, scipy.sparse as sp, dlinear\n"
+        "X = sp.random(20000, 2000, density=0.01, format='csr', random_state=0)\n"
+        "y = np.where(np.arange(20000) % 2, 1.0, -1.0)\n"
+        "print('fitting', flush=True)\n"
+        "while True:\n"
+        "    dlinear.train(X, dlinear.Params(solver_type=1, max_iter=20), y=y, n_threads=1)\n")
+    for delay in (0.5, 1.3):
+        process = subprocess.Popen(
+            [sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+            text=True, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+        try:
+            assert process.stdout.readline() == "fitting\n", process.stderr.read()
+            time.sleep(delay)
+            process.send_signal(signal.SIGINT)
+            _, err = process.communicate(timeout=60)
+        finally:
+            process.kill()
+            process.wait()
+        assert err.rstrip().splitlines()[-1] == "KeyboardInterrupt"
+        assert "SystemError" not in err
