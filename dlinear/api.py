@@ -19,7 +19,7 @@ from .cluster import Dataset, cross_validation_on_cluster, train_on_cluster
 from .cluster.dataset import current_client
 from .cluster.search import find_parameters_on_cluster
 from .data.libsvm_reader import Problem
-from .errors import DlinearError
+from .errors import DlinearError, surfacing_interrupts
 from .model import Model
 from .in_process.model_selection import checked_search_params, find_parameters_in_process
 from .params import Params, check_parameter
@@ -79,6 +79,7 @@ def _cluster_dataset(data, y, sample_weight, client):
     return Dataset.from_arrays(data, y, client, sample_weight=sample_weight)
 
 
+@surfacing_interrupts
 def train(data, params: Params, log: Optional[Callable[[str], None]] = None,
           n_threads: Optional[int] = None, client=None, partition: Optional[bool] = None,
           *, y=None, sample_weight=None, init=None, memory=None) -> Model:
@@ -183,6 +184,7 @@ def _check_memory(problem: Problem, params: Params, n_threads, memory) -> None:
     check_fits(need, budget, "dlinear.train", held=csr if memory is None else 0)
 
 
+@surfacing_interrupts
 def cross_validation(data, params: Params, nr_fold: int,
                      log: Optional[Callable[[str], None]] = None, client=None,
                      n_threads: Optional[int] = None, *, y=None,
@@ -219,6 +221,7 @@ def cross_validation(data, params: Params, nr_fold: int,
                                        log=log)
 
 
+@surfacing_interrupts
 def find_parameters(data, params: Params, nr_fold: int, start_C: Optional[float] = None,
                     start_p: Optional[float] = None,
                     log: Optional[Callable[[str], None]] = None, client=None,

@@ -1,13 +1,15 @@
 """Training parameters, LIBLINEAR's command-line options and its check_parameter."""
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass, field, replace
-from typing import Optional
-
-import numpy as np
+from typing import TYPE_CHECKING, Optional
 
 from .errors import DlinearError
 from .solver_table import DUAL_MAX_ITER, PARTITION_RULES, SOLVERS, solvers_text
+
+if TYPE_CHECKING:       # NumPy loads where it is used: a command's checks come first
+    import numpy as np
 
 
 INT64_MAX = 2**63 - 1
@@ -129,6 +131,7 @@ def class_C(label, params: Params, C: Optional[float] = None):
     """LIBLINEAR's weighted_C: for each class of `label` (in that order), C (params.C by
     default) times its -wi weights, applied in the order given; and the weight labels that
     match no class (LIBLINEAR warns about them)."""
+    import numpy as np
     label = np.asarray(label)
     weighted_C = np.full(len(label), float(params.C if C is None else C))
     unknown = []
@@ -239,6 +242,6 @@ def _check_l1_ratio(params: Params) -> None:
     if not params.spec.elastic_net:
         raise DlinearError(f"--l1-ratio (elastic net) is only for "
                            f"{solvers_text(lambda s: s.elastic_net)}")
-    if isinstance(ratio, bool) or not isinstance(ratio, (int, float, np.integer, np.floating)) \
+    if isinstance(ratio, bool) or not isinstance(ratio, numbers.Real) \
             or not 0.0 <= ratio <= 1.0:
         raise DlinearError(f"l1_ratio < 0 or l1_ratio > 1 (got {ratio!r})")

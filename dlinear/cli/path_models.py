@@ -7,11 +7,7 @@ from __future__ import annotations
 import os
 from dataclasses import replace
 
-from ..api import train
-from ..data.libsvm_reader import Problem
 from ..errors import DlinearError
-from ..in_process.model_selection import search_plan, train_path
-from ..model import save_model
 from .exit import UsageError
 
 OPTION = "--path-models"
@@ -33,6 +29,11 @@ def path_models_directory(value: str, argv) -> str:
 def write_path_models(data, params, opts, start_C, start_p, best_p) -> list:
     """With --path-models, trains and writes every C's model of the -C search's grid;
     returns the paths written."""
+    # the training modules load only when training runs (the CLI checks options first)
+    from ..api import train
+    from ..data.libsvm_reader import Problem
+    from ..in_process.model_selection import search_plan, train_path
+    from ..model import save_model
     directory, n_threads = opts.get("path_models"), opts.get("threads")
     if not directory:
         return []

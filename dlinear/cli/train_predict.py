@@ -10,34 +10,20 @@ import sys
 import warnings
 from dataclasses import replace
 
-import numpy as np
+import math
 
-from ..api import cross_validation, find_parameters, train
-from ..cluster import Dataset, cluster_client, make_security
-from ..cluster.dataset import with_sample_weight
-from ..cluster.engine import training_mode
+# Only light modules here: options and output paths are checked before Numba, SciPy and
+# Dask load (seconds), so that a mistake answers at once; the functions that train import them.
 from ..cluster.session import CONNECT_TIMEOUT, SCHEDULER_ENV
-from .compile_notice import CompileNotice
+from ..errors import ConvergenceWarning, DataError, DlinearError, WarmStartError
 from .path_models import path_models_directory, write_path_models
-from ..data.binary_format import read_dataset
-from ..data.libsvm_reader import Problem
-from ..errors import ConvergenceWarning, DataError, DlinearError
 from .exit import UsageError, _HelpRequested, _VersionRequested, answering_ctrl_c, command_line
-from .inputs import (check_model_size, check_weight_count, input_shape, memory_plan,
-                     read_weight_file)
-from ..data.fileio import check_writable
-from ..model import SAVE_FAILURE, load_model, save_model
-from ..planning.formulation import choose_formulation, problem_scale
+from ..data.fileio import SAVE_FAILURE, check_writable, write_text_atomically
 from ..planning.memory_budget import parse_size
-from ..planning.modes import Choice, Cluster, Data, Mode, choose, is_map_reduce
 from ..params import Params, check_parameter
-from ..planning.class_plan import WarmStartError, first_appearance
-from ..in_process.out_of_core import train_out_of_core
-from ..predict import evaluate
 from ..progress import quiet as quiet_progress
 from ..solver_table import SOLVERS
 from ..threads import available_cores
-
 
 def _solver_lines(kind: str) -> str:
     return "".join(f"\t{s.id:2d} -- {s.description}\n" for s in SOLVERS.values()
@@ -160,7 +146,7 @@ def _number(option: str, text: str, kind=float):
     except ValueError:
         raise UsageError(f"option {option} needs a{'n integer' if kind is int else ' number'}, "
                          f"got {text!r}") from None
-    if kind is float and not np.isfinite(value):
+    if kind is float and not math.isfinite(value):
         raise UsageError(f"option {option} needs a finite number, got {text!r}")
     return value
 
@@ -171,7 +157,7 @@ def parse_train_args(argv: list[str]):
     opts = {"quiet": False, "nr_fold": 0, "find_C": False, "workers": None, "weight_file": None,
             "threads": None, "initial_model": None,
             "scheduler": None, "tls-ca-file": None, "tls-cert": None, "tls-key": None,
-            "storage_options": {}, "connect_timeout": CONNECT_TIMEOUT, "dtype": np.float64,
+            "storage_options": {}, "connect_timeout": CONNECT_TIMEOUT, "dtype": "float64",
             "memory": None, "path_models": None,
             "given": set()}     # which of -s, -c, -p were given (for -C)
     i = 0
@@ -191,7 +177,7 @@ def parse_train_args(argv: list[str]):
             i += 1
             continue
         if arg == "--float32":
-            opts["dtype"] = np.float32
+            opts["dtype"] = "float32"
             i += 1
             continue
         if arg == "--partition":
@@ -330,6 +316,7 @@ def _default_formulation(params, opts, problem):
     as dual CD or as its Newton primal, chosen by the data's scale
     (dlinear.planning.formulation); options only the dual takes (--cd-block 2, --online,
     ...) keep the dual."""
+    from ..planning.formulation import choose_formulation, problem_scale
     spec = params.spec
     if ("-s" in opts["given"] or opts["find_C"] or spec.fallback is None
             or opts.get("initial_model") is not None):
@@ -351,12 +338,14 @@ def _cluster_asked(opts) -> bool:
                 or (opts["workers"] or 0) > 0)
 
 
-def _backend(opts, params, train_file, data: Data | None = None) -> Choice:
+def _backend(opts, params, train_file, data=None):
     """Where dlinear-train trains (Mode.CLUSTER or Mode.IN_PROCESS): --scheduler (or its
     environment variable) and --workers n > 0 ask for a cluster, --workers 0 for this
     process; otherwise modes.choose decides whether a local cluster pays (its cost model,
     on the data's shape `data`, read here when not given: a binary dataset's header, or a
-    timed sample of the text)."""
+    timed sample of the text): a planning.modes.Choice."""
+    from ..planning.modes import Cluster, Data, choose, is_map_reduce
+    from .inputs import input_shape
     if _cluster_asked(opts):
         cluster = Cluster(running=False)
     elif opts["workers"] is not None:
@@ -396,10 +385,16 @@ def _run_training(params, opts, train_file, model_file) -> int:
         if opts["find_C"] or opts["nr_fold"]:
             raise DlinearError("-i (warm start) trains one model: it cannot be combined "
                                "with -v or -C")
+        from ..model import load_model
         params.init_sol = load_model(opts["initial_model"])
     check_parameter(params)
     if not (opts["find_C"] or opts["nr_fold"]):     # -v and -C write no model
         check_writable(model_file, SAVE_FAILURE)
+    import numpy as np
+    opts["dtype"] = np.dtype(opts["dtype"]).type      # np.float64, np.float32
+    from ..planning.modes import Data, Mode
+    from .inputs import input_shape, memory_plan
+    from .on_cluster import cluster_dataset
     say, note = _say(opts["quiet"]), _note(opts["quiet"])
     storage_options = opts["storage_options"] or None
     # the data's shape, unless a cluster is asked for: for the cost model and the budget
@@ -411,17 +406,7 @@ def _run_training(params, opts, train_file, model_file) -> int:
             params, opts, train_file, model_file, backend, budget, out_of_core))
     if backend.reason is not None:      # the cost model chose the local cluster
         note(f"dlinear: {backend.describe()} (--workers 0 trains in this process)")
-    security = make_security(opts["tls-ca-file"], opts["tls-cert"], opts["tls-key"])
-    with cluster_client(opts["scheduler"], opts["workers"], security, log=note,
-                        connect_timeout=opts["connect_timeout"]) as client:
-        weights = read_weight_file(opts["weight_file"]) if opts["weight_file"] else None
-        data = Dataset.from_path(train_file, client, storage_options=storage_options,
-                                 dtype=opts["dtype"])
-        if weights is not None:
-            data = with_sample_weight(data, check_weight_count(
-                weights, data.n_samples, opts["weight_file"], train_file))
-        check_model_size(data.n_features, 1, params)
-        params, mode = training_mode(data, params, solver_named="-s" in opts["given"])
+    with cluster_dataset(params, opts, train_file, note) as (data, params, mode):
         _solver_note(opts)
         if not opts["quiet"]:
             sys.stderr.write(f"dlinear: {mode}\n")
@@ -433,6 +418,11 @@ def _train_in_process(params, opts, train_file, model_file, backend, budget,
     """Reading, training and saving in this process (on a worker thread: see
     answering_ctrl_c); out of core (memory_plan) a binary dataset's rows are read a block
     at a time."""
+    from ..data.binary_format import read_dataset
+    from ..in_process.out_of_core import train_out_of_core
+    from ..planning.class_plan import first_appearance
+    from .compile_notice import CompileNotice
+    from .inputs import check_model_size, check_weight_count, read_weight_file
     note = _note(opts["quiet"])
     storage_options = opts["storage_options"] or None
     if out_of_core:
@@ -493,6 +483,7 @@ def _solver_note(opts) -> None:
 def _find_parameters(data, params, opts, say) -> int:
     """-C: LIBLINEAR's lines (the first and last even with -q, as its train); like
     LIBLINEAR, it writes no model file."""
+    from ..api import find_parameters
     nr_fold = opts["nr_fold"]
     print(f"Doing parameter search with {nr_fold}-fold cross validation.", flush=True)
     start_C = params.C if "-c" in opts["given"] else None
@@ -512,6 +503,9 @@ def _train_and_save(data, params, opts, model_file, say, before_saving=lambda: N
     """Cross-validation or training on a Problem or a cluster Dataset (or fit(log) ->
     Model, training the model another way); before_saving() runs once the result is
     there."""
+    from ..api import cross_validation, train
+    from ..model import save_model
+    from ..predict import evaluate
     with warnings.catch_warnings(), quiet_progress(opts["quiet"]):   # -q: no progress bar either
         # the log lines carry LIBLINEAR's warning text already (its "WARNING: ..." lines)
         warnings.simplefilter("ignore", ConvergenceWarning)
@@ -524,7 +518,7 @@ def _train_and_save(data, params, opts, model_file, say, before_saving=lambda: N
             target = cross_validation(data, params, opts["nr_fold"], log=say,
                                       n_threads=opts["threads"])
             before_saving()
-            y = data.y if isinstance(data, Problem) else data.y.compute()
+            y = data.y.compute() if hasattr(data.y, "compute") else data.y   # Dask
             acc, mse, scc = evaluate(y, target)
             if params.spec.kind == "regression":
                 print(f"Cross Validation Mean squared error = {mse:g}")
@@ -547,10 +541,6 @@ def predict_main(argv=None) -> int:
 
 
 def _predict_command(argv: list[str]) -> int:
-    from ..data.fileio import write_text_atomically
-    from ..model import load_model
-    from ..predict import (decision_values, evaluate, labels_from_decision_values,
-                          probabilities_from_decision_values)
 
     probability, quiet, i = 0, False, 0
     while i < len(argv) and argv[i].startswith("-") and argv[i] != "-":
@@ -571,6 +561,11 @@ def _predict_command(argv: list[str]) -> int:
         raise UsageError("expected: test_file model_file output_file")
     test_file, model_file, output_file = argv[i:]
     check_writable(output_file, OUTPUT_FAILURE)     # before reading, as LIBLINEAR's predict
+    import numpy as np
+    from ..data.binary_format import read_dataset
+    from ..model import load_model
+    from ..predict import (decision_values, evaluate, labels_from_decision_values,
+                          probabilities_from_decision_values)
     model = load_model(model_file)
     if probability and not model.is_probability:
         raise DlinearError("probability output is only supported for logistic regression")

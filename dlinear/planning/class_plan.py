@@ -16,7 +16,7 @@ from typing import Callable, NamedTuple, Optional
 import numpy as np
 
 from ..data.libsvm_reader import Problem
-from ..errors import ConvergenceWarning, DataError, DlinearError
+from ..errors import ConvergenceWarning, DataError, WarmStartError
 from ..model import Model, nr_w_of
 from ..params import Params, class_C
 from ..solvers.task import SharedColumns, SubProblem
@@ -150,11 +150,6 @@ def problem_seed(seed: int, k: int, block: Optional[int] = None) -> int:
 def block_seeds(seed: int, block: int, n_problems: int) -> list:
     """problem_seed of each binary problem on one block of rows."""
     return [problem_seed(seed, k, block) for k in range(n_problems)]
-
-
-class WarmStartError(DlinearError):
-    """A warm start that does not fit the data or the parameters (the CLI names the -i
-    file)."""
 
 
 def _family(spec, multinomial: bool) -> str:
