@@ -92,6 +92,20 @@ def part_starts(col_ptr, row_ind, row_bounds):
     return starts
 
 
+@njit(cache=True, nogil=True, inline="always")
+def b_from_w(col_ptr, row_ind, yx, sqrtC, w, starts, t, n_parts, row_lo, row_hi, b):
+    """b_i = sqrt(C_i) (1 - y_i w.x_i) on part t's rows [row_lo, row_hi), from w (yx
+    the entries sqrt(C_i) y_i x_ij), adding the columns in order."""
+    for i in range(row_lo, row_hi):
+        b[i] = sqrtC[i]
+    for j in range(len(w)):
+        if w[j] == 0.0:
+            continue
+        lo, hi = own_entries(col_ptr, starts, t, n_parts, j)
+        for k in range(lo, hi):
+            b[np.uint64(row_ind[k])] -= w[j] * yx[k]
+
+
 @njit(cache=True, nogil=True)
 def l1r_l2_svc(col_ptr, row_ind, vals, y, sqrtC, unreg_bias, eps, max_outer_iter, seed, w,
                t, starts, row_bounds, yx, b, xj_sq_parts, partials, arrivals, warm,
@@ -141,13 +155,8 @@ def l1r_l2_svc(col_ptr, row_ind, vals, y, sqrtC, unreg_bias, eps, max_outer_iter
         for q in range(1, n_parts):
             acc += xj_sq_parts[q, j]
         xj_sq[j] = acc
-    if warm:        # b of the warm start (this part's rows), as after a failed search
-        for jj in range(w_size):
-            if w[jj] == 0.0:
-                continue
-            jlo, jhi = own_entries(col_ptr, starts, t, n_parts, jj)
-            for k in range(jlo, jhi):
-                b[np.uint64(row_ind[k])] -= w[jj] * yx[k]
+    if warm:
+        b_from_w(col_ptr, row_ind, yx, sqrtC, w, starts, t, n_parts, row_lo, row_hi, b)
 
     state = seed_state(seed)
     Gmax_old = INF
@@ -168,12 +177,13 @@ def l1r_l2_svc(col_ptr, row_ind, vals, y, sqrtC, unreg_bias, eps, max_outer_iter
             G_loss = 0.0
             H = 0.0
             for k in range(lo, hi):
-                r = np.uint64(row_ind[k])
-                br = b[r]
-                if br > 0.0:
-                    v = yx[k]
-                    G_loss -= v * br
-                    H += v * v
+                # rows outside the loss (b_r <= 0) add a zero: the sums are bit for bit
+                # those that skip them, without a branch the predictor loses
+                br = b[np.uint64(row_ind[k])]
+                v = yx[k]
+                in_loss = br > 0.0
+                G_loss -= v * (br if in_loss else 0.0)
+                H += (v if in_loss else 0.0) * v
             G_loss, H = combined(partials, arrivals, t, n_parts, meeting, G_loss, H)
             meeting += 1
             G_loss *= 2.0
@@ -226,12 +236,12 @@ def l1r_l2_svc(col_ptr, row_ind, vals, y, sqrtC, unreg_bias, eps, max_outer_iter
                     for k in range(lo, hi):
                         r = np.uint64(row_ind[k])
                         br = b[r]
-                        if br > 0.0:
-                            loss_old += br * br
                         bn = br + d_diff * yx[k]
                         b[r] = bn
-                        if bn > 0.0:
-                            loss_new += bn * bn
+                        br = br if br > 0.0 else 0.0
+                        loss_old += br * br
+                        bn = bn if bn > 0.0 else 0.0
+                        loss_new += bn * bn
                     loss_old, loss_new = combined(partials, arrivals, t, n_parts, meeting,
                                                   loss_old, loss_new)
                 else:
@@ -239,8 +249,8 @@ def l1r_l2_svc(col_ptr, row_ind, vals, y, sqrtC, unreg_bias, eps, max_outer_iter
                         r = np.uint64(row_ind[k])
                         bn = b[r] + d_diff * yx[k]
                         b[r] = bn
-                        if bn > 0.0:
-                            loss_new += bn * bn
+                        bn = bn if bn > 0.0 else 0.0
+                        loss_new += bn * bn
                     loss_new, _ = combined(partials, arrivals, t, n_parts, meeting,
                                            loss_new, 0.0)
                 meeting += 1
@@ -254,18 +264,11 @@ def l1r_l2_svc(col_ptr, row_ind, vals, y, sqrtC, unreg_bias, eps, max_outer_iter
 
             w[j] += d
 
-            # b holds w_j + d_old after a failed search: rebuild it (this part's rows)
-            # from w
+            # b holds w_j + d_old after a failed search
             if num_linesearch >= max_num_linesearch:
                 recomputes += 1
-                for i in range(row_lo, row_hi):
-                    b[i] = sqrtC[i]
-                for jj in range(w_size):
-                    if w[jj] == 0.0:
-                        continue
-                    jlo, jhi = own_entries(col_ptr, starts, t, n_parts, jj)
-                    for k in range(jlo, jhi):
-                        b[np.uint64(row_ind[k])] -= w[jj] * yx[k]
+                b_from_w(col_ptr, row_ind, yx, sqrtC, w, starts, t, n_parts, row_lo,
+                         row_hi, b)
             s += 1
 
         if it == 0 and not warm:
