@@ -61,6 +61,7 @@ import numpy as np
 from ..errors import DlinearError
 from .primal_objectives import make_objective
 from .requests import serve
+from .status import Status, note
 from .task import FitResult, starting_w
 from .vectors import dot, norm
 
@@ -76,10 +77,6 @@ SIGMA1, SIGMA2, SIGMA3 = 0.25, 0.5, 4.0
 
 DRIVERS = ("linesearch", "tron")
 
-MAX_ITER_WARNING = "WARNING: reaching max number of Newton iterations"
-LINESEARCH_WARNING = "WARNING: line search fails"
-
-
 @dataclass
 class DriverResult:
     n_iter: int                 # Newton iterations done (accepted steps for TRON)
@@ -90,6 +87,7 @@ class DriverResult:
     hit_max_iter: bool
     log: list = field(default_factory=list)
     cg_iter: int = 0            # Hessian-vector products in all
+    status: Status = Status.CONVERGED
 
 
 def linesearch_by_fun(obj, w, s, f, g, alpha, eta=0.01, max_num_linesearch=20):
@@ -171,9 +169,8 @@ def _pcg(g, M, eps_cg, log, work=None, max_cg_iter=None):
         d *= znewTrnew / zTr
         d += z
         zTr = znewTrnew
-    if cg_iter == max_cg_iter:
-        log.append("WARNING: reaching maximal number of CG steps")
-    return s, r, cg_iter
+    capped = note(log, Status.MAX_CG_STEPS) if cg_iter == max_cg_iter else Status.CONVERGED
+    return s, r, cg_iter, capped
 
 
 def newton_steps(w, eps, eps_cg=NEWTON_EPS_CG, max_newton_iter=NEWTON_MAX_ITER,
@@ -186,6 +183,7 @@ def newton_steps(w, eps, eps_cg=NEWTON_EPS_CG, max_newton_iter=NEWTON_MAX_ITER,
     gnorm = norm(g)
     log.append("init f %5.3e |g| %5.3e" % (f, gnorm))
     converged = gnorm <= eps * gnorm0
+    status = Status.CONVERGED
     n_iter = 0
     total_cg = 0
     stopped = converged
@@ -193,12 +191,13 @@ def newton_steps(w, eps, eps_cg=NEWTON_EPS_CG, max_newton_iter=NEWTON_MAX_ITER,
     while n_iter < max_newton_iter and not stopped:
         M = np.multiply((yield ("diag_precond", ())), ALPHA_PCG)   # (1 - a) + a diag(H)
         M += 1.0 - ALPHA_PCG
-        s, _, cg_iter = yield from _pcg(g, M, eps_cg, log, work, max_cg_iter)
+        s, _, cg_iter, capped = yield from _pcg(g, M, eps_cg, log, work, max_cg_iter)
+        status |= capped
         total_cg += cg_iter
         fold = f
         step, f = yield ("linesearch_and_update", (w, s, f, g, 1.0))
         if step == 0:
-            log.append(LINESEARCH_WARNING)
+            status |= note(log, Status.LINE_SEARCH_FAILED)
             stopped = True
             break
         n_iter += 1
@@ -216,8 +215,8 @@ def newton_steps(w, eps, eps_cg=NEWTON_EPS_CG, max_newton_iter=NEWTON_MAX_ITER,
             stopped = True
     hit = not stopped
     if hit:
-        log.append(MAX_ITER_WARNING)
-    return DriverResult(n_iter, f, gnorm, gnorm0, converged, hit, log, total_cg)
+        status |= note(log, Status.MAX_NEWTON_ITER)
+    return DriverResult(n_iter, f, gnorm, gnorm0, converged, hit, log, total_cg, status)
 
 
 def newton(obj, w, eps, eps_cg=NEWTON_EPS_CG, max_newton_iter=NEWTON_MAX_ITER):
@@ -271,9 +270,8 @@ def _trpcg(delta, g, M, eps_cg, log, max_cg_iter=None):
         d *= znewTrnew / zTr
         d += z
         zTr = znewTrnew
-    if cg_iter == max_cg_iter:
-        log.append("WARNING: reaching maximal number of CG steps")
-    return s, r, cg_iter, reach_boundary
+    capped = note(log, Status.MAX_CG_STEPS) if cg_iter == max_cg_iter else Status.CONVERGED
+    return s, r, cg_iter, reach_boundary, capped
 
 
 def tron_steps(w, eps, eps_cg=TRON_EPS_CG, max_newton_iter=NEWTON_MAX_ITER,
@@ -286,6 +284,7 @@ def tron_steps(w, eps, eps_cg=TRON_EPS_CG, max_newton_iter=NEWTON_MAX_ITER,
     gnorm = norm(g)
     log.append("init f %5.3e |g| %5.3e" % (f, gnorm))
     converged = gnorm <= eps * gnorm0
+    status = Status.CONVERGED
     stopped = converged
     M = (1.0 - ALPHA_PCG) + ALPHA_PCG * (yield ("diag_precond", ()))
     delta = math.sqrt(_uTMv(g, M, g))
@@ -293,8 +292,9 @@ def tron_steps(w, eps, eps_cg=TRON_EPS_CG, max_newton_iter=NEWTON_MAX_ITER,
     n_iter = 0          # accepted steps (tron.cpp's iter - 1)
     total_cg = 0
     while n_iter < max_newton_iter and not stopped:
-        s, r, cg_iter, reach_boundary = yield from _trpcg(delta, g, M, eps_cg, log,
-                                                          max_cg_iter)
+        s, r, cg_iter, reach_boundary, capped = yield from _trpcg(delta, g, M, eps_cg, log,
+                                                                  max_cg_iter)
+        status |= capped
         total_cg += cg_iter
         w_new = w + s
         gs = dot(g, s)
@@ -342,8 +342,8 @@ def tron_steps(w, eps, eps_cg=TRON_EPS_CG, max_newton_iter=NEWTON_MAX_ITER,
             stopped = True
     hit = not stopped
     if hit:
-        log.append(MAX_ITER_WARNING)
-    return DriverResult(n_iter, f, gnorm, gnorm0, converged, hit, log, total_cg)
+        status |= note(log, Status.MAX_NEWTON_ITER)
+    return DriverResult(n_iter, f, gnorm, gnorm0, converged, hit, log, total_cg, status)
 
 
 def tron(obj, w, eps, eps_cg=TRON_EPS_CG, max_newton_iter=NEWTON_MAX_ITER):
@@ -390,7 +390,8 @@ def fit_steps(params, w0, n_variables, eps, max_newton_iter=NEWTON_MAX_ITER):
                                       max_cg_iter=max_cg_iter)
     else:
         raise DlinearError(f"unknown Newton driver {driver!r}; use one of {DRIVERS}")
-    return FitResult(w=w, n_iter=res.n_iter, log=res.log, hit_max_iter=res.hit_max_iter)
+    return FitResult(w=w, n_iter=res.n_iter, log=res.log, hit_max_iter=res.hit_max_iter,
+                     status=res.status)
 
 
 def fit_newton(task, params, max_newton_iter=NEWTON_MAX_ITER):
