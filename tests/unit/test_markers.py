@@ -1,0 +1,34 @@
+"""The `cluster` marker is the tests/cluster folder (tests/conftest.py adds it there), so
+`pytest -m cluster` (scripts/tools/repeat_cluster_tests.sh, run by .ci/run) and
+`pytest tests/cluster` select the same tests."""
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+TESTS = Path(__file__).resolve().parent.parent
+HAND_MARK = re.compile(r"pytest\.mark\.cluster\b")
+
+# Files outside tests/cluster that still mark some of their tests `cluster` by hand: tests
+# that share their file's fixtures with in-process ones, still to be moved (the list may
+# only shrink), and tests/smoke, which covers every mode once, a cluster's among them.
+MARKED_ELSEWHERE = {
+    "cli/test_cli_edges.py", "cli/test_submit.py", "estimators/test_estimator_options.py",
+    "parity/test_estimators.py", "parity/test_model_selection.py",
+    "parity/test_partitioned_cd.py", "parity/test_weights.py", "smoke/test_smoke.py",
+}
+
+
+def test_no_test_outside_tests_cluster_is_newly_marked_cluster():
+    marked = {str(path.relative_to(TESTS)) for path in TESTS.rglob("test_*.py")
+              if "cluster" not in path.relative_to(TESTS).parts[:1]
+              and HAND_MARK.search(path.read_text())}
+    assert marked == MARKED_ELSEWHERE
+
+
+def test_every_test_in_tests_cluster_is_marked_cluster():
+    out = subprocess.run([sys.executable, "-m", "pytest", "-q", "--collect-only",
+                          "-p", "no:cacheprovider", "-m", "not cluster", "tests/cluster"],
+                         cwd=TESTS.parent, capture_output=True, text=True, check=False).stdout
+    assert [line for line in out.splitlines() if "::" in line] == []
+    assert int(re.search(r"(\d+) deselected", out).group(1)) > 50
