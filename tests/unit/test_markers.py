@@ -13,9 +13,9 @@ HAND_MARK = re.compile(r"pytest\.mark\.cluster\b")
 # that share their file's fixtures with in-process ones, still to be moved (the list may
 # only shrink), and tests/smoke, which covers every mode once, a cluster's among them.
 MARKED_ELSEWHERE = {
-    "cli/test_cli_edges.py", "cli/test_submit.py", "estimators/test_estimator_options.py",
+    "cli/test_cli_edges.py", "estimators/test_estimator_options.py",
     "parity/test_estimators.py", "parity/test_model_selection.py",
-    "parity/test_partitioned_cd.py", "parity/test_weights.py", "smoke/test_smoke.py",
+    "parity/test_weights.py", "smoke/test_smoke.py",
 }
 
 
