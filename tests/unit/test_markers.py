@@ -9,17 +9,12 @@ from pathlib import Path
 TESTS = Path(__file__).resolve().parent.parent
 HAND_MARK = re.compile(r"pytest\.mark\.cluster\b")
 
-# Files outside tests/cluster that still mark some of their tests `cluster` by hand: tests
-# that share their file's fixtures with in-process ones, still to be moved (the list may
-# only shrink), and tests/smoke, which covers every mode once, a cluster's among them.
-MARKED_ELSEWHERE = {
-    "cli/test_cli_edges.py", "estimators/test_estimator_options.py",
-    "parity/test_estimators.py", "parity/test_model_selection.py",
-    "parity/test_weights.py", "smoke/test_smoke.py",
-}
+# tests/smoke covers every solver and mode once, a cluster's among them: its cluster tests
+# stay there, marked by hand; no other test outside tests/cluster is marked `cluster`.
+MARKED_ELSEWHERE = {"smoke/test_smoke.py"}
 
 
-def test_no_test_outside_tests_cluster_is_newly_marked_cluster():
+def test_no_test_outside_tests_cluster_is_marked_cluster():
     marked = {str(path.relative_to(TESTS)) for path in TESTS.rglob("test_*.py")
               if "cluster" not in path.relative_to(TESTS).parts[:1]
               and HAND_MARK.search(path.read_text())}
