@@ -22,16 +22,9 @@ from ..data.fileio import SAVE_FAILURE, check_writable, write_text_atomically
 from ..planning.memory_budget import parse_size
 from ..params import Params, check_parameter
 from ..progress import quiet as quiet_progress
-from ..solver_table import SOLVERS
+from ..solver_table import SOLVERS, solver_ids, solvers_text
 from ..threads import available_cores
-
-def _solver_lines(kind: str) -> str:
-    return "".join(f"\t{s.id:2d} -- {s.description}\n" for s in SOLVERS.values()
-                   if s.kind == kind)
-
-
-def _warm_start_solvers() -> str:
-    return "-s " + ", ".join(str(s.id) for s in SOLVERS.values() if s.init_sol)
+from .solver_help import ids as _ids, solver_lines as _solver_lines
 
 
 TRAIN_USAGE = (
@@ -62,13 +55,16 @@ TRAIN_USAGE = (
     "\t\twhere f is the dual function (default 0.1)\n"
     "-B bias : if bias >= 0, instance x becomes [x; bias]; if < 0, no bias term added (default -1)\n"
     "-R : not regularize the bias; must with -B 1 to have the bias; DON'T use this unless you know what it is\n"
-    "\t(for -s 0, 2, 5, 6, 11; with -s 1 or 3, a true bias: the dual with y^T alpha = 0)\n"
+    f"\t(for -s {_ids(lambda s: s.regularize_bias_optional and not s.dual)}; with "
+    f"{solvers_text(lambda s: s.regularize_bias_optional and s.dual, 'or')}, a true bias: "
+    "the dual with y^T alpha = 0)\n"
     "-wi weight: weights adjust the parameter C of different classes (see README for details)\n"
     "-W weight_file: set instance weights, one per line (multiply each instance's C)\n"
     "-v n: n-fold cross validation mode\n"
-    "-C : find parameters (C for -s 0, 1, 2, 3 and C, p for -s 11)\n"
+    f"-C : find parameters (C for -s {_ids(lambda s: s.search and s.kind == 'classification')}"
+    f" and C, p for -s {_ids(lambda s: s.search and s.kind == 'regression')})\n"
     "-i initial_model_file : warm start from this model (same labels, bias and kind of\n"
-    "\tsolver, at most the data's features; " + _warm_start_solvers() + ")\n"
+    f"\tsolver, at most the data's features; -s {_ids(lambda s: s.init_sol)})\n"
     "-q : quiet mode (no outputs)\n"
     "-m nr_thread : read and train in this process on nr_thread threads (default: one per\n"
     "\tcore); the model is the same for any number, but for the dual CD of a large\n"
@@ -88,25 +84,26 @@ TRAIN_USAGE = (
     "--seed n : seed of the random permutations and CV folds (default 1)\n"
     "--path-models dir : with -C, write every C's model on the whole set as dir/model.C=<C>\n"
     "--max-iter n : outer-iteration cap of the dual solvers (default 300, as LIBLINEAR)\n"
-    "--cd-block k : -s 1, 3: dual CD on k = 1 (default) or 2 variables at a time\n"
-    "--primal-cd : -s 2 by primal coordinate descent (Chang, Hsieh and Lin 2008; passes capped by --max-iter)\n"
-    "--online : -s 1, 3 and -s 2 --primal-cd: random coordinates with replacement, no shrinking\n"
+    f"--cd-block k : -s {_ids(lambda s: s.two_variable_cd)}: dual CD on k = 1 (default) or 2 variables at a time\n"
+    f"--primal-cd : -s {_ids(lambda s: s.primal_cd)} by primal coordinate descent (Chang, Hsieh and Lin 2008; passes capped by --max-iter)\n"
+    f"--online : -s {_ids(lambda s: s.online)} and -s {_ids(lambda s: s.primal_cd)} --primal-cd: random coordinates with replacement, no shrinking\n"
     "--max-updates n : update budget of --online (default max-iter x #variables)\n"
     "--float32 : store the feature values in 4 bytes instead of 8 (sums stay float64;\n"
     "\tobjectives within 1e-6 relative of the float64 fit)\n"
     "--memory size : the memory a training in this process may use, e.g. 800M, 2G, 1.5GB\n"
     "\t(K, M, G, T: powers of 1024; default: the smaller of the available RAM and the\n"
     "\tprocess's cgroup memory limit); data whose fit needs more is refused before it is read\n"
-    "--newton {linesearch,tron} : -s 0, 2, 11 by line-search (default) or trust-region Newton\n"
-    "--multinomial : -s 0: multinomial (softmax) logistic regression instead of one-vs-rest;\n"
+    "--newton {linesearch,tron} : -s " + _ids(lambda s: s.newton) + " by line-search (default) or trust-region Newton\n"
+    f"--multinomial : -s {_ids(lambda s: s.multinomial)}: multinomial (softmax) logistic regression instead of one-vs-rest;\n"
     "\tthe model file says L2R_LR_MULTINOMIAL, which LIBLINEAR's predict refuses\n"
-    "--l1-ratio r : -s 6: elastic net, min r*|w|_1 + (1-r)/2*|w|_2^2 + C*sum loss, 0 <= r <= 1\n"
+    f"--l1-ratio r : -s {_ids(lambda s: s.elastic_net)}: elastic net, min r*|w|_1 + (1-r)/2*|w|_2^2 + C*sum loss, 0 <= r <= 1\n"
     "\t(default 1: LIBLINEAR's L1; 0: pure L2, by the same newGLMNET; the model file is -s 6's)\n"
-    "--partition : on a cluster, -s 1, 3, 7, 12, 13 by partitioned dual CD: each worker\n"
+    f"--partition : on a cluster, -s {_ids(lambda s: s.partitioned_dual_cd)} by partitioned dual CD: each worker\n"
     "\tsolves its own rows, no copy of the data per worker (default: when the data does not\n"
-    "\tfit one worker's memory); -s 0, 2, 11: Newton map-reduced over the parts (the\n"
+    f"\tfit one worker's memory); -s {_ids(lambda s: s.partitioned and s.newton)}: Newton "
+    "map-reduced over the parts (the\n"
     "\tdefault, except one-vs-rest with 3+ classes on data that fits one worker);\n"
-    "\t-s 5, 6: OWL-QN map-reduced over the parts (default: when the data does not fit one\n"
+    f"\t-s {_ids(lambda s: s.partitioned_owlqn)}: OWL-QN map-reduced over the parts (default: when the data does not fit one\n"
     "\tworker); --no-partition: a copy per worker, classes in parallel\n"
     "--partition-rule {adaptive,linesearch,cocoa} : how --partition combines the workers'\n"
     "\tsteps: a line search on subproblems scaled between the next two (default), the\n"
@@ -114,7 +111,7 @@ TRAIN_USAGE = (
     "--version : print dlinear's version\n"
     "-h, --help : show this help\n"
     "Solvers available in this version: "
-    + ", ".join(f"-s {s.id}" for s in SOLVERS.values() if s.available) + "\n"
+    + ", ".join(f"-s {sid}" for sid in solver_ids()) + "\n"
 )
 
 PREDICT_USAGE = (

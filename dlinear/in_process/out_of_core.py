@@ -39,6 +39,7 @@ from ..solvers.dual_cd import dual_svc_result
 from ..solvers.newton import fit_steps, newton_tol
 from ..solvers.primal_objectives import LOSS_CODE, LossTerm, RegularizedObjective
 from ..solvers.requests import serve
+from ..solvers.status import Status, note
 
 # dual CD sweeps over a block each time it is in memory: more than one amortises its
 # read, and block minimization converges in fewer passes when a visit nearly solves its
@@ -414,5 +415,5 @@ def _block_minimization(reader, cache, n_rows, n_features, Y, C, params,
             f"selective block minimization: {len(blocks)} blocks, {passes:.1f} passes over "
             "the data"]))
         if results[-1].hit_max_iter:
-            results[-1].log.append("WARNING: reaching max number of iterations")
+            results[-1].status |= note(results[-1].log, Status.MAX_ITER)
     return results

@@ -30,6 +30,7 @@ from ..solver_table import SOLVERS, solvers_text
 from ..solvers import FitResult, SharedColumns, SubProblem, fit_all_classes, fit_task
 from ..solvers import kcolumn
 from ..solvers.multinomial import fit_multinomial
+from ..solvers.status import Status, note
 from ..threads import available_cores
 
 
@@ -58,7 +59,8 @@ def after_dual_cap(result: FitResult, params: Params, fit_primal: Callable) -> F
     tighter tolerance (the fallback solver's params). Local and partitioned runs share it."""
     spec = SOLVERS[params.solver_type]
     if spec.dual_cd and result.hit_max_iter:
-        lines = ["WARNING: reaching max number of iterations"]
+        lines = []
+        capped = note(lines, Status.MAX_ITER)
         if spec.fallback is not None and SOLVERS[spec.fallback].available:
             lines.append(f"Switching to use -s {spec.fallback}")
             primal = replace(params, solver_type=spec.fallback,
@@ -67,12 +69,14 @@ def after_dual_cap(result: FitResult, params: Params, fit_primal: Callable) -> F
             # alpha stays the dual's (where it stopped): the -C search warm-starts the
             # dual of the next C from it, as it does when the dual converged
             result = replace(second, log=result.log + lines + second.log,
-                             n_iter=result.n_iter + second.n_iter, alpha=result.alpha)
+                             n_iter=result.n_iter + second.n_iter, alpha=result.alpha,
+                             switched_to=spec.fallback)
         else:
             hint = spec.fallback if spec.fallback is not None else spec.faster_hint
             if hint is not None:
                 lines.append(f"Using -s {hint} may be faster (also see FAQ)")
             result.log.extend(lines)
+            result.status |= capped
     return result
 
 

@@ -13,6 +13,7 @@ from ..kernels.online_dual_cd_svc import online_dual_cd_svc
 from .parallel_dual_cd import (RUN_LR, RUN_SVR, run_on_threads, scheme_for,
                                solver_threads)
 from .dual_start import balanced, lr_duals, svc_duals, svr_duals
+from .status import Status, note
 from .task import FitResult
 
 
@@ -145,10 +146,9 @@ def fit_online_dual_cd_svc(task, params):
         f"Objective value = {obj:f}",
         f"nSV = {int(np.count_nonzero(alpha))}",
     ]
-    if not converged:
-        line = f"WARNING: reaching max number of updates ({budget}) before the stopping tolerance"
-        log.append(line)
-    return FitResult(w=w, n_iter=int(math.ceil(updates / max(l, 1))), log=log, alpha=alpha)
+    status = Status.CONVERGED if converged else note(log, Status.MAX_UPDATES, budget=budget)
+    return FitResult(w=w, n_iter=int(math.ceil(updates / max(l, 1))), log=log, alpha=alpha,
+                     status=status)
 
 
 def fit_dual_cd_lr(task, params):

@@ -34,6 +34,7 @@ from ..kernels.rng import seed_state
 from ..kernels.spin import meeting_place
 from ..threads import PassPool, available_cores, nonzero_ranges
 from .newton import primal_solver_tol
+from .status import Status, note
 from .task import FitResult, starting_w
 
 # LIBLINEAR 2.50's caps, each with its own meaning
@@ -54,6 +55,7 @@ def fit_l1r(task, params, max_outer_iter: int = L1R_L2SVC_MAX_OUTER_ITER,
     unreg_bias = (not params.regularize_bias) and task.bias >= 0
     tol = primal_solver_tol(params.eps, y, regression=False)
     log = []
+    status = Status.CONVERGED
     if params.spec.loss == "squared_hinge":
         n_iter, obj, nnz, _, _ = l1r_l2svc((col_ptr, row_ind, vals), task.problem.indptr,
                                            y, C, unreg_bias, tol, int(max_outer_iter),
@@ -73,16 +75,16 @@ def fit_l1r(task, params, max_outer_iter: int = L1R_L2SVC_MAX_OUTER_ITER,
             task.n_threads, w0=None if task.w0 is None else w.copy())
         log += [f"iter {k + 1:3d}  #CD cycles {int(passes[k])}" for k in range(n_iter)]
         if inner_capped:
-            log.append(f"WARNING: reaching max number of inner iterations "
-                       f"({inner_capped} of {n_iter} Newton iterations)")
+            status |= note(log, Status.MAX_INNER_ITER,
+                           detail=f"{inner_capped} of {n_iter} Newton iterations")
         log += ["=========================", f"optimization finished, #iter = {n_iter}"]
         hit = n_iter >= max_newton_iter
     else:
         raise ValueError(f"fit_l1r: no L1-regularized solver of the loss {params.spec.loss}")
     if hit:
-        log.append("WARNING: reaching max number of iterations")
+        status |= note(log, Status.MAX_ITER)
     log += [f"Objective value = {obj:f}", f"#nonzeros/#features = {nnz}/{task.w_size}"]
-    return FitResult(w=w, n_iter=int(n_iter), log=log, hit_max_iter=hit)
+    return FitResult(w=w, n_iter=int(n_iter), log=log, hit_max_iter=hit, status=status)
 
 
 # The threads of -s 5's steps and -s 6's coordinate descent meet two to three times a

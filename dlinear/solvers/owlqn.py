@@ -32,6 +32,7 @@ from __future__ import annotations
 import numpy as np
 
 from .newton import primal_solver_tol
+from .status import Status, note
 from .task import FitResult
 from .vectors import dot, norm
 
@@ -148,11 +149,12 @@ def fit_owlqn(evaluate, n_variables: int, counts, params, unreg_bias: bool,
         w0=w0)
     hit = n_iter >= max_iter
     log = [f"OWL-QN: #iter = {n_iter}, #evaluations = {evaluations}"]
+    status = Status.CONVERGED
     if stalled:
-        log.append("WARNING: line search fails")
+        status |= note(log, Status.LINE_SEARCH_FAILED)
     if hit:
-        log.append("WARNING: reaching max number of iterations")
+        status |= note(log, Status.MAX_ITER)
     log += [f"Objective value = {F:f}",
             f"#nonzeros/#features = {np.count_nonzero(w)}/"
             f"{reported_w_size if reported_w_size is not None else n_variables}"]
-    return FitResult(w=w, n_iter=int(n_iter), log=log, hit_max_iter=hit)
+    return FitResult(w=w, n_iter=int(n_iter), log=log, hit_max_iter=hit, status=status)

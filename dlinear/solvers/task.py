@@ -10,6 +10,7 @@ from ..data.libsvm_reader import Problem, arrays_nbytes
 from ..errors import DlinearError
 from ..kernels.sparse_ops import csr_to_csc
 from ..threads import SharedValues
+from .status import Status
 
 
 class SharedColumns:
@@ -86,6 +87,8 @@ class FitResult:
     hit_max_iter: bool = False
     rho: float = 0.0
     alpha: Optional[np.ndarray] = None    # the dual solution, where the solver has one
+    status: Status = Status.CONVERGED     # the caps met, each logged (solvers.status)
+    switched_to: Optional[int] = None     # the primal solver LIBLINEAR switched to at the dual cap
 
     def __sizeof__(self) -> int:    # dask.sizeof of a result kept on a worker
         return object.__sizeof__(self) + arrays_nbytes(self.w, self.alpha)

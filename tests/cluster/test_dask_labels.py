@@ -12,8 +12,6 @@ pd = pytest.importorskip("pandas")
 dd = pytest.importorskip("dask.dataframe")
 pytest.importorskip("distributed")
 
-pytestmark = pytest.mark.cluster
-
 NAMES = np.array(["ant", "bee", "cat"])
 
 
