@@ -23,9 +23,14 @@ _HOME = {"Dataset": ".dataset", "train_on_cluster": ".engine",
 
 
 def __getattr__(name):
-    if name not in _HOME:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     import importlib
+    if name not in _HOME:
+        try:        # a module of the package not imported yet
+            return importlib.import_module(f".{name}", __name__)
+        except ModuleNotFoundError as e:
+            if e.name != f"{__name__}.{name}":
+                raise
+            raise AttributeError(f"module {__name__!r} has no attribute {name!r}") from None
     value = getattr(importlib.import_module(_HOME[name], __name__), name)
     globals()[name] = value
     return value

@@ -64,7 +64,7 @@ def test_bad_labels_are_one_line_without_q(tmp_path, capsys, options):
 
 
 @pytest.mark.parametrize("command, where", [
-    ("train", "dlinear.cli.train_predict.read_dataset"), ("predict", "dlinear.model.load_model"),
+    ("train", "dlinear.data.binary_format.read_dataset"), ("predict", "dlinear.model.load_model"),
     ("convert", "dlinear.cli.main.convert_libsvm"),
     ("make-data", "dlinear.datasets.rcv1_like.make_rcv1_like_split")])
 def test_every_command_answers_ctrl_c_and_errors_alike(tmp_path, capsys, monkeypatch,
