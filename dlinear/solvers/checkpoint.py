@@ -166,6 +166,32 @@ class ProblemCheckpoint:
         self.last = time.monotonic()
 
 
+# a piece of a kernel's run lasts about this long (or a fraction of the checkpoints'
+# interval): short enough to save soon after a checkpoint is due, long enough that the
+# returns from the kernel cost nothing
+PIECE_SECONDS = 0.5
+
+
+def run_in_pieces(run: Callable[[int], bool], checkpoint: "ProblemCheckpoint",
+                  make_state: Callable[[], dict]) -> None:
+    """Runs a solver whose kernel runs n iterations at a time: run(n) -> whether to go
+    on; between two pieces, saves make_state() when a checkpoint is due. n doubles while
+    a piece is short and halves when it is long."""
+    n = 1
+    target = min(PIECE_SECONDS, checkpoint.every / 2)
+    while True:
+        start = time.monotonic()
+        going_on = run(n)
+        if not going_on:
+            return
+        checkpoint.save_if_due(make_state)
+        took = time.monotonic() - start
+        if took < target / 2:
+            n *= 2
+        elif took > target and n > 1:
+            n //= 2
+
+
 def log_lines(state: dict) -> list:
     """The log lines saved in a state (an array of str)."""
     return [str(line) for line in state.get("log", np.array([], dtype=str))]
