@@ -70,7 +70,8 @@ def fit_l1r(task, params, max_outer_iter: int = L1R_L2SVC_MAX_OUTER_ITER,
         n_iter, obj, nnz, inner_capped = l1r_lr(
             (col_ptr, row_ind, vals), task.problem.indptr, y, C, xjneg_sum, unreg_bias,
             l1_ratio, tol, max_newton_iter, max_inner_iter, int(task.seed), w, passes,
-            task.n_threads, w0=None if task.w0 is None else w.copy())
+            task.n_threads, w0=None if task.w0 is None else w.copy(),
+            checkpoint=task.checkpoint)
         log += [f"iter {k + 1:3d}  #CD cycles {int(passes[k])}" for k in range(n_iter)]
         if inner_capped:
             log.append(f"WARNING: reaching max number of inner iterations "
@@ -147,14 +148,16 @@ def l1r_l2svc(columns, row_ptr, y, C, unreg_bias, eps, max_outer_iter, seed, w,
 
 
 def l1r_lr(columns, row_ptr, y, C, xjneg_sum, unreg_bias, l1_ratio, eps, max_newton_iter,
-           max_inner_iter, seed, w, cd_passes, n_threads=None, w0=None):
+           max_inner_iter, seed, w, cd_passes, n_threads=None, w0=None, checkpoint=None):
     """-s 6 (newGLMNET, dlinear/kernels/l1r_newglmnet.py) from w = 0 (w is overwritten),
     or from the warm start w0,
     on n_threads threads: the gradient pass of each Newton iteration in ranges of
     columns, the rest of the iteration (coordinate descent, line search) on
     row_split_threads of them in ranges of rows by row_ptr (the CSR rows' pointers), as
-    -s 5's. cd_passes receives the CD passes of each Newton iteration. Returns
-    (Newton iterations, objective, non-zero weights, inner solves that hit the cap)."""
+    -s 5's. cd_passes receives the CD passes of each Newton iteration. checkpoint: a
+    ProblemCheckpoint (dlinear.solvers.checkpoint) the solver's state is saved to after
+    a Newton iteration, and resumed from (the same steps). Returns (Newton iterations,
+    objective, non-zero weights, inner solves that hit the cap)."""
     col_ptr, row_ind, vals = columns
     w_size = len(col_ptr) - 1
     w[:] = 0.0
@@ -190,8 +193,19 @@ def l1r_lr(columns, row_ptr, y, C, xjneg_sum, unreg_bias, l1_ratio, eps, max_new
                               max_inner_iter, first, rng, w_t, index_t, Hdiag, Grad, wpd_t,
                               exp_wTx, exp_wTx_new, grad_rec, cd_rec, scalars_t, t, starts,
                               row_bounds, partials, arrivals)
+    # what a Newton iteration leaves for the next (the parts' copies are alike then)
+    state = dict(w=w, wpd=wpd, index=index, scalars=scalars, exp_wTx=exp_wTx,
+                 grad_rec=grad_rec, cd_rec=cd_rec, rng=own[0][0], cd_passes=cd_passes)
+    newton_iter = 0
+    saved = None if checkpoint is None else checkpoint.state()
+    if saved is not None:
+        newton_iter = int(saved["newton_iter"])
+        for name, array in state.items():
+            array[...] = saved[name]
+        for copies in own[1:]:
+            for mine, theirs in zip(copies, own[0]):
+                mine[...] = theirs
     try:
-        newton_iter = 0
         while newton_iter < max_newton_iter:
             pool.run(gradient, ranges)
             arrivals[:] = 0
@@ -200,6 +214,8 @@ def l1r_lr(columns, row_ptr, y, C, xjneg_sum, unreg_bias, l1_ratio, eps, max_new
                 break
             cd_passes[newton_iter] = it
             newton_iter += 1
+            if checkpoint is not None:
+                checkpoint.save_if_due(lambda: dict(state, newton_iter=newton_iter))
     finally:
         pool.close()
     obj, nnz = NG.objective(y, C, unreg_bias, l1_ratio, w, exp_wTx)
