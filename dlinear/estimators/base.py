@@ -158,7 +158,8 @@ class _LiblinearEstimator(BaseEstimator):
                       bias=float(self.intercept_scaling) if fit_intercept else -1.0,
                       max_iter=max(1, int(getattr(self, "max_iter", 300))),
                       max_newton_iter=int(getattr(self, "max_iter", 300)), seed=self._seed(),
-                      partition=getattr(self, "partition", None))
+                      partition=getattr(self, "partition", None),
+                      checkpoint=_directory(getattr(self, "checkpoint", None)))
 
     def _n_threads(self) -> int:
         """n_jobs as scikit-learn reads it (None: 1, or what joblib's context says; -1:
@@ -598,3 +599,8 @@ class _LiblinearClassifier(ClassifierMixin, _LiblinearEstimator):
         if is_dask(X):
             return map_labels(X, coef, self.intercept_, self.classes_)
         return block_labels(X, coef, self.intercept_, self.classes_)
+
+
+def _directory(path):
+    """A checkpoint directory as Params holds it: a str, or None."""
+    return None if path is None else os.fspath(path)

@@ -11,6 +11,7 @@ import time
 
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
 import dlinear
 from dlinear import Params, load_model
@@ -139,3 +140,28 @@ def test_sigkilled_run_resumes_to_the_uninterrupted_model(tmp_path):
         _primal_objective_l2svc(plain, problem), rel=1e-6)
     assert np.array_equal(dlinear.predict(resumed, problem), dlinear.predict(plain, problem))
     assert not state.exists()
+
+
+def _estimator(name, **options):
+    from dlinear import estimators
+    return getattr(estimators, name)(**options)
+
+
+@pytest.mark.parametrize("name, options", [
+    ("LogisticRegression", dict(tol=1e-4)), ("LinearSVC", {}), ("LinearSVR", {})])
+def test_estimators_take_a_checkpoint_directory(problem, tmp_path, monkeypatch, name,
+                                                options):
+    X = sp.csr_matrix((problem.data, problem.indices, problem.indptr),
+                      shape=(problem.n_samples, problem.n_features))
+    y = np.asarray(problem.y)
+    plain = _estimator(name, **options).fit(X, y)
+    with monkeypatch.context() as m:
+        m.setattr(checkpoints.ProblemCheckpoint, "save_if_due",
+                  lambda self, make_state: self.save(make_state()))
+        _killed_after_saves(m, 1)
+        with pytest.raises(Killed):
+            _estimator(name, checkpoint=tmp_path, **options).fit(X, y)
+    assert (tmp_path / "problem-0.npz").exists()
+    resumed = _estimator(name, checkpoint=tmp_path, **options).fit(X, y)
+    np.testing.assert_allclose(resumed.coef_, plain.coef_, rtol=1e-9, atol=1e-12)
+    assert os.listdir(tmp_path) == []

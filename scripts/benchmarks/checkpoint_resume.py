@@ -1,0 +1,87 @@
+"""A run killed and resumed from its checkpoint (docs/guide/checkpoints.rst), per solver:
+`dlinear-train` run through (the baseline), then the same command with --checkpoint
+killed by SIGKILL at 60% of the baseline's time and run again to its end. Prints the
+resumed total (killed part + rerun) over the baseline, and the relative difference of
+the two models' primal objectives. Whole processes (reading, Numba's cached kernels,
+training, saving), one after the other, in the same run.
+
+    python -m dlinear make-data /tmp/ck/rcv1 --rows 200000
+    python -m scripts.benchmarks.checkpoint_resume /tmp/ck/rcv1.train -s 0 1 6 \\
+        --every 2
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+from dlinear import Params, load_model
+from dlinear.data.libsvm_reader import read_libsvm
+from dlinear.solvers.primal_objective_values import primal_objective
+
+KILL_AT = 0.6
+
+
+def _command(train_file, model_file, options):
+    return [sys.executable, "-m", "dlinear", "train", "-q", *options, train_file,
+            model_file]
+
+
+def _run(command) -> float:
+    start = time.perf_counter()
+    subprocess.run(command, check=True)
+    return time.perf_counter() - start
+
+
+def measure(problem, train_file: str, solver: int, every: float, eps) -> dict:
+    work = tempfile.mkdtemp(prefix="dlinear-checkpoint-bench-")
+    try:
+        options = ["-s", str(solver)] + ([] if eps is None else ["-e", str(eps)])
+        plain_model = os.path.join(work, "plain.model")
+        baseline = _run(_command(train_file, plain_model, options))
+        resumed_model = os.path.join(work, "resumed.model")
+        checkpointed = options + ["--checkpoint", os.path.join(work, "state"),
+                                  "--checkpoint-every", str(every)]
+        start = time.perf_counter()
+        run = subprocess.Popen(_command(train_file, resumed_model, checkpointed))
+        try:
+            run.wait(timeout=KILL_AT * baseline)
+        except subprocess.TimeoutExpired:
+            run.send_signal(signal.SIGKILL)
+            run.wait()
+        killed_part = time.perf_counter() - start
+        killed = run.returncode == -signal.SIGKILL
+        rerun = _run(_command(train_file, resumed_model, checkpointed)) if killed else 0.0
+        params = Params(solver_type=solver, eps=eps)
+        f_plain = primal_objective(problem, params, load_model(plain_model))
+        f_resumed = primal_objective(problem, params, load_model(resumed_model))
+        return {"solver": solver, "baseline_s": round(baseline, 2), "killed": killed,
+                "killed_part_s": round(killed_part, 2), "rerun_s": round(rerun, 2),
+                "ratio": round((killed_part + rerun) / baseline, 3),
+                "objective_rel_diff": (f_resumed - f_plain) / abs(f_plain)}
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("train_file")
+    parser.add_argument("-s", dest="solvers", type=int, nargs="+", default=[0, 1, 6])
+    parser.add_argument("--every", type=float, default=10.0,
+                        help="--checkpoint-every of the checkpointed runs (seconds)")
+    parser.add_argument("-e", dest="eps", type=float, default=None)
+    args = parser.parse_args(argv)
+    problem = read_libsvm(args.train_file)
+    for solver in args.solvers:
+        print(json.dumps(measure(problem, args.train_file, solver, args.every, args.eps)),
+              flush=True)
+
+
+if __name__ == "__main__":
+    main()
