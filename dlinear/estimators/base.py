@@ -154,12 +154,11 @@ class _LiblinearEstimator(BaseEstimator):
         return Params(solver_type=solver_type, C=float(getattr(self, "C", 1.0)),
                       eps=None if self.tol is None else float(self.tol),
                       p=float(getattr(self, "epsilon", 0.1)),
-                      nu=float(getattr(self, "nu", 0.5)),
+                      nu=float(getattr(self, "nu", 0.5)), checkpoint=vars(self).get("checkpoint"),
                       bias=float(self.intercept_scaling) if fit_intercept else -1.0,
                       max_iter=max(1, int(getattr(self, "max_iter", 300))),
                       max_newton_iter=int(getattr(self, "max_iter", 300)), seed=self._seed(),
-                      partition=getattr(self, "partition", None),
-                      checkpoint=_directory(getattr(self, "checkpoint", None)))
+                      partition=getattr(self, "partition", None))
 
     def _n_threads(self) -> int:
         """n_jobs as scikit-learn reads it (None: 1, or what joblib's context says; -1:
@@ -599,8 +598,3 @@ class _LiblinearClassifier(ClassifierMixin, _LiblinearEstimator):
         if is_dask(X):
             return map_labels(X, coef, self.intercept_, self.classes_)
         return block_labels(X, coef, self.intercept_, self.classes_)
-
-
-def _directory(path):
-    """A checkpoint directory as Params holds it: a str, or None."""
-    return None if path is None else os.fspath(path)

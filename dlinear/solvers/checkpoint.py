@@ -33,14 +33,14 @@ _NOT_FITTING = ("checkpoint", "checkpoint_every", "init_sol")
 
 def _covered_spec(spec) -> bool:
     """The solvers that checkpoint (in some variant): Newton's, -s 1, 3's dual CD and
-    -s 6's newGLMNET."""
-    return spec.available and (spec.newton or spec.two_variable_cd or spec.elastic_net)
+    the L1 solvers -s 5, 6."""
+    return spec.available and (spec.newton or spec.two_variable_cd or spec.penalty == "l1")
 
 
 def covered(params) -> bool:
     """Whether the solver of `params`, in the variant its options ask for, checkpoints:
     the Newton solvers (not --primal-cd or --multinomial), one-variable dual CD of
-    -s 1 and -s 3 (not -R with a bias, --cd-block 2 or --online) and -s 6."""
+    -s 1 and -s 3 (not -R with a bias, --cd-block 2 or --online), -s 5 and -s 6."""
     spec = params.spec
     if not _covered_spec(spec) or params.multinomial or params.primal_cd:
         return False

@@ -5,9 +5,13 @@ resumed total (killed part + rerun) over the baseline, and the relative differen
 the two models' primal objectives. Whole processes (reading, Numba's cached kernels,
 training, saving), one after the other, in the same run.
 
-    python -m dlinear make-data /tmp/ck/rcv1 --rows 200000
-    python -m scripts.benchmarks.checkpoint_resume /tmp/ck/rcv1.train -s 0 1 6 \\
-        --every 2
+    python -m dlinear make-data /tmp/ck/small --rows 60000
+    python -m dlinear convert /tmp/ck/small.train /tmp/ck/small.bin
+    python -m scripts.benchmarks.checkpoint_resume /tmp/ck/small.bin -s 0 1 6 \\
+        -c 100 -e 0.0001 --every 2
+
+The startup (reading, loading the kernels) is paid again by the rerun: the ratio says
+something of checkpoints where training takes most of the run (a large C, a small -e).
 """
 from __future__ import annotations
 
@@ -22,7 +26,7 @@ import tempfile
 import time
 
 from dlinear import Params, load_model
-from dlinear.data.libsvm_reader import read_libsvm
+from dlinear.data.binary_format import read_dataset
 from dlinear.solvers.primal_objective_values import primal_objective
 
 KILL_AT = 0.6
@@ -39,10 +43,11 @@ def _run(command) -> float:
     return time.perf_counter() - start
 
 
-def measure(problem, train_file: str, solver: int, every: float, eps) -> dict:
+def measure(problem, train_file: str, solver: int, every: float, eps, C: float) -> dict:
     work = tempfile.mkdtemp(prefix="dlinear-checkpoint-bench-")
     try:
-        options = ["-s", str(solver)] + ([] if eps is None else ["-e", str(eps)])
+        options = ["-s", str(solver), "-c", str(C)] + ([] if eps is None else
+                                                        ["-e", str(eps)])
         plain_model = os.path.join(work, "plain.model")
         baseline = _run(_command(train_file, plain_model, options))
         resumed_model = os.path.join(work, "resumed.model")
@@ -58,10 +63,10 @@ def measure(problem, train_file: str, solver: int, every: float, eps) -> dict:
         killed_part = time.perf_counter() - start
         killed = run.returncode == -signal.SIGKILL
         rerun = _run(_command(train_file, resumed_model, checkpointed)) if killed else 0.0
-        params = Params(solver_type=solver, eps=eps)
+        params = Params(solver_type=solver, eps=eps, C=C)
         f_plain = primal_objective(problem, params, load_model(plain_model))
         f_resumed = primal_objective(problem, params, load_model(resumed_model))
-        return {"solver": solver, "baseline_s": round(baseline, 2), "killed": killed,
+        return {"solver": solver, "C": C, "eps": eps, "baseline_s": round(baseline, 2), "killed": killed,
                 "killed_part_s": round(killed_part, 2), "rerun_s": round(rerun, 2),
                 "ratio": round((killed_part + rerun) / baseline, 3),
                 "objective_rel_diff": (f_resumed - f_plain) / abs(f_plain)}
@@ -76,10 +81,12 @@ def main(argv=None) -> None:
     parser.add_argument("--every", type=float, default=10.0,
                         help="--checkpoint-every of the checkpointed runs (seconds)")
     parser.add_argument("-e", dest="eps", type=float, default=None)
+    parser.add_argument("-c", dest="C", type=float, default=1.0)
     args = parser.parse_args(argv)
-    problem = read_libsvm(args.train_file)
+    problem = read_dataset(args.train_file)
     for solver in args.solvers:
-        print(json.dumps(measure(problem, args.train_file, solver, args.every, args.eps)),
+        print(json.dumps(measure(problem, args.train_file, solver, args.every, args.eps,
+                                   args.C)),
               flush=True)
 
 

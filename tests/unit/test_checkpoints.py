@@ -47,8 +47,10 @@ def _killed_after_saves(monkeypatch, n_saves):
 @pytest.mark.parametrize("options", [
     dict(solver_type=0, eps=1e-4), dict(solver_type=2, eps=1e-4, newton="tron"),
     dict(solver_type=1, eps=1e-3), dict(solver_type=3, eps=1e-3),
+    dict(solver_type=5, eps=1e-4), dict(solver_type=5, eps=1e-4, bias=1.0,
+                                        regularize_bias=False),
     dict(solver_type=6, eps=1e-4), dict(solver_type=6, eps=1e-4, l1_ratio=0.5, bias=1.0)],
-    ids=["s0", "s2-tron", "s1", "s3", "s6", "s6-elastic-net"])
+    ids=["s0", "s2-tron", "s1", "s3", "s5", "s5-R", "s6", "s6-elastic-net"])
 def test_resumed_fit_gives_the_uninterrupted_model(problem, tmp_path, monkeypatch, options):
     uninterrupted = _train(problem, **options)
     with monkeypatch.context() as m:
@@ -88,7 +90,7 @@ def test_checkpoint_of_other_data_or_options_is_refused(problem, tmp_path, monke
 
 
 @pytest.mark.parametrize("options, words", [
-    (dict(solver_type=7), "--checkpoint is for -s 0, 1, 2, 3, 6 and 11"),
+    (dict(solver_type=7), "--checkpoint is for -s 0, 1, 2, 3, 5, 6 and 11"),
     (dict(solver_type=1, cd_block=2), "--cd-block 2"),
     (dict(solver_type=0, multinomial=True), "--multinomial"),
 ])
