@@ -51,13 +51,17 @@ def run_job(name: str, params, train_file: str, model_file: str,
     with worker_client() as client:
         record_state(client, name, "running")
         try:
-            dataset = Dataset.from_path(train_file, client, storage_options=storage_options)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", ConvergenceWarning)   # it is in the log
                 check_parameter(params)
-                model = train_on_cluster(
-                    dataset, params.resolved(), client=client,
-                    log=lambda line: log.info("dlinear job %s: %s", name, line))
+                say = lambda line: log.info("dlinear job %s: %s", name, line)  # noqa: E731
+                if params.checkpoint is not None:
+                    model = _train_on_this_worker(params, train_file, storage_options, say)
+                else:
+                    dataset = Dataset.from_path(train_file, client,
+                                                storage_options=storage_options)
+                    model = train_on_cluster(dataset, params.resolved(), client=client,
+                                             log=say)
             save_model(model_file, model)
             result = f"done {model_file} in {time.perf_counter() - start:.3f} s"
         except DlinearError as e:
@@ -68,6 +72,17 @@ def run_job(name: str, params, train_file: str, model_file: str,
         record_state(client, name, result)
         log.info("dlinear job %s: %s", name, result)
         return result
+
+
+def _train_on_this_worker(params, train_file: str, storage_options, log):
+    """A job with --checkpoint: read and train in this worker's process, whose solver
+    saves its state in params.checkpoint (shared storage). After a lost worker the
+    scheduler runs the job's task again on another, which resumes from that state
+    (docs/guide/checkpoints.rst)."""
+    from ..data.binary_format import read_dataset
+    from ..in_process.train import train_in_process
+    problem = read_dataset(train_file, storage_options=storage_options)
+    return train_in_process(problem, params, log=log)
 
 
 def _one_line(text: str, limit: int = 500) -> str:

@@ -79,7 +79,7 @@ class LogisticRegression(_LiblinearClassifier):
     checkpoint : str, os.PathLike or None, default None
         A directory where ``fit`` saves the solver's state every 10 seconds and resumes
         from it when run again on the same data (docs/guide/checkpoints.rst); in process,
-        for the solvers -s 0, 1, 2, 3, 6, 11.
+        for the solvers -s 0, 1, 2, 3, 5, 6, 11.
     n_jobs : int or None, default None
         As for :class:`LinearSVC`.
     multi_class : {"auto", "ovr", "multinomial"}, default "auto"

@@ -77,7 +77,7 @@ class LinearSVC(_LiblinearClassifier):
     checkpoint : str, os.PathLike or None, default None
         A directory where ``fit`` saves the solver's state every 10 seconds and resumes
         from it when run again on the same data (docs/guide/checkpoints.rst); in process,
-        for the solvers -s 0, 1, 2, 3, 6, 11.
+        for the solvers -s 0, 1, 2, 3, 5, 6, 11.
     client : distributed.Client or None, default None
         Train on this Dask cluster (numpy and scipy inputs too). Dask arrays and
         DataFrames train on the current client without it. ``clone`` shares the client;
@@ -192,7 +192,7 @@ class LinearSVR(RegressorMixin, _LiblinearEstimator):
     checkpoint : str, os.PathLike or None, default None
         A directory where ``fit`` saves the solver's state every 10 seconds and resumes
         from it when run again on the same data (docs/guide/checkpoints.rst); in process,
-        for the solvers -s 0, 1, 2, 3, 6, 11.
+        for the solvers -s 0, 1, 2, 3, 5, 6, 11.
     client : distributed.Client or None, default None
         Train on this Dask cluster (numpy and scipy inputs too). Dask arrays and
         DataFrames train on the current client without it. ``clone`` shares the client;

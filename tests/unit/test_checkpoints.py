@@ -167,3 +167,23 @@ def test_estimators_take_a_checkpoint_directory(problem, tmp_path, monkeypatch, 
     resumed = _estimator(name, checkpoint=tmp_path, **options).fit(X, y)
     np.testing.assert_allclose(resumed.coef_, plain.coef_, rtol=1e-9, atol=1e-12)
     assert os.listdir(tmp_path) == []
+
+
+@pytest.mark.parametrize("solver", [5, 6])
+def test_l1_solvers_resume_on_threads(problem, tmp_path, monkeypatch, solver):
+    """-s 5 and -s 6 with their steps split by rows over two threads (the thresholds
+    lowered so that this small problem is split): each part's state is restored."""
+    from dlinear.solvers import l1r
+    monkeypatch.setattr(l1r, "MIN_NNZ_PER_THREAD", 1)
+    monkeypatch.setattr(l1r, "MIN_COLUMN_ENTRIES_PER_THREAD", 1)
+    monkeypatch.setattr(l1r, "available_cores", lambda: 2)
+    params = dict(solver_type=solver, eps=1e-4)
+    uninterrupted = dlinear.train(problem, Params(**params), n_threads=2)
+    with monkeypatch.context() as m:
+        _killed_after_saves(m, 2)
+        with pytest.raises(Killed):
+            dlinear.train(problem, Params(checkpoint_every=1e-9, **params),
+                          checkpoint=tmp_path, n_threads=2)
+    resumed = dlinear.train(problem, Params(checkpoint_every=1e-9, **params),
+                            checkpoint=tmp_path, n_threads=2)
+    np.testing.assert_allclose(resumed.w, uninterrupted.w, rtol=1e-9, atol=1e-12)
