@@ -360,8 +360,8 @@ def _backend(opts, params, train_file, data: Data | None = None) -> Choice:
     timed sample of the text)."""
     if _cluster_asked(opts):
         cluster = Cluster(running=False)
-    elif opts["workers"] is not None or opts["initial_model"] is not None:
-        cluster = None          # --workers 0; a warm start trains in this process
+    elif opts["workers"] is not None or opts["initial_model"] or params.checkpoint:
+        cluster = None          # --workers 0; a warm start, a checkpoint: in this process
     else:
         cluster = Cluster(running=False, asked=False, workers=available_cores())
     job = "search" if opts["find_C"] else "cv" if opts["nr_fold"] else "train"

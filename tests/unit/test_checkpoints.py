@@ -187,3 +187,14 @@ def test_l1_solvers_resume_on_threads(problem, tmp_path, monkeypatch, solver):
     resumed = dlinear.train(problem, Params(checkpoint_every=1e-9, **params),
                             checkpoint=tmp_path, n_threads=2)
     np.testing.assert_allclose(resumed.w, uninterrupted.w, rtol=1e-9, atol=1e-12)
+
+
+def test_cli_refuses_a_solver_without_checkpoints_in_one_line(tmp_path):
+    data = tmp_path / "train.txt"
+    write_libsvm(data, make_rcv1_like(50, n_features=20, nnz_per_row=5, seed=1))
+    r = subprocess.run([sys.executable, "-m", "dlinear", "train", "-s", "7", "--checkpoint",
+                        str(tmp_path / "state"), str(data), str(tmp_path / "m")],
+                       capture_output=True, text=True, timeout=300)
+    assert r.returncode == 1
+    assert r.stderr.count("\n") == 1 and "--checkpoint is for -s 0, 1, 2, 3, 5, 6" in r.stderr
+    assert not (tmp_path / "m").exists()
