@@ -10,6 +10,7 @@ so neither imports the other: the layers below know nothing of the backends abov
 from __future__ import annotations
 
 from dataclasses import replace
+import os
 import sys
 from typing import Callable, Optional
 
@@ -25,6 +26,7 @@ from .in_process.model_selection import checked_search_params, find_parameters_i
 from .params import Params, check_parameter
 from .predict import PREDICTIONS, predict_block
 from .in_process.train import cross_validation_in_process, train_in_process
+from .solvers.checkpoint import refuse as refuse_checkpoint
 
 
 def is_dask_collection(x) -> bool:
@@ -82,7 +84,8 @@ def _cluster_dataset(data, y, sample_weight, client):
 @surfacing_interrupts
 def train(data, params: Params, log: Optional[Callable[[str], None]] = None,
           n_threads: Optional[int] = None, client=None, partition: Optional[bool] = None,
-          *, y=None, sample_weight=None, init=None, memory=None) -> Model:
+          *, y=None, sample_weight=None, init=None, memory=None,
+          checkpoint=None) -> Model:
     """Train a LIBLINEAR model, in this process or on a Dask cluster.
 
     A Problem or matrix trains in this process unless a ``client`` is given; a Dataset
@@ -134,6 +137,10 @@ def train(data, params: Params, log: Optional[Callable[[str], None]] = None,
         default the smaller of the available RAM and the process's cgroup memory limit,
         against which only the solver's state is counted (the data is already held).
         A fit that needs more raises DlinearError before training.
+    checkpoint : str or os.PathLike, optional
+        A directory where the solver's state is saved every ``params.checkpoint_every``
+        seconds and resumed from (``--checkpoint``, ``params.checkpoint``;
+        docs/guide/checkpoints.rst). In this process only.
 
     Returns
     -------
@@ -154,6 +161,8 @@ def train(data, params: Params, log: Optional[Callable[[str], None]] = None,
         params = replace(params, partition=bool(partition))
     if init is not None:
         params = replace(params, init_sol=init)
+    if checkpoint is not None:
+        params = replace(params, checkpoint=os.fspath(checkpoint))
     data, here = _training_data(data, y, sample_weight, client)
     if here:
         if params.partition:
@@ -162,6 +171,7 @@ def train(data, params: Params, log: Optional[Callable[[str], None]] = None,
         _check_memory(data, params, n_threads, memory)
         return train_in_process(data, params, log=log, n_threads=n_threads)
     check_parameter(params)
+    refuse_checkpoint(params, "a Dask cluster (in this process only, for now)")
     dataset = _cluster_dataset(data, y, sample_weight, client)
     return train_on_cluster(dataset, params.resolved(), client=client, log=log)
 
@@ -211,6 +221,7 @@ def cross_validation(data, params: Params, nr_fold: int,
     DlinearError
         As for :func:`train`.
     """
+    refuse_checkpoint(params, "cross validation (-v)")
     data, here = _training_data(data, y, sample_weight, client)
     if here:
         return cross_validation_in_process(data, params, nr_fold, log=log,
@@ -256,6 +267,7 @@ def find_parameters(data, params: Params, nr_fold: int, start_C: Optional[float]
     DlinearError
         For a solver without a search, or as for :func:`train`.
     """
+    refuse_checkpoint(params, "the parameter search (-C)")
     data, here = _training_data(data, y, sample_weight, client)
     if here:
         return find_parameters_in_process(data, params, nr_fold, start_C, start_p, log=log,

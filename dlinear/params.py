@@ -78,6 +78,11 @@ class Params:
         regression model, (w_size, k) for k classes.
     l1_ratio : float or None, default None
         ``--l1-ratio`` of -s 6 (the elastic net); None is LIBLINEAR's L1.
+    checkpoint : str or None, default None
+        ``--checkpoint DIR``: save the solver's state in DIR and resume from it
+        (docs/guide/checkpoints.rst).
+    checkpoint_every : float, default 10.0
+        ``--checkpoint-every``: seconds of training between two checkpoints.
     """
 
     solver_type: int = 1
@@ -102,6 +107,8 @@ class Params:
     partition_rule: Optional[str] = None
     init_sol: Optional[np.ndarray] = None
     l1_ratio: Optional[float] = None
+    checkpoint: Optional[str] = None
+    checkpoint_every: float = 10.0
     # The #weights of the Newton steps' CG cap max(#weights, 5) when it is not the fit's
     # own: a fit on the columns that occur (dlinear.data.columns) keeps the cap of all the
     # columns, so it stops where the fit on all of them stops. None: the fit's #weights.

@@ -62,6 +62,7 @@ def parse_submit_args(argv: list[str]):
     from ..cluster.jobs import JOB_NAME
     from ..cluster.session import SCHEDULER_ENV
     from ..params import check_parameter
+    from ..solvers.checkpoint import check_checkpoint
 
     try:
         name, argv = _take_option(argv, "--name")
@@ -88,6 +89,9 @@ def parse_submit_args(argv: list[str]):
     if not opts["scheduler"]:
         raise UsageError(f"--scheduler ADDRESS is required (or ${SCHEDULER_ENV})")
     check_parameter(params)
+    check_checkpoint(params)
+    if params.checkpoint is not None:   # as the worker that runs the job finds it
+        params.checkpoint = os.path.abspath(params.checkpoint)
     if not is_url(train_file):
         train_file = os.path.abspath(train_file)
     return name, params, opts, train_file, os.path.abspath(model_file)

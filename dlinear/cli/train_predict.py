@@ -108,6 +108,8 @@ TRAIN_USAGE = (
     "--partition-rule {adaptive,linesearch,cocoa} : how --partition combines the workers'\n"
     "\tsteps: a line search on subproblems scaled between the next two (default), the\n"
     "\tblock-diagonal approximation with a line search, or CoCoA+ adding\n"
+    "--checkpoint dir : save the solver's state in dir every --checkpoint-every s seconds\n"
+    "\t(default 10) and resume from it when run again (docs: checkpoints)\n"
     "--version : print dlinear's version\n"
     "-h, --help : show this help\n"
     "Solvers available in this version: "
@@ -260,6 +262,9 @@ def parse_train_args(argv: list[str]):
             params.max_updates = _number(arg, value, int)
         elif arg == "--l1-ratio":
             params.l1_ratio = _number(arg, value)
+        elif arg in ("--checkpoint", "--checkpoint-every"):
+            setattr(params, arg[2:].replace("-", "_"),
+                    value if arg == "--checkpoint" else _number(arg, value))
         else:
             raise UsageError(f"unknown option: {arg}")
         i += 2
@@ -345,8 +350,8 @@ def _backend(opts, params, train_file, data=None):
     from .inputs import input_shape
     if _cluster_asked(opts):
         cluster = Cluster(running=False)
-    elif opts["workers"] is not None:
-        cluster = None          # --workers 0
+    elif opts["workers"] is not None or params.checkpoint:
+        cluster = None          # --workers 0; a checkpoint: in this process
     else:
         cluster = Cluster(running=False, asked=False, workers=available_cores())
     job = "search" if opts["find_C"] else "cv" if opts["nr_fold"] else "train"

@@ -85,13 +85,17 @@ def run_job(name: str, params, train_file: str, model_file: str,
         starts = record_attempt(client, name)
         record_state(client, name, "running")
         try:
-            dataset = Dataset.from_path(train_file, client, storage_options=storage_options)
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", ConvergenceWarning)   # it is in the log
                 check_parameter(params)
-                model = train_on_cluster(
-                    dataset, params.resolved(), client=client,
-                    log=lambda line: log.info("dlinear job %s: %s", name, line))
+                say = lambda line: log.info("dlinear job %s: %s", name, line)  # noqa: E731
+                if params.checkpoint is not None:
+                    model = _train_on_this_worker(params, train_file, storage_options, say)
+                else:
+                    dataset = Dataset.from_path(train_file, client,
+                                                storage_options=storage_options)
+                    model = train_on_cluster(dataset, params.resolved(), client=client,
+                                             log=say)
             save_model(model_file, model)
             total = time.perf_counter() - start if len(starts) == 1 else time.time() - starts[0]
             result = f"done {model_file} in {total:.3f} s"
@@ -104,6 +108,17 @@ def run_job(name: str, params, train_file: str, model_file: str,
         record_state(client, name, result)
         log.info("dlinear job %s: %s", name, result)
         return result
+
+
+def _train_on_this_worker(params, train_file: str, storage_options, log):
+    """A job with --checkpoint: read and train in this worker's process, whose solver
+    saves its state in params.checkpoint (shared storage). After a lost worker the
+    scheduler runs the job's task again on another, which resumes from that state
+    (docs/guide/checkpoints.rst)."""
+    from ..data.binary_format import read_dataset
+    from ..in_process.train import train_in_process
+    problem = read_dataset(train_file, storage_options=storage_options)
+    return train_in_process(problem, params, log=log)
 
 
 def _one_line(text: str, limit: int = 500) -> str:

@@ -35,6 +35,7 @@ from ..model import Model
 from ..params import Params, check_parameter
 from ..planning.class_plan import (assemble_model, first_appearance, plan_classes,
                                    problem_seed, targets)
+from ..solvers.checkpoint import refuse
 from ..solvers.dual_cd import dual_svc_result
 from ..solvers.newton import fit_steps, newton_tol
 from ..solvers.primal_objectives import LOSS_CODE, LossTerm, RegularizedObjective
@@ -301,6 +302,7 @@ def train_out_of_core(path: str, params: Params, memory: int,
     convert`) holding at most `memory` bytes of it and of the fit's state: -s 1 / -s 3 by
     selective block minimization, -s 0 / 2 / 11 by Newton with streamed passes."""
     check_parameter(params)
+    refuse(params, "training out of core (data larger than the memory budget)")
     params = params.resolved()
     if not out_of_core_solver(params):
         raise DlinearError(f"-s {params.solver_type} does not train out of core: -s 1 and "

@@ -60,6 +60,7 @@ import numpy as np
 
 from ..errors import DlinearError
 from .primal_objectives import make_objective
+from .checkpoint import log_lines
 from .requests import ObjectiveRequest, Request, serve
 from .status import Status, note
 from .task import FitResult, starting_w
@@ -174,18 +175,29 @@ def _pcg(g, M, eps_cg, log, work=None, max_cg_iter=None):
 
 
 def newton_steps(w, eps, eps_cg=NEWTON_EPS_CG, max_newton_iter=NEWTON_MAX_ITER,
-                 max_cg_iter=None):
+                 max_cg_iter=None, checkpoint=None):
     """LIBLINEAR 2.40+'s NEWTON::newton from w (updated in place), as a generator of the
     objective protocol's requests (see the module text); returns a DriverResult.
-    max_cg_iter: CG steps per Newton step (default max(len(w), 5))."""
-    log = []
-    f, g, gnorm0 = yield from _start(w)
-    gnorm = norm(g)
-    log.append("init f %5.3e |g| %5.3e" % (f, gnorm))
+    max_cg_iter: CG steps per Newton step (default max(len(w), 5)). checkpoint: a
+    ProblemCheckpoint (dlinear.solvers.checkpoint) the state is saved to after a Newton
+    iteration, and resumed from."""
+    resumed = None if checkpoint is None else checkpoint.state()
+    if resumed is None:
+        log = []
+        f, g, gnorm0 = yield from _start(w)
+        gnorm = norm(g)
+        log.append("init f %5.3e |g| %5.3e" % (f, gnorm))
+        n_iter = 0
+        total_cg = 0
+    else:
+        w[:] = resumed["w"]
+        log, gnorm0 = log_lines(resumed), float(resumed["gnorm0"])
+        n_iter, total_cg = int(resumed["n_iter"]), int(resumed["cg_iter"])
+        f = yield Request(ObjectiveRequest.FUN, (w,))
+        g = yield Request(ObjectiveRequest.GRAD, (w,))
+        gnorm = norm(g)
     converged = gnorm <= eps * gnorm0
     status = Status.CONVERGED
-    n_iter = 0
-    total_cg = 0
     stopped = converged
     work = [np.empty(len(g)) for _ in range(5)]
     while n_iter < max_newton_iter and not stopped:
@@ -213,6 +225,9 @@ def newton_steps(w, eps, eps_cg=NEWTON_EPS_CG, max_newton_iter=NEWTON_MAX_ITER,
         elif abs(fold - f) <= 1.0e-12 * abs(f):
             log.append("WARNING: actred too small")
             stopped = True
+        if checkpoint is not None and not stopped:
+            checkpoint.save_if_due(lambda: dict(w=w, gnorm0=gnorm0, n_iter=n_iter,
+                                                cg_iter=total_cg, log=np.array(log)))
     hit = not stopped
     if hit:
         status |= note(log, Status.MAX_NEWTON_ITER)
@@ -275,14 +290,23 @@ def _trpcg(delta, g, M, eps_cg, log, max_cg_iter=None):
 
 
 def tron_steps(w, eps, eps_cg=TRON_EPS_CG, max_newton_iter=NEWTON_MAX_ITER,
-               max_cg_iter=None):
+               max_cg_iter=None, checkpoint=None):
     """LIBLINEAR 2.20-2.30's TRON::tron (trust-region Newton, preconditioned CG) from w
     (updated in place), as a generator of the objective protocol's requests (see the
-    module text); returns a DriverResult. max_cg_iter as newton_steps'."""
-    log = []
-    f, g, gnorm0 = yield from _start(w)
+    module text); returns a DriverResult. max_cg_iter and checkpoint as
+    newton_steps'."""
+    resumed = None if checkpoint is None else checkpoint.state()
+    if resumed is None:
+        log = []
+        f, g, gnorm0 = yield from _start(w)
+    else:
+        w[:] = resumed["w"]
+        log, gnorm0 = log_lines(resumed), float(resumed["gnorm0"])
+        f = yield Request(ObjectiveRequest.FUN, (w,))
+        g = yield Request(ObjectiveRequest.GRAD, (w,))
     gnorm = norm(g)
-    log.append("init f %5.3e |g| %5.3e" % (f, gnorm))
+    if resumed is None:
+        log.append("init f %5.3e |g| %5.3e" % (f, gnorm))
     converged = gnorm <= eps * gnorm0
     status = Status.CONVERGED
     stopped = converged
@@ -291,6 +315,9 @@ def tron_steps(w, eps, eps_cg=TRON_EPS_CG, max_newton_iter=NEWTON_MAX_ITER,
     delta_adjusted = False
     n_iter = 0          # accepted steps (tron.cpp's iter - 1)
     total_cg = 0
+    if resumed is not None:
+        delta, delta_adjusted = float(resumed["delta"]), bool(resumed["delta_adjusted"])
+        n_iter, total_cg = int(resumed["n_iter"]), int(resumed["cg_iter"])
     while n_iter < max_newton_iter and not stopped:
         s, r, cg_iter, reach_boundary, capped = yield from _trpcg(delta, g, M, eps_cg, log,
                                                                   max_cg_iter)
@@ -340,6 +367,10 @@ def tron_steps(w, eps, eps_cg=TRON_EPS_CG, max_newton_iter=NEWTON_MAX_ITER,
         elif abs(actred) <= 1.0e-12 * abs(f) and abs(prered) <= 1.0e-12 * abs(f):
             log.append("WARNING: actred and prered too small")
             stopped = True
+        if checkpoint is not None and not stopped:
+            checkpoint.save_if_due(lambda: dict(
+                w=w, gnorm0=gnorm0, n_iter=n_iter, cg_iter=total_cg, delta=delta,
+                delta_adjusted=delta_adjusted, log=np.array(log)))
     hit = not stopped
     if hit:
         status |= note(log, Status.MAX_NEWTON_ITER)
@@ -370,7 +401,8 @@ def newton_tol(params, y=None, counts=None):
     return primal_solver_tol(params.eps, y, regression, counts)
 
 
-def fit_steps(params, w0, n_variables, eps, max_newton_iter=NEWTON_MAX_ITER):
+def fit_steps(params, w0, n_variables, eps, max_newton_iter=NEWTON_MAX_ITER,
+              checkpoint=None):
     """The driver params.newton ("linesearch" or "tron") from the warm start w0 (None: 0)
     to ||grad f|| <= eps ||grad f(0)||, as a generator of the objective protocol's
     requests; returns the FitResult. Served by one objective (`serve`), or driven through
@@ -384,10 +416,10 @@ def fit_steps(params, w0, n_variables, eps, max_newton_iter=NEWTON_MAX_ITER):
     if driver == "tron":
         eps_cg = TRON_EPS_CG_WARM if w0 is not None else TRON_EPS_CG
         res = yield from tron_steps(w, eps, eps_cg=eps_cg, max_newton_iter=max_newton_iter,
-                                    max_cg_iter=max_cg_iter)
+                                    max_cg_iter=max_cg_iter, checkpoint=checkpoint)
     elif driver == "linesearch":
         res = yield from newton_steps(w, eps, max_newton_iter=max_newton_iter,
-                                      max_cg_iter=max_cg_iter)
+                                      max_cg_iter=max_cg_iter, checkpoint=checkpoint)
     else:
         raise DlinearError(f"unknown Newton driver {driver!r}; use one of {DRIVERS}")
     return FitResult(w=w, n_iter=res.n_iter, log=res.log, hit_max_iter=res.hit_max_iter,
@@ -403,7 +435,7 @@ def fit_newton(task, params, max_newton_iter=NEWTON_MAX_ITER):
     objective = make_objective(task, params)
     try:
         return serve(fit_steps(params, task.w0, task.w_size, newton_tol(params, task.y),
-                               max_newton_iter), objective)
+                               max_newton_iter, task.checkpoint), objective)
     finally:
         objective.loss_term.close()
 

@@ -54,6 +54,9 @@ class SubProblem:
     # sweeps, on this many threads (None: one thread, and Newton's passes in row order, as
     # the k-column and cluster terms sum)
     n_threads: Optional[int] = None
+    # where the solver saves its state and resumes from (dlinear.solvers.checkpoint's
+    # ProblemCheckpoint); None: no checkpoints
+    checkpoint: Optional[object] = None
 
     def columns(self, with_bias: bool = True):
         """X by columns (with the bias column when with_bias and bias >= 0)."""
