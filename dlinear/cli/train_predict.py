@@ -12,7 +12,8 @@ from dataclasses import replace
 
 import numpy as np
 
-from ..api import WARM_START_ON_CLUSTER, cross_validation, find_parameters, train
+from ..api import (WARM_START_ON_CLUSTER, cross_validation, find_parameters, train,
+                   train_given_problem)
 from ..cluster import Dataset, cluster_client, make_security
 from ..cluster.dataset import with_sample_weight
 from ..cluster.engine import training_mode
@@ -466,7 +467,9 @@ def _train_in_process(params, opts, train_file, model_file, backend, budget,
     where = _deferred(note, *lines)
     with compiling:
         return _train_and_save(problem, params, opts, model_file,
-                               _say(opts["quiet"], before=where), before_saving=where)
+                               _say(opts["quiet"], before=where), before_saving=where,
+                               fit=lambda log: train_given_problem(problem, params, log,
+                                                                   opts["threads"]))
 
 
 def _prepare_search(params, opts) -> None:

@@ -60,10 +60,10 @@ sys.exit(cli.train_main(sys.argv[1:]))
 """
 
 
-def peak_rss(command) -> tuple[int, str]:
+def peak_rss(command, env=None) -> tuple[int, str]:
     """(the child's peak resident set in bytes, its stderr); exits if it fails."""
     with tempfile.TemporaryFile("w+") as err:
-        child = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=err)
+        child = subprocess.Popen(command, stdout=subprocess.DEVNULL, stderr=err, env=env)
         _, status, usage = os.wait4(child.pid, 0)
         err.seek(0)
         stderr = err.read()
@@ -91,12 +91,16 @@ def dataset_of(text, float32: bool, directory) -> str:
 
 def run(args, report):
     os.makedirs(args.dataset_dir, exist_ok=True)
+    env = None
+    if args.code:
+        env = dict(os.environ, PYTHONPATH=os.path.abspath(args.code))
+        report.note(f"dlinear from {env['PYTHONPATH']}")
     for case in args.cases:
         solver, text = case.split(":", 1)
-        for float32 in (False, True):
+        for float32 in [v == "float32" for v in args.values]:
             dataset = dataset_of(text, float32, args.dataset_dir)
             csr = csr_bytes(dataset)
-            for source, path in (("text", text), ("binary", dataset)):
+            for source, path in [(s, text if s == "text" else dataset) for s in args.sources]:
                 with tempfile.TemporaryDirectory() as tmp:
                     options = ["-q", "-s", solver, "--workers", "0",
                                *(["--float32"] if float32 and source == "text" else []),
@@ -104,7 +108,7 @@ def run(args, report):
                     command = ([sys.executable, "-c", _PHASES, *options] if args.phases else
                                [sys.executable, "-m", "dlinear", "train", *options])
                     with harness.benchmark_lock(args.lock):
-                        peak, stderr = peak_rss(command)
+                        peak, stderr = peak_rss(command, env)
                 phases = "; ".join(line[len("phase "):] for line in stderr.splitlines()
                                    if line.startswith("phase "))
                 goal = GOAL_SCALE * csr + GOAL_EXTRA
@@ -124,6 +128,12 @@ def main(argv=None):
     parser.add_argument("--dataset-dir", default=os.path.join(tempfile.gettempdir(),
                                                               "dlinear-peak-memory"),
                         help="where the binary datasets are (made when missing)")
+    parser.add_argument("--code", default=None, metavar="ROOT",
+                        help="run the dlinear package under ROOT (default: this one)")
+    parser.add_argument("--values", nargs="+", choices=["float64", "float32"],
+                        default=["float64", "float32"])
+    parser.add_argument("--sources", nargs="+", choices=["text", "binary"],
+                        default=["text", "binary"])
     parser.add_argument("--phases", action="store_true",
                         help="also the RSS after each step of the fit")
     harness.add_output_arguments(parser)
