@@ -176,6 +176,18 @@ def train(data, params: Params, log: Optional[Callable[[str], None]] = None,
     return train_on_cluster(dataset, params.resolved(), client=client, log=log)
 
 
+def train_given_problem(problem: Problem, params: Params,
+                        log: Optional[Callable[[str], None]] = None,
+                        n_threads: Optional[int] = None) -> Model:
+    """train in this process for a caller that gives `problem` up (dlinear-train, which
+    read it): no copy of its data is made (its column indices are renumbered in place, so
+    it is not to be used again), and a fit on wide data's occurring columns returns its
+    weights on those only (Model.rows), which save_model writes as the full model."""
+    _check_memory(problem, params, n_threads, None)
+    return train_in_process(problem, params, log=log, n_threads=n_threads, own_data=True,
+                            full_w=False)
+
+
 def _check_memory(problem: Problem, params: Params, n_threads, memory) -> None:
     """memory= (or the default budget) against the fit of `problem` in this process."""
     from .planning.class_plan import n_binary_problems

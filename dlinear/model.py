@@ -59,6 +59,11 @@ class Model:
     # how a cluster fit ran (dlinear.cluster.engine: mode, class groups or actor rounds and
     # their traffic, workers); None in process; not saved in the file
     fit_stats: dict | None = field(default=None, compare=False, repr=False)
+    # the rows of the full (w_size, nr_w) weights that w holds, increasing, every other row
+    # 0: a fit on wide data's occurring columns as dlinear-train saves it, with no w on all
+    # the columns (train_in_process(full_w=False)); None (always, in the public API): w
+    # holds every row
+    rows: np.ndarray | None = field(default=None, compare=False, repr=False)
 
     @property
     def spec(self):
@@ -137,16 +142,31 @@ def save_model(path, model: Model) -> None:
     if model.is_oneclass:
         lines.append(f"rho {model.rho:.17g}")
     lines.append("w")
-    w = np.asarray(model.w, dtype=np.float64).reshape(model.w_size, model.nr_w)
     row_format = "%.17g " * model.nr_w + "\n"
     with atomic_output(path, SAVE_FAILURE) as f:
         f.write(("\n".join(lines) + "\n").encode("ascii"))
         # a block of rows at a time: the text of all the weights at once (and their
         # Python floats) took 5x the weights' bytes, the peak of a wide fit
-        for a in range(0, w.shape[0], _SAVE_BLOCK_ROWS):
-            block = w[a:a + _SAVE_BLOCK_ROWS]
+        for block in _weight_blocks(model):
             f.write(((row_format * block.shape[0]) % tuple(block.ravel().tolist()))
                     .encode("ascii"))
+
+
+def _weight_blocks(model: Model):
+    """The (w_size, nr_w) float64 weights, _SAVE_BLOCK_ROWS rows at a time; a model that
+    holds some rows only (Model.rows) is filled in with zeros a block at a time."""
+    rows = model.rows
+    w = np.asarray(model.w, dtype=np.float64).reshape(
+        model.w_size if rows is None else len(rows), model.nr_w)
+    for a in range(0, model.w_size, _SAVE_BLOCK_ROWS):
+        b = min(a + _SAVE_BLOCK_ROWS, model.w_size)
+        if rows is None:
+            yield w[a:b]
+            continue
+        lo, hi = np.searchsorted(rows, [a, b])
+        block = np.zeros((b - a, model.nr_w))
+        block[rows[lo:hi] - a] = w[lo:hi]
+        yield block
 
 
 def load_model(path) -> Model:

@@ -420,6 +420,7 @@ def _train_in_process(params, opts, train_file, model_file, backend, budget,
     """Reading, training and saving in this process (on a worker thread: see
     answering_ctrl_c); out of core (memory_plan) a binary dataset's rows are read a block
     at a time."""
+    from ..api import train_given_problem
     from ..data.binary_format import read_dataset
     from ..in_process.out_of_core import train_out_of_core
     from ..planning.class_plan import first_appearance
@@ -460,7 +461,9 @@ def _train_in_process(params, opts, train_file, model_file, backend, budget,
     where = _deferred(note, *lines)
     with compiling:
         return _train_and_save(problem, params, opts, model_file,
-                               _say(opts["quiet"], before=where), before_saving=where)
+                               _say(opts["quiet"], before=where), before_saving=where,
+                               fit=lambda log: train_given_problem(problem, params, log,
+                                                                   opts["threads"]))
 
 
 def _prepare_search(params, opts) -> None:

@@ -15,7 +15,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from ..data.columns import compact_problem, fits_on_occurring_columns
+from ..data.columns import compact_problem, fits_on_occurring_columns, weight_rows
 from ..data.libsvm_reader import Problem
 from ..errors import DataError, DlinearError
 from ..model import Model
@@ -131,13 +131,17 @@ def fit_class_group(problem: Problem, label, ks, weighted_C, params: Params) -> 
 
 def train_in_process(problem: Problem, params: Params,
                      log: Optional[Callable[[str], None]] = None,
-                     n_threads: Optional[int] = None, *, compact: bool = True) -> Model:
+                     n_threads: Optional[int] = None, *, compact: bool = True,
+                     own_data: bool = False, full_w: bool = True) -> Model:
     """Trains a LIBLINEAR model on a Problem in this process, one-vs-rest classes (or the
     passes of a multinomial fit, split by rows and features, or the Newton or dual CD
     passes of the only problem) on `n_threads` threads (default: one per core). `log`
     receives LIBLINEAR-style progress lines. With `compact` (default), the fit runs on the
     columns that occur (dlinear.data.columns) where that gives the same model, bit for bit; the
-    model has all the columns."""
+    model has all the columns. What dlinear-train asks, which holds no copy of its data:
+    own_data, the problem is the caller's to give up (its column indices are renumbered
+    in place, and it is not to be used again); full_w=False, a model of a fit on the
+    occurring columns keeps its weights on those (Model.rows), as save_model writes them."""
     check_parameter(params)
     check_checkpoint(params)
     params = params.resolved()
@@ -160,7 +164,8 @@ def train_in_process(problem: Problem, params: Params,
     mode = choose(params, shape, n_threads=n_threads).mode
     if checkpoints is not None and mode is Mode.KCOLUMN:    # the same model, class by class
         mode = Mode.CLASSES_ON_THREADS
-    compacted = _on_occurring_columns(problem, params, mode, label) if compact else None
+    compacted = (_on_occurring_columns(problem, params, mode, label, own_data) if compact
+                 else None)
     if compacted is None:
         results = _fit_in_mode(mode, problem, params, label, weighted_C, n_threads,
                                checkpoints)
@@ -170,21 +175,29 @@ def train_in_process(problem: Problem, params: Params,
         results = _fit_in_mode(mode, columns.problem, fit_params, label, weighted_C,
                                n_threads, checkpoints)
         model = assemble_model(fit_params, columns.problem.n_features, label, results, emit)
-        model = replace(model, nr_feature=columns.n_features,
-                        w=columns.expand_rows(model.w, params.bias))
+        if full_w:
+            model = replace(model, nr_feature=columns.n_features,
+                            w=columns.expand_rows(model.w, params.bias))
+        else:
+            model = replace(model, nr_feature=columns.n_features,
+                            rows=weight_rows(columns.used, columns.n_features, params.bias))
     if checkpoints is not None:     # the fit has ended: its model replaces its states
         checkpoints.remove()
     return model
 
 
-def _on_occurring_columns(problem: Problem, params: Params, mode: Mode, label):
+def _on_occurring_columns(problem: Problem, params: Params, mode: Mode, label,
+                          in_place: bool = False):
     """(CompactProblem, the params of the fit on it) when a fit on the columns that occur
     gives the same model and few enough of them occur (columns.worth_compacting); else
     None. The fit keeps the Newton steps' CG cap of all the columns, and a warm start is
     taken to the columns that occur (None where it is nonzero on another)."""
     if not fits_on_occurring_columns(params):
         return None
-    columns = compact_problem(problem, only_if_worth=True)
+    # in place only with no warm start: one nonzero on another column would send the
+    # fit back to the problem, whose indices must then still be its own
+    columns = compact_problem(problem, only_if_worth=True,
+                              in_place=in_place and params.init_sol is None)
     if columns is None:
         return None
     changes = {}

@@ -68,9 +68,16 @@ def renumber(indices, words, before):
     or uint16: a rank is below the index's column count); never written in place: blocks
     from Dask may be read-only."""
     out = np.empty(indices.shape[0], dtype=indices.dtype)
+    renumber_into(indices, words, before, out)
+    return out
+
+
+@njit(cache=True, nogil=True)
+def renumber_into(indices, words, before, out):
+    """renumber into `out`, which may be `indices` itself (each index is read before its
+    rank is written there): no second index array where the caller owns the indices."""
     for k in range(indices.shape[0]):
         j = np.uint64(indices[k])
         w = j >> _SIX
         below = words[w] & ((_ONE << (j & _LOW6)) - _ONE)
         out[k] = before[w] + np.int32(_popcount(below))
-    return out

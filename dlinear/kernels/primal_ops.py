@@ -171,12 +171,17 @@ def zero(v):
 
 
 @njit(cache=True, nogil=True)
-def sum_parts(parts, out, start, stop):
-    """out[j] = parts[0, j] + parts[1, j] + ... (added in the order of the parts) for
-    start <= j < stop: the n-vector of a pass whose row chunks each scattered into a
-    part of their own."""
-    for j in range(np.uint64(start), np.uint64(stop)):
-        out[j] = parts[0, j]
-    for c in range(np.uint64(1), np.uint64(parts.shape[0])):
+def add_parts(parts, n_parts, out, start, stop, first):
+    """For start <= j < stop, the n-vector of a pass whose row chunks each scattered into
+    a part of their own, a few parts at a time: out[j] = parts[0, j] + ... +
+    parts[n_parts - 1, j] (added in the order of the parts) where these are the pass's
+    first parts, else out[j] += parts[0, j], ..., one after the other; so the parts taken
+    a wave at a time give the bits of all of them added at once."""
+    c0 = np.uint64(0)
+    if first:
+        for j in range(np.uint64(start), np.uint64(stop)):
+            out[j] = parts[0, j]
+        c0 = np.uint64(1)
+    for c in range(c0, np.uint64(n_parts)):
         for j in range(np.uint64(start), np.uint64(stop)):
             out[j] += parts[c, j]

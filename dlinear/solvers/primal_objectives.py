@@ -217,17 +217,35 @@ class _Chunks:
                 self.views.append((b.indptr[a:e + 1], b.indices, b.data, t.y[r], t.C[r],
                                    t._z[r], t._zs[r], t._rows[r], t._coef[r]))
         self.n_active = np.zeros(len(self.views), dtype=np.int64)
-        # one chunk (wide data) adds straight into the output: no parts to keep
-        n_parts = len(self.views) if len(self.views) > 1 else 0
-        self.parts_g = np.empty((n_parts, t.n_variables))
-        self.parts_m = np.empty((n_parts, t.n_variables))
         n = t.n_variables
         T = self.pool.n_threads
+        # one chunk (wide data) adds straight into the output: no parts to keep. Else a
+        # wave of one chunk per thread scatters into parts, added to the output in chunk
+        # order before the next wave: n-vectors a thread, not a chunk (on wide data each
+        # chunk's part is 8 bytes a column, its chunk NNZ_PER_PART nonzeros a column)
+        n_parts = min(len(self.views), T) if len(self.views) > 1 else 0
+        self.parts_g = np.empty((n_parts, n))
+        self.parts_m = np.empty((n_parts, n))
         self.feature_ranges = [(q * n // T, (q + 1) * n // T) for q in range(T)]
         self.feature_ranges = [r for r in self.feature_ranges if r[1] > r[0]]
 
     def _each_chunk(self, fn):
         return self.pool.run(fn, [(q,) for q in range(len(self.views))])
+
+    def _scatter_and_add(self, scatter, *outs):
+        """Each chunk q's scatter(q, slot) into row `slot` of the parts, a wave of
+        len(parts) chunks at a time, each wave's parts added to `outs` (the parts_g
+        and parts_m sums) in chunk order."""
+        wave = len(self.parts_g)
+        pairs = list(zip((self.parts_g, self.parts_m), outs))
+        for q0 in range(0, len(self.views), wave):
+            n = min(wave, len(self.views) - q0)
+            self.pool.run(scatter, [(q0 + i, i) for i in range(n)])
+
+            def add_range(start, stop, n=n, first=q0 == 0):
+                for parts, out in pairs:
+                    K.add_parts(parts, n, out, start, stop, first)
+            self.pool.run(add_range, self.feature_ranges)
 
     @staticmethod
     def _sum(values) -> float:
@@ -235,14 +253,6 @@ class _Chunks:
         for v in values:
             total += v
         return total
-
-    def _reduce(self, *pairs):
-        """out = the sum of parts over the chunks, for each (parts, out) pair, split by
-        feature ranges over the threads (each feature's sum in chunk order)."""
-        def reduce_range(start, stop):
-            for parts, out in pairs:
-                K.sum_parts(parts, out, start, stop)
-        self.pool.run(reduce_range, self.feature_ranges)
 
     def loss_at(self, w) -> float:
         t = self.term
@@ -276,17 +286,16 @@ class _Chunks:
                                               t.bias, y, C, z, t.p, g, M, rows, coef)
             return g, M
 
-        def chunk(q):
+        def chunk(q, slot):
             indptr, indices, data, y, C, z, _, rows, coef = self.views[q]
-            K.zero(self.parts_g[q])
-            K.zero(self.parts_m[q])
+            K.zero(self.parts_g[slot])
+            K.zero(self.parts_m[slot])
             self.n_active[q] = K.grad_precond(t.loss, indptr, indices, data, t.n_features,
-                                              t.bias, y, C, z, t.p, self.parts_g[q],
-                                              self.parts_m[q], rows, coef)
-        self._each_chunk(chunk)
+                                              t.bias, y, C, z, t.p, self.parts_g[slot],
+                                              self.parts_m[slot], rows, coef)
         g = np.empty(t.n_variables)
         M = np.empty(t.n_variables)
-        self._reduce((self.parts_g, g), (self.parts_m, M))
+        self._scatter_and_add(chunk, g, M)
         return g, M
 
     def hv(self, s):
@@ -298,14 +307,13 @@ class _Chunks:
                        self.n_active[0], s, out)
             return out
 
-        def chunk(q):
+        def chunk(q, slot):
             indptr, indices, data, _, _, _, _, rows, coef = self.views[q]
-            K.zero(self.parts_g[q])
+            K.zero(self.parts_g[slot])
             K.hess_vec(indptr, indices, data, t.n_features, t.bias, rows, coef,
-                       self.n_active[q], s, self.parts_g[q])
-        self._each_chunk(chunk)
+                       self.n_active[q], s, self.parts_g[slot])
         out = np.empty(t.n_variables)
-        self._reduce((self.parts_g, out))
+        self._scatter_and_add(chunk, out)
         return out
 
 

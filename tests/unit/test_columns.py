@@ -209,3 +209,58 @@ def test_newton_honours_a_cg_cap():
     assert max(steps) > 5 and not warned
     steps, warned = cg_steps(Params(0, cg_cap_weights=1))
     assert max(steps) == 5 and warned
+
+
+# ------------------------------------------- dlinear-train's fit: no copy of its data
+
+def _copy(problem):
+    return replace(problem, indptr=problem.indptr.copy(), indices=problem.indices.copy(),
+                   data=problem.data.copy(), y=problem.y.copy())
+
+
+@pytest.mark.parametrize("l", [40, SORTED_BLOCK_NNZ // 5 + 1])    # sorted; bitmap
+def test_compaction_in_place_renumbers_the_problems_own_indices(l):
+    p = wide_problem(l=l, n=500, used=30, nnz_per_row=5)
+    expected = compact_problem(p)
+    given = _copy(p)
+    c = compact_problem(given, in_place=True)
+    assert np.shares_memory(c.problem.indices, given.indices)
+    assert np.array_equal(c.problem.indices, expected.problem.indices)
+    assert np.array_equal(c.used, expected.used)
+    assert np.shares_memory(c.problem.data, given.data)
+    assert c.problem.indptr is given.indptr
+
+
+def test_compaction_in_place_copies_read_only_indices():
+    p = wide_problem(l=SORTED_BLOCK_NNZ // 5 + 1, n=500, used=30, nnz_per_row=5)
+    original = p.indices.copy()
+    p.indices.flags.writeable = False               # a mapped dataset may be
+    c = compact_problem(p, in_place=True)
+    assert not np.shares_memory(c.problem.indices, p.indices)
+    assert np.array_equal(p.indices, original)
+
+
+@pytest.mark.parametrize("solver,classes,bias", [(2, 2, -1.0), (2, 3, 1.0), (0, 2, 1.0),
+                                                 (1, 3, -1.0), (4, 3, 1.0), (11, None, 1.0)])
+def test_a_given_problems_model_file_is_the_copying_fits(solver, classes, bias, tmp_path):
+    from dlinear.api import train_given_problem
+    problem = wide_problem(n_classes=classes or 2, regression=classes is None, seed=solver)
+    params = Params(solver_type=solver, C=4.0, bias=bias)
+    full = train_in_process(problem, params, n_threads=1)
+    given = train_given_problem(_copy(problem), params, n_threads=1)
+    assert given.rows is not None and len(given.rows) == given.w.shape[0] < full.w.shape[0]
+    save_model(tmp_path / "full", full)
+    save_model(tmp_path / "given", given)
+    assert (tmp_path / "full").read_bytes() == (tmp_path / "given").read_bytes()
+
+
+def test_a_given_problem_with_a_warm_start_elsewhere_fits_on_its_own_indices(tmp_path):
+    problem = wide_problem(n_classes=2, seed=7)
+    columns = compact_problem(problem)
+    w0 = np.zeros(problem.n_features + 1)
+    w0[np.setdiff1d(np.arange(problem.n_features), columns.used)[0]] = 1.0
+    params = Params(solver_type=0, bias=1.0, init_sol=w0)
+    full = train_in_process(problem, params, n_threads=1)
+    given = train_in_process(_copy(problem), params, n_threads=1, own_data=True,
+                             full_w=False)
+    _assert_same_model(full, given, tmp_path)
