@@ -121,8 +121,9 @@ class SolverSpec:
 
     @property
     def partitioned_dual_cd(self) -> bool:
-        """Trains by partitioned dual CD (dlinear.solvers.partitioned_dual_cd)."""
-        return self.partitioned and self.dual_cd
+        """Trains by partitioned dual CD (dlinear.solvers.partitioned_dual_cd; -s 4 by
+        dlinear.solvers.partitioned_crammer_singer)."""
+        return self.partitioned and self.method in ("dual_cd", "multiclass_dual_cd")
 
     @property
     def partitioned_owlqn(self) -> bool:
@@ -164,7 +165,8 @@ SOLVERS: dict[int, SolverSpec] = {s.id: s for s in [
                search="dual", two_variable_cd=True, online=True),
     SolverSpec(4, "MCSVM_CS", "support vector classification by Crammer and Singer",
                "classification", 0.1, "crammer_singer", "l2", True,
-               method="multiclass_dual_cd", init_sol=True, all_classes=True),
+               method="multiclass_dual_cd", init_sol=True, all_classes=True,
+               partitioned=True, partition_rule="adaptive"),
     SolverSpec(5, "L1R_L2LOSS_SVC", "L1-regularized L2-loss support vector classification",
                "classification", 0.01, "squared_hinge", "l1", False, method="primal_cd",
                regularize_bias_optional=True, init_sol=True, partitioned=True),

@@ -24,7 +24,8 @@ import numpy as np
 from ..data.columns import expand_rows
 from ..kernels.block_dual_cd import N_STATS
 
-from ..planning.class_plan import block_seeds, n_problems, targets
+from ..planning.class_plan import block_seeds, group_rows, n_problems, problem_seed, targets
+from ..solvers import partitioned_crammer_singer as PCS
 from ..solvers.partitioned_dual_cd import BlockState, combine_rounds
 from .dataset import concat_weights
 from .tree import ActorTree, ColumnCodec, OnTree, Placement, add_results
@@ -71,6 +72,32 @@ class DualBlock:
         return combine_rounds(a, b) if method == "round" else add_results(a, b)
 
 
+class CrammerSingerPayload(DualBlock):
+    """Payload: the worker's parts as one block of the partitioned -s 4
+    (solvers.partitioned_crammer_singer), all classes in one alpha (rows x k)."""
+
+    def __init__(self, share, label, weighted_C, params):
+        y = np.concatenate([p.y for p in share.parts]) if share.parts else np.zeros(0)
+        class_of_row = group_rows(label, y)
+        C = np.asarray(weighted_C, dtype=np.float64)[class_of_row]
+        weights = concat_weights(share.parts)
+        if weights is not None:
+            C = C * weights
+        self.state = PCS.CrammerSingerBlock(share.parts, class_of_row, C, len(label),
+                                        params.bias, share.n_features,
+                                        problem_seed(params.seed, 0, share.block))
+        self.keys = share.keys
+
+    def take_over(self, previous: CrammerSingerPayload):
+        mine, theirs = self.state, previous.state
+        where = {key: (s, e) for key, s, e in zip(previous.keys, theirs.starts[:-1],
+                                                  theirs.starts[1:])}
+        for key, s, e in zip(self.keys, mine.starts[:-1], mine.starts[1:]):
+            if key in where:
+                s0, e0 = where[key]
+                mine.take_over_rows(s, e, theirs.alpha[s0:e0])
+
+
 class PartitionedBlocks(OnTree):
     """The driver's `blocks` on a Dask cluster: round() over an ActorTree of DualBlocks.
     With `columns` (the dataset's occurring columns), each worker holds and exchanges its
@@ -78,7 +105,8 @@ class PartitionedBlocks(OnTree):
     None after all where a worker's own columns could not be told from its statistics
     (ColumnCodec)."""
 
-    def __init__(self, placement: Placement, label, weighted_C, params, columns=None):
+    def __init__(self, placement: Placement, label, weighted_C, params, columns=None,
+                 payload=DualBlock):
         self.n_problems = n_problems(label)
         self.restarted_w = None
         self._round_args = None
@@ -87,12 +115,12 @@ class PartitionedBlocks(OnTree):
         if columns is not None:
             codec = ColumnCodec(columns, params.bias >= 0, reserved=(N_STATS,))
             try:
-                self.tree = ActorTree(placement, DualBlock, args, replay=self._replay,
+                self.tree = ActorTree(placement, payload, args, replay=self._replay,
                                       codec=codec, combine=DualBlock.combine)
                 return
             except ValueError:         # the actors made go with the failed tree
                 self.columns = None
-        self.tree = ActorTree(placement, DualBlock, args, replay=self._replay)
+        self.tree = ActorTree(placement, payload, args, replay=self._replay)
 
     @property
     def w_size(self) -> int:
@@ -156,3 +184,21 @@ def train_partitioned(dataset, params, label, weighted_C, rule, n_passes, on_rou
         return results
     return [replace(r, w=expand_rows(r.w, blocks.columns, dataset.n_features, params.bias))
             for r in results]
+
+
+def train_partitioned_crammer_singer(dataset, params, label, weighted_C, rule, n_passes,
+                                     on_round=None, columns=None):
+    """The FitResult of -s 4 (w: (w_size, k)) by the partitioned Crammer-Singer dual on
+    the workers holding `dataset`'s parts: the tree of the binary duals, each round one
+    k x n array down and up per worker; with `columns`, on the workers' own columns."""
+    blocks = PartitionedBlocks(Placement(dataset), label, weighted_C, params, columns,
+                               payload=CrammerSingerPayload)
+    try:
+        result = PCS.fit_partitioned_crammer_singer(blocks, len(label), blocks.w_size,
+                                                    params, rule, n_passes, on_round)
+    finally:
+        blocks.close()
+    if blocks.columns is None:
+        return result
+    return replace(result, w=expand_rows(result.w, blocks.columns, dataset.n_features,
+                                         params.bias))
