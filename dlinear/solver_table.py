@@ -121,9 +121,10 @@ class SolverSpec:
 
     @property
     def partitioned_dual_cd(self) -> bool:
-        """Trains by partitioned dual CD (dlinear.solvers.partitioned_dual_cd; -s 4 by
-        dlinear.solvers.partitioned_crammer_singer)."""
-        return self.partitioned and self.method in ("dual_cd", "multiclass_dual_cd")
+        """Trains by partitioned dual CD (dlinear.solvers.partitioned_dual_cd; -s 4 and
+        -s 21 by dlinear.solvers.partitioned_crammer_singer and partitioned_oneclass)."""
+        return self.partitioned and self.method in ("dual_cd", "multiclass_dual_cd",
+                                                    "oneclass_dual_cd")
 
     @property
     def partitioned_owlqn(self) -> bool:
@@ -193,7 +194,7 @@ SOLVERS: dict[int, SolverSpec] = {s.id: s for s in [
                faster_hint=11, partitioned=True),
     SolverSpec(21, "ONECLASS_SVM", "one-class support vector machine (dual)",
                "oneclass", 0.01, "oneclass", "l2", True, method="oneclass_dual_cd",
-               init_sol=True),
+               init_sol=True, partitioned=True, partition_rule="adaptive"),
 ]}
 
 SOLVER_BY_NAME = {s.name: s for s in SOLVERS.values()}

@@ -114,7 +114,7 @@ TRAIN_USAGE = (
     "\tthe model file says L2R_LR_MULTINOMIAL, which LIBLINEAR's predict refuses\n"
     "--l1-ratio r : -s 6: elastic net, min r*|w|_1 + (1-r)/2*|w|_2^2 + C*sum loss, 0 <= r <= 1\n"
     "\t(default 1: LIBLINEAR's L1; 0: pure L2, by the same newGLMNET; the model file is -s 6's)\n"
-    "--partition : on a cluster, -s 1, 3, 4, 7, 12, 13 by partitioned dual CD: each worker\n"
+    "--partition : on a cluster, -s 1, 3, 4, 7, 12, 13, 21 by partitioned dual CD: each worker\n"
     "\tsolves its own rows, no copy of the data per worker (default: when the data does not\n"
     "\tfit one worker's memory); -s 0, 2, 11: Newton map-reduced over the parts (the\n"
     "\tdefault, except one-vs-rest with 3+ classes on data that fits one worker);\n"

@@ -26,6 +26,7 @@ from ..kernels.block_dual_cd import N_STATS
 
 from ..planning.class_plan import block_seeds, group_rows, n_problems, problem_seed, targets
 from ..solvers import partitioned_crammer_singer as PCS
+from ..solvers import partitioned_oneclass as POC
 from ..solvers.partitioned_dual_cd import BlockState, combine_rounds
 from .dataset import concat_weights
 from .tree import ActorTree, ColumnCodec, OnTree, Placement, add_results
@@ -196,6 +197,84 @@ def train_partitioned_crammer_singer(dataset, params, label, weighted_C, rule, n
     try:
         result = PCS.fit_partitioned_crammer_singer(blocks, len(label), blocks.w_size,
                                                     params, rule, n_passes, on_round)
+    finally:
+        blocks.close()
+    if blocks.columns is None:
+        return result
+    return replace(result, w=expand_rows(result.w, blocks.columns, dataset.n_features,
+                                         params.bias))
+
+
+class OneClassPayload:
+    """Payload: the worker's parts as one block of the partitioned -s 21
+    (solvers.partitioned_oneclass); its place in the tree is its block number."""
+
+    combine = staticmethod(POC.combine)
+
+    def __init__(self, share, params):
+        weights = concat_weights(share.parts)
+        n = sum(p.n_samples for p in share.parts)
+        U = np.ones(n) if weights is None else weights
+        self.state = POC.OneClassBlock(share.parts, U, params.bias, share.n_features,
+                                       share.block)
+
+    def sizes(self, n_blocks):
+        return self.state.sizes(n_blocks)
+
+    def start(self, masses):
+        return self.state.start(masses)
+
+    def round(self, *args):
+        return self.state.round(*args)
+
+    def finish(self, *args):
+        return self.state.finish(*args)
+
+
+class OneClassBlocks(OnTree):
+    """The -s 21 driver's `blocks` on a Dask cluster: call(method, ...) over an ActorTree
+    of OneClassPayloads (on the workers' own columns with `columns`). After a lost
+    worker, `restarted` tells the driver to start again (the sum over alpha is gone with
+    the lost rows)."""
+
+    def __init__(self, placement: Placement, params, columns=None):
+        self.restarted = False
+        self.columns = columns
+        if columns is not None:
+            codec = ColumnCodec(columns, params.bias >= 0)
+            try:
+                self.tree = ActorTree(placement, OneClassPayload, (params,),
+                                      replay=self._replay, codec=codec,
+                                      combine=POC.combine)
+                return
+            except ValueError:
+                self.columns = None
+        self.tree = ActorTree(placement, OneClassPayload, (params,), replay=self._replay)
+
+    def _replay(self):
+        self.restarted = True
+
+    @property
+    def n_blocks(self) -> int:
+        return len(self.tree.actors)
+
+    def w_size(self, params) -> int:
+        dataset = self.tree.placement.dataset
+        n = dataset.n_features if self.columns is None else len(self.columns)
+        return n + (1 if params.bias >= 0 else 0)
+
+    def call(self, method, *args):
+        return self.tree.round(method, *args)
+
+
+def train_partitioned_oneclass(dataset, params, rule, n_passes, on_round=None,
+                               columns=None):
+    """The FitResult (w, rho) of -s 21 by the partitioned one-class dual on the workers
+    holding `dataset`'s parts; with `columns`, on the workers' own columns."""
+    blocks = OneClassBlocks(Placement(dataset), params, columns)
+    try:
+        result = POC.fit_partitioned_oneclass(blocks, blocks.w_size(params), params, rule,
+                                              n_passes, on_round)
     finally:
         blocks.close()
     if blocks.columns is None:

@@ -19,6 +19,7 @@ from ..planning.class_plan import (assemble_model, block_seeds, first_appearance
 from ..solvers import fit_task
 from ..solvers import partitioned_dual_cd as P
 from ..solvers import partitioned_crammer_singer as PCS
+from ..solvers import partitioned_oneclass as POC
 from .train import after_dual_cap
 
 
@@ -42,6 +43,9 @@ def train_partitioned_in_process(problem: Problem, params: Params, n_blocks: int
     if params.spec.all_classes:
         return _crammer_singer(problem, params, plan, bounds, parts_per_block, rule,
                                n_passes, emit, on_round)
+    if params.spec.kind == "oneclass":
+        return _oneclass(problem, params, bounds, parts_per_block, rule, n_passes, emit,
+                         on_round)
     blocks = []
     for b in range(n_blocks):
         cuts = np.linspace(bounds[b], bounds[b + 1], parts_per_block + 1).astype(np.int64)
@@ -91,3 +95,17 @@ def _crammer_singer(problem, params, plan, bounds, parts_per_block, rule, n_pass
                                                 n_passes or P.DEFAULT_LOCAL_PASSES, on_round)
     return assemble_model(params, problem.n_features, label, [result], emit)
 
+
+def _oneclass(problem, params, bounds, parts_per_block, rule, n_passes, emit,
+              on_round) -> Model:
+    """-s 21 on the simulated blocks (solvers.partitioned_oneclass)."""
+    U = (np.ones(problem.n_samples) if problem.sample_weight is None
+         else np.asarray(problem.sample_weight, dtype=np.float64))
+    blocks = [POC.OneClassBlock(_row_blocks(problem, bounds, b, parts_per_block),
+                                U[bounds[b]:bounds[b + 1]], params.bias, problem.n_features, b)
+              for b in range(len(bounds) - 1)]
+    w_size = problem.n_features + (1 if params.bias >= 0 else 0)
+    result = POC.fit_partitioned_oneclass(POC.SimulatedOneClassBlocks(blocks), w_size, params,
+                                          rule or params.partition_rule,
+                                          n_passes or P.DEFAULT_LOCAL_PASSES, on_round)
+    return assemble_model(params, problem.n_features, None, [result], emit)

@@ -207,7 +207,9 @@ class Choice:
         if self.mode is Mode.PARTITIONED_DUAL_CD:
             method = ("Crammer-Singer's sequential dual CD on each worker's own rows, "
                       "their k-column steps of W combined" if p.spec.all_classes else
-                      "dual CD on each worker's own rows")
+                      "one-class dual CD on each worker's own rows, each keeping its share "
+                      "of sum(alpha), mass moved between workers by the max-violating pair"
+                      if p.spec.kind == "oneclass" else "dual CD on each worker's own rows")
             return f"{s} partitioned: {method} ({n} worker(s), rule {p.partition_rule})"
         if is_map_reduce(p):        # Newton on copies, its classes in groups
             return (f"{s} on a copy of the data per worker ({n} worker(s)), the "
