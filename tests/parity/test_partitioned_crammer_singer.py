@@ -13,10 +13,11 @@ from dlinear.solvers.primal_objective_values import primal_objective
 from tests.support.liblinear_oracle import f_star, liblinear_train
 
 # At -e 1e-5 against liblinear-official at -e 1e-5: measured up to 2.2e-6 (K = 1, 2, 3,
-# each rule). At the default -e 0.1 LIBLINEAR's -s 4 rule is loose: liblinear-official
+# each rule) on the 3000 rows, 4.2e-6 on their first 1000 (2 workers, the estimator
+# test). At the default -e 0.1 LIBLINEAR's -s 4 rule is loose: liblinear-official
 # stops 1.04% above the optimum f*, the partitioned runs 1.3% (K = 1) to 2.6% (K = 2,
 # cocoa), so those are held against f*.
-TIGHT_TOL = 4e-6
+TIGHT_TOL = 6e-6
 DEFAULT_EPS_TOL = 3e-2
 ACCURACY_POINTS = 0.5      # test-set accuracy against liblinear-official's, in points
 
@@ -154,3 +155,28 @@ def test_workers_too_small_for_a_copy_train_it_partitioned(tmp_path, capsys):
     f_theirs = primal_objective(data, params, theirs)
     model = dlinear.load_model(tmp_path / "m")
     assert abs(relative_to(data, params, model, f_theirs)) <= TIGHT_TOL
+
+
+@pytest.mark.slow
+@pytest.mark.cluster
+def test_linear_svc_crammer_singer_partition_on_dask_arrays(client, multiclass_split):
+    da = pytest.importorskip("dask.array")
+    from dlinear.estimators import LinearSVC
+    train_set, test_set = multiclass_split
+    train_set = train_set.subset(np.arange(1000))
+    X = train_set.to_scipy().toarray()
+    dX = da.from_array(X, chunks=(500, X.shape[1]))
+    dy = da.from_array(train_set.y, chunks=500)
+    est = LinearSVC(multi_class="crammer_singer", partition=True, fit_intercept=False,
+                    tol=1e-5, max_iter=3000).fit(dX, dy)
+    _, theirs = liblinear_train(train_set, "-s 4 -e 1e-5")
+    params = Params(solver_type=4, eps=1e-5)
+    f_theirs = primal_objective(train_set, params, theirs)
+    W = est.coef_.T                          # (features, classes) in est.classes_ order
+    Z = X @ W
+    rows = np.arange(train_set.n_samples)
+    y = np.searchsorted(est.classes_, train_set.y)
+    margins = 1.0 + Z - Z[rows, y][:, None]
+    margins[rows, y] = 0.0
+    f = 0.5 * (W * W).sum() + margins.max(axis=1).sum()
+    assert abs(f - f_theirs) <= TIGHT_TOL * abs(f_theirs)
