@@ -180,3 +180,48 @@ def test_linear_svc_crammer_singer_partition_on_dask_arrays(client, multiclass_s
     margins[rows, y] = 0.0
     f = 0.5 * (W * W).sum() + margins.max(axis=1).sum()
     assert abs(f - f_theirs) <= TIGHT_TOL * abs(f_theirs)
+
+
+@pytest.mark.slow
+@pytest.mark.cluster
+def test_only_k_column_steps_and_n_vectors_reach_the_workers(client):
+    """Per round each worker receives W (k x n) and a few k-vectors (-s 4), or w and
+    scalars (-s 21): never a part; the parts stay where they were."""
+    from dlinear.cluster import Dataset
+    from dlinear.cluster.objective import Placement
+    from dlinear.cluster.partitioned_cd import (CrammerSingerPayload, OneClassBlocks,
+                                                PartitionedBlocks)
+    from dlinear.datasets.rcv1_like import make_rcv1_like
+    from dlinear.solvers.partitioned_crammer_singer import fit_partitioned_crammer_singer
+    from dlinear.solvers.partitioned_oneclass import fit_partitioned_oneclass
+    problem = make_rcv1_like(4000, n_features=1000, n_classes=3, nnz_per_row=30, seed=3)
+    data = Dataset.from_arrays(problem, None, client, n_parts=4)
+    before = client.who_has(data.parts)
+    vector = 8 * problem.n_features
+    part_bytes = problem.nnz * 12 // 4
+    label = np.unique(problem.y).astype(np.int64)
+    params = Params(solver_type=4).resolved()
+    blocks = PartitionedBlocks(Placement(data), label, np.ones(3), params,
+                               payload=CrammerSingerPayload)
+    try:
+        result = fit_partitioned_crammer_singer(blocks, 3, problem.n_features, params)
+        received, _, _ = blocks.stats()
+        assert blocks.n_calls == result.n_iter and len(blocks.actors) == 2
+        # per round and actor: W (k x n), and k class ids, step sizes, sigma', the binary
+        # duals' unused inner tolerances and (k x 2) bounds
+        per_round = 3 * vector + 6 * 3 * 8
+        assert 2 * 3 * vector <= received <= 2 * result.n_iter * per_round
+        assert per_round < part_bytes / 10
+    finally:
+        blocks.close()
+    params = Params(solver_type=21).resolved()
+    blocks = OneClassBlocks(Placement(data), params)
+    try:
+        result = fit_partitioned_oneclass(blocks, problem.n_features, params)
+        received, _, _ = blocks.stats()
+        # the rounds, and the sizes, the start and rho's statistics
+        assert blocks.n_calls == result.n_iter + 3
+        assert 2 * vector <= received <= 2 * (result.n_iter + 1) * vector
+    finally:
+        blocks.close()
+    assert client.who_has(data.parts) == before
