@@ -14,6 +14,11 @@ traffic, where sending them through the client would move O(rows) per worker, an
 the rounds that brought them there. Parts rebuilt elsewhere from their lineage restart
 from alpha = 0 (feasible), and the driver's w is recomputed from all dual variables by
 one reduction before the round is repeated.
+
+-s 4 and -s 21 ride the same tree with payloads of their own: CrammerSingerPayload (the
+rows' alpha for all k classes at once, W and its steps k x n) and OneClassPayload (each
+block's share of sum(alpha); after a lost worker its rounds start again, as the lost
+rows took part of that sum).
 """
 from __future__ import annotations
 
