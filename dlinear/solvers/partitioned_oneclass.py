@@ -7,7 +7,7 @@ which the partitioned step keeps exact:
 
 - each block keeps its share s_b of the sum; its local step (kernels/block_oneclass.py)
   moves mass between its own rows only, by LIBLINEAR's two-variable steps on the
-  max-violating pairs of its rows (Chou, Lin, Chang & Lin 2020), on the block-diagonal
+  max-violating pairs of its rows (Chou et al., SDM 2020), on the block-diagonal
   subproblem scaled by sigma' as the binary duals' (partitioned_dual_cd.py);
 - mass moves between blocks by the max-violating pair *across* blocks: each block
   reports its smallest gradient of a row with room and its largest of a row with mass,
@@ -15,9 +15,13 @@ which the partitioned step keeps exact:
   t from b's share to a's, t = (G_b - G_a) / (sigma' (||x_a|| + ||x_b||)^2) (the
   pair's step with its curvature bounded by Cauchy-Schwarz: the rows are on different
   workers), within a's room and b's mass;
+  t is in units of that step times a factor doubled after a round whose line search
+  would have gone further and halved after one it cut (never below 1); after a round
+  whose step the line search refused, no shift (its extremes were stale);
 - the driver combines the blocks' steps (each with sum 0, the shift's +t and -t) by the
-  binary duals' rules, a round with a shift always by the line search (eta <= 1); the dual is 0.5 ||w||^2 only, so the line search needs w.dw and
-  dw.dw; any eta in [0, 1] keeps every row in its box and the sum exact.
+  binary duals' rules, a round with a shift always by the line search (eta <= 1); the
+  dual is 0.5 ||w||^2 only, so the line search needs w.dw and dw.dw; any eta in [0, 1]
+  keeps every row in its box and the sum exact.
 
 Stopping rule: LIBLINEAR's, max_{alpha_i < U_i} -G_i - min_{alpha_i > 0} -G_i < eps over
 all rows at the round's alpha (the reduced extremes). rho as LIBLINEAR's: the mean
