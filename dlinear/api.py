@@ -10,6 +10,7 @@ so neither imports the other: the layers below know nothing of the backends abov
 from __future__ import annotations
 
 from dataclasses import replace
+import os
 import sys
 from typing import Callable, Optional
 
@@ -19,12 +20,13 @@ from .cluster import Dataset, cross_validation_on_cluster, train_on_cluster
 from .cluster.dataset import current_client
 from .cluster.search import find_parameters_on_cluster
 from .data.libsvm_reader import Problem
-from .errors import DlinearError
+from .errors import DlinearError, surfacing_interrupts
 from .model import Model
 from .in_process.model_selection import checked_search_params, find_parameters_in_process
 from .params import Params, check_parameter
 from .predict import PREDICTIONS, predict_block
 from .in_process.train import cross_validation_in_process, train_in_process
+from .solvers.checkpoint import refuse as refuse_checkpoint
 
 
 def is_dask_collection(x) -> bool:
@@ -79,13 +81,11 @@ def _cluster_dataset(data, y, sample_weight, client):
     return Dataset.from_arrays(data, y, client, sample_weight=sample_weight)
 
 
-# a cluster fit takes weights (not a Model) as the warm start of -s 0, 2, 11 only
-WARM_START_ON_CLUSTER = "-i is not yet supported with --scheduler/--workers"
-
-
+@surfacing_interrupts
 def train(data, params: Params, log: Optional[Callable[[str], None]] = None,
           n_threads: Optional[int] = None, client=None, partition: Optional[bool] = None,
-          *, y=None, sample_weight=None, init=None, memory=None) -> Model:
+          *, y=None, sample_weight=None, init=None, memory=None,
+          checkpoint=None) -> Model:
     """Train a LIBLINEAR model, in this process or on a Dask cluster.
 
     A Problem or matrix trains in this process unless a ``client`` is given; a Dataset
@@ -129,13 +129,18 @@ def train(data, params: Params, log: Optional[Callable[[str], None]] = None,
         the same optimum as a fit from zero. A model with fewer features than the data
         is extended with zero weights; more features, other labels, another bias or a
         model of another problem family is a DlinearError. Weights are shaped like
-        ``Model.w``. In this process only, for now.
+        ``Model.w``. The same on a cluster, in every mode: the partitioned dual CD
+        starts each worker's rows from their duals consistent with the weights.
     memory : int or str, optional
         In this process, the memory budget of the fit: bytes, or a size such as "800M",
         "2G", "1.5GB" (powers of 1024), counting the data and the solver's state. By
         default the smaller of the available RAM and the process's cgroup memory limit,
         against which only the solver's state is counted (the data is already held).
         A fit that needs more raises DlinearError before training.
+    checkpoint : str or os.PathLike, optional
+        A directory where the solver's state is saved every ``params.checkpoint_every``
+        seconds and resumed from (``--checkpoint``, ``params.checkpoint``;
+        docs/guide/checkpoints.rst). In this process only.
 
     Returns
     -------
@@ -156,10 +161,9 @@ def train(data, params: Params, log: Optional[Callable[[str], None]] = None,
         params = replace(params, partition=bool(partition))
     if init is not None:
         params = replace(params, init_sol=init)
+    if checkpoint is not None:
+        params = replace(params, checkpoint=os.fspath(checkpoint))
     data, here = _training_data(data, y, sample_weight, client)
-    if not here and params.init_sol is not None and (isinstance(params.init_sol, Model)
-                                                     or not params.spec.newton):
-        raise DlinearError(WARM_START_ON_CLUSTER)
     if here:
         if params.partition:
             raise DlinearError("partition=True trains on a Dask cluster: pass a "
@@ -167,6 +171,7 @@ def train(data, params: Params, log: Optional[Callable[[str], None]] = None,
         _check_memory(data, params, n_threads, memory)
         return train_in_process(data, params, log=log, n_threads=n_threads)
     check_parameter(params)
+    refuse_checkpoint(params, "a Dask cluster (in this process only, for now)")
     dataset = _cluster_dataset(data, y, sample_weight, client)
     return train_on_cluster(dataset, params.resolved(), client=client, log=log)
 
@@ -189,6 +194,7 @@ def _check_memory(problem: Problem, params: Params, n_threads, memory) -> None:
     check_fits(need, budget, "dlinear.train", held=csr if memory is None else 0)
 
 
+@surfacing_interrupts
 def cross_validation(data, params: Params, nr_fold: int,
                      log: Optional[Callable[[str], None]] = None, client=None,
                      n_threads: Optional[int] = None, *, y=None,
@@ -215,6 +221,7 @@ def cross_validation(data, params: Params, nr_fold: int,
     DlinearError
         As for :func:`train`.
     """
+    refuse_checkpoint(params, "cross validation (-v)")
     data, here = _training_data(data, y, sample_weight, client)
     if here:
         return cross_validation_in_process(data, params, nr_fold, log=log,
@@ -225,6 +232,7 @@ def cross_validation(data, params: Params, nr_fold: int,
                                        log=log)
 
 
+@surfacing_interrupts
 def find_parameters(data, params: Params, nr_fold: int, start_C: Optional[float] = None,
                     start_p: Optional[float] = None,
                     log: Optional[Callable[[str], None]] = None, client=None,
@@ -259,6 +267,7 @@ def find_parameters(data, params: Params, nr_fold: int, start_C: Optional[float]
     DlinearError
         For a solver without a search, or as for :func:`train`.
     """
+    refuse_checkpoint(params, "the parameter search (-C)")
     data, here = _training_data(data, y, sample_weight, client)
     if here:
         return find_parameters_in_process(data, params, nr_fold, start_C, start_p, log=log,

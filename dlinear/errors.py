@@ -15,6 +15,44 @@ class DataError(DlinearError):
     CLI adds the file's name."""
 
 
+class WarmStartError(DlinearError):
+    """A warm start that does not fit the data or the parameters (the CLI names the -i
+    file)."""
+
+
+def interrupt_in(error: BaseException):
+    """The KeyboardInterrupt in error's chain (itself, its cause or context), or None.
+    Numba's wrapper of a kernel runs Python code as it boxes the result
+    (numba.core.serialize._numba_unpickle): a Ctrl-C pending then raises there, and the
+    wrapper returns its result with the exception set, which CPython reports as
+    "SystemError: CPUDispatcher(...) returned a result with an exception set", caused by
+    the KeyboardInterrupt."""
+    seen = set()
+    while error is not None and id(error) not in seen:
+        if isinstance(error, KeyboardInterrupt):
+            return error
+        seen.add(id(error))
+        error = error.__cause__ or error.__context__
+    return None
+
+
+def surfacing_interrupts(function):
+    """`function` with a SystemError that a Ctrl-C caused (interrupt_in) raised as that
+    KeyboardInterrupt: a caller's Ctrl-C is a KeyboardInterrupt, wherever it landed."""
+    import functools
+
+    @functools.wraps(function)
+    def run(*args, **kwargs):
+        try:
+            return function(*args, **kwargs)
+        except SystemError as e:
+            interrupt = interrupt_in(e)
+            if interrupt is None:
+                raise
+            raise interrupt from None
+    return run
+
+
 class ConvergenceWarning(UserWarning):
     """A solver stopped at an iteration cap rather than at its tolerance.
 

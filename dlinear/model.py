@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .errors import DlinearError
-from .data.fileio import atomic_output
+from .data.fileio import SAVE_FAILURE, atomic_output
 from .solver_table import SOLVER_BY_NAME, SOLVERS
 
 
@@ -105,8 +105,6 @@ def nr_w_of(solver_type: int, nr_class: int) -> int:
 
 # save_model formats this many rows of weights at a time
 _SAVE_BLOCK_ROWS = 1 << 16
-# LIBLINEAR's train's words when the model file cannot be written
-SAVE_FAILURE = "can't save model to file"
 
 
 def save_model(path, model: Model) -> None:

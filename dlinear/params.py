@@ -1,13 +1,15 @@
 """Training parameters, LIBLINEAR's command-line options and its check_parameter."""
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass, field, replace
-from typing import Optional
-
-import numpy as np
+from typing import TYPE_CHECKING, Optional
 
 from .errors import DlinearError
 from .solver_table import DUAL_MAX_ITER, PARTITION_RULES, SOLVERS, solvers_text
+
+if TYPE_CHECKING:       # NumPy loads where it is used: a command's checks come first
+    import numpy as np
 
 
 INT64_MAX = 2**63 - 1
@@ -76,6 +78,11 @@ class Params:
         regression model, (w_size, k) for k classes.
     l1_ratio : float or None, default None
         ``--l1-ratio`` of -s 6 (the elastic net); None is LIBLINEAR's L1.
+    checkpoint : str or None, default None
+        ``--checkpoint DIR``: save the solver's state in DIR and resume from it
+        (docs/guide/checkpoints.rst).
+    checkpoint_every : float, default 10.0
+        ``--checkpoint-every``: seconds of training between two checkpoints.
     """
 
     solver_type: int = 1
@@ -100,6 +107,8 @@ class Params:
     partition_rule: Optional[str] = None
     init_sol: Optional[np.ndarray] = None
     l1_ratio: Optional[float] = None
+    checkpoint: Optional[str] = None
+    checkpoint_every: float = 10.0
     # The #weights of the Newton steps' CG cap max(#weights, 5) when it is not the fit's
     # own: a fit on the columns that occur (dlinear.data.columns) keeps the cap of all the
     # columns, so it stops where the fit on all of them stops. None: the fit's #weights.
@@ -129,6 +138,7 @@ def class_C(label, params: Params, C: Optional[float] = None):
     """LIBLINEAR's weighted_C: for each class of `label` (in that order), C (params.C by
     default) times its -wi weights, applied in the order given; and the weight labels that
     match no class (LIBLINEAR warns about them)."""
+    import numpy as np
     label = np.asarray(label)
     weighted_C = np.full(len(label), float(params.C if C is None else C))
     unknown = []
@@ -239,6 +249,6 @@ def _check_l1_ratio(params: Params) -> None:
     if not params.spec.elastic_net:
         raise DlinearError(f"--l1-ratio (elastic net) is only for "
                            f"{solvers_text(lambda s: s.elastic_net)}")
-    if isinstance(ratio, bool) or not isinstance(ratio, (int, float, np.integer, np.floating)) \
+    if isinstance(ratio, bool) or not isinstance(ratio, numbers.Real) \
             or not 0.0 <= ratio <= 1.0:
         raise DlinearError(f"l1_ratio < 0 or l1_ratio > 1 (got {ratio!r})")

@@ -20,15 +20,19 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Callable, Optional
 
-# SolverSpec.method: how the solver minimises
-METHODS = (
-    "newton",              # primal Newton (line search or trust region), CG on Hv
-    "dual_cd",             # dual coordinate descent, one variable per step (Hsieh et al.)
-    "primal_cd",           # primal coordinate descent with a line search (Fan et al. App. F)
-    "newglmnet",           # Newton steps solved by coordinate descent (Fan et al. App. G)
-    "multiclass_dual_cd",  # Crammer-Singer's dual, one row's k variables per step
-    "oneclass_dual_cd",    # two-variable dual CD under the one-class equality constraint
-)
+# SolverSpec.method: how the solver minimises (the docs' solver table shows these texts)
+METHODS = {
+    "newton": "primal Newton with preconditioned CG (LIBLINEAR 2.40+) or TRON",
+    "dual_cd": "dual coordinate descent, one variable per step, with random permutation "
+               "and shrinking (Hsieh et al. 2008)",
+    "primal_cd": "primal coordinate descent with a line search (Fan et al. 2008, App. F)",
+    "newglmnet": "newGLMNET: Newton steps solved by coordinate descent "
+                 "(Fan et al. 2008, App. G)",
+    "multiclass_dual_cd": "Crammer and Singer's dual, one row's k variables per step "
+                          "(Fan et al. 2008, App. E)",
+    "oneclass_dual_cd": "two-variable dual coordinate descent under the one-class equality "
+                        "constraint (LIBLINEAR 2.50)",
+}
 # SolverSpec.search: what each C of the -C search starts from
 SEARCH_WARM_STARTS = ("primal", "dual")
 # how the partitioned dual CD combines its blocks' steps (solvers.partitioned_dual_cd)
@@ -96,7 +100,8 @@ class SolverSpec:
                                        ("partition_rule", self.partition_rule,
                                         PARTITION_RULES)):
             if value not in allowed:
-                raise ValueError(f"-s {self.id}: {field_} {value!r} is not one of {allowed}")
+                raise ValueError(f"-s {self.id}: {field_} {value!r} is not one of "
+                                 f"{tuple(allowed)}")
 
     @property
     def newton(self) -> bool:
@@ -219,3 +224,9 @@ def solvers_text(test: Callable[[SolverSpec], bool], last: str = "and") -> str:
     """The rows for which test(spec) holds as messages name them: "-s 1, 3 and 7"."""
     ids = [str(s.id) for s in SOLVERS.values() if test(s)]
     return "-s " + (ids[0] if len(ids) == 1 else f"{', '.join(ids[:-1])} {last} {ids[-1]}")
+
+
+def solver_ids(test: Callable[[SolverSpec], bool] = lambda spec: True) -> list:
+    """The -s numbers of the available rows for which test(spec) holds, in registry order
+    (help texts, case lists of tools and benchmarks)."""
+    return [s.id for s in SOLVERS.values() if s.available and test(s)]

@@ -6,6 +6,8 @@ Facts are kept in one place:
 - ``.. dlinear-help:: train`` prints a command's usage text as the program prints it
   (dlinear/cli/train_predict.py, dlinear/cli/jobs.py, dlinear/datasets/rcv1_like.py), so
   the options are written once, in the code;
+- ``.. dlinear-solvers::`` is the solver table, made from the registry rows
+  (dlinear/solver_table.py), so a new solver is listed without editing a page;
 - docs/benchmarks.md includes BENCHMARKS.md, the one copy of the measured figures, parsed
   as Markdown by MyST (its tables become HTML tables).
 """
@@ -14,6 +16,7 @@ import sys
 from pathlib import Path
 
 from docutils import nodes
+from docutils.statemachine import StringList
 from sphinx.util.docutils import SphinxDirective
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -84,6 +87,43 @@ class HelpDirective(SphinxDirective):
         return [block]
 
 
+# the options a registry flag allows, in the order the table lists them
+_SOLVER_OPTIONS = (("probability", "``-b 1``"), ("search", "``-C``"), ("init_sol", "``-i``"),
+                   ("regularize_bias_optional", "``-R``"), ("newton", "``--newton tron``"),
+                   ("two_variable_cd", "``--cd-block 2``"), ("online", "``--online``"),
+                   ("primal_cd", "``--primal-cd``"), ("multinomial", "``--multinomial``"),
+                   ("elastic_net", "``--l1-ratio``"), ("partitioned", "``--partition``"))
+
+
+def _solver_table() -> str:
+    """The solver table (reStructuredText): one row per registry row, in its order."""
+    from dlinear import Params
+    from dlinear.solver_table import METHODS, SOLVERS
+    default = Params().solver_type
+    lines = [".. list-table::", "   :header-rows: 1", "",
+             "   * - ``-s``", "     - solver", "     - model file", "     - method",
+             "     - default ``-e``", "     - options"]
+    for spec in SOLVERS.values():
+        options = [text for flag, text in _SOLVER_OPTIONS if getattr(spec, flag)]
+        lines += [f"   * - {spec.id}",
+                  f"     - {spec.description}" + (", the default" if spec.id == default else "")
+                  + ("" if spec.available else " (not available in this version)"),
+                  f"     - ``{spec.name}``", f"     - {METHODS[spec.method]}",
+                  f"     - {spec.default_eps:g}", f"     - {', '.join(options) or '-'}"]
+    return "\n".join(lines) + "\n"
+
+
+class SolverTableDirective(SphinxDirective):
+    """``.. dlinear-solvers::``: the solver table made from the registry."""
+
+    def run(self):
+        container = nodes.container()
+        self.state.nested_parse(StringList(_solver_table().splitlines(),
+                                           source="dlinear/solver_table.py"),
+                                self.content_offset, container)
+        return container.children
+
+
 def _skip_metadata_routing(app, what, name, obj, skip, options):
     """scikit-learn's metadata-routing methods (set_fit_request & co) are scikit-learn's to
     document, not dlinear's."""
@@ -95,4 +135,5 @@ def _skip_metadata_routing(app, what, name, obj, skip, options):
 def setup(app):
     app.connect("autodoc-skip-member", _skip_metadata_routing)
     app.add_directive("dlinear-help", HelpDirective)
+    app.add_directive("dlinear-solvers", SolverTableDirective)
     return {"parallel_read_safe": True}

@@ -3,6 +3,7 @@ check's --solver-eps-scale option. The functions the test files share are in
 tests/support (imported as tests.support...), LIBLINEAR among them."""
 import functools
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
@@ -18,6 +19,18 @@ def pytest_addoption(parser):
         help="mutation check (scripts/tools/mutation_check.py): every dlinear solver "
              "runs at FACTOR times the eps it is asked for; LIBLINEAR is "
              "untouched. The parity tests must then fail.")
+
+
+CLUSTER_FOLDER = Path(__file__).resolve().parent / "cluster"
+
+
+def pytest_collection_modifyitems(config, items):
+    """The `cluster` marker is the folder: every test in tests/cluster has it (so
+    `-m cluster` and `tests/cluster` select the same tests; tests/unit/test_markers.py
+    checks that no test elsewhere is marked by hand)."""
+    for item in items:
+        if CLUSTER_FOLDER in Path(str(item.path)).resolve().parents:
+            item.add_marker(pytest.mark.cluster)
 
 
 def pytest_configure(config):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 
-from ..errors import DlinearError
+from ..errors import DlinearError, interrupt_in
 from . import startup
 
 
@@ -88,7 +88,7 @@ def exit_status(command, program: str = "dlinear", usage: str = "",
     except KeyboardInterrupt:
         return interrupted()
     except SystemError as e:
-        if _caused_by_interrupt(e):
+        if interrupt_in(e) is not None:     # Ctrl-C as Numba boxed a kernel's result
             return interrupted()
         raise
 
@@ -117,18 +117,3 @@ def answering_ctrl_c(work):
     if "error" in outcome:
         raise outcome["error"]
     return outcome["value"]
-
-
-def _caused_by_interrupt(error: BaseException) -> bool:
-    """Whether a KeyboardInterrupt is in error's chain. Numba's wrapper of a kernel runs
-    Python code as it boxes the result (numba.core.serialize._numba_unpickle): a Ctrl-C
-    pending then raises there, and the wrapper returns its result with the exception set,
-    which CPython reports as "SystemError: CPUDispatcher(...) returned a result with an
-    exception set", caused by the KeyboardInterrupt (every time, in a loop of calls)."""
-    seen = set()
-    while error is not None and id(error) not in seen:
-        if isinstance(error, KeyboardInterrupt):
-            return True
-        seen.add(id(error))
-        error = error.__cause__ or error.__context__
-    return False

@@ -10,41 +10,21 @@ import sys
 import warnings
 from dataclasses import replace
 
-import numpy as np
+import math
 
-from ..api import WARM_START_ON_CLUSTER, cross_validation, find_parameters, train
-from ..cluster import Dataset, cluster_client, make_security
-from ..cluster.dataset import with_sample_weight
-from ..cluster.engine import training_mode
+# Only light modules here: options and output paths are checked before Numba, SciPy and
+# Dask load (seconds), so that a mistake answers at once; the functions that train import them.
 from ..cluster.session import CONNECT_TIMEOUT, SCHEDULER_ENV
-from .compile_notice import CompileNotice
-from ..data.binary_format import read_dataset
-from ..data.libsvm_reader import Problem
-from ..errors import ConvergenceWarning, DataError, DlinearError
+from ..errors import ConvergenceWarning, DataError, DlinearError, WarmStartError
+from .path_models import path_models_directory, write_path_models
 from .exit import UsageError, _HelpRequested, _VersionRequested, answering_ctrl_c, command_line
-from .inputs import (check_model_size, check_weight_count, input_shape, memory_plan,
-                     read_weight_file)
-from ..data.fileio import check_writable
-from ..model import SAVE_FAILURE, load_model, save_model
-from ..planning.formulation import choose_formulation, problem_scale
+from ..data.fileio import SAVE_FAILURE, check_writable, write_text_atomically
 from ..planning.memory_budget import parse_size
-from ..planning.modes import Choice, Cluster, Data, Mode, choose, is_map_reduce
 from ..params import Params, check_parameter
-from ..planning.class_plan import WarmStartError, first_appearance
-from ..in_process.out_of_core import train_out_of_core
-from ..predict import evaluate
 from ..progress import quiet as quiet_progress
-from ..solver_table import SOLVERS
+from ..solver_table import SOLVERS, solver_ids, solvers_text
 from ..threads import available_cores
-
-
-def _solver_lines(kind: str) -> str:
-    return "".join(f"\t{s.id:2d} -- {s.description}\n" for s in SOLVERS.values()
-                   if s.kind == kind)
-
-
-def _warm_start_solvers() -> str:
-    return "-s " + ", ".join(str(s.id) for s in SOLVERS.values() if s.init_sol)
+from .solver_help import ids as _ids, solver_lines as _solver_lines
 
 
 TRAIN_USAGE = (
@@ -75,13 +55,16 @@ TRAIN_USAGE = (
     "\t\twhere f is the dual function (default 0.1)\n"
     "-B bias : if bias >= 0, instance x becomes [x; bias]; if < 0, no bias term added (default -1)\n"
     "-R : not regularize the bias; must with -B 1 to have the bias; DON'T use this unless you know what it is\n"
-    "\t(for -s 0, 2, 5, 6, 11; with -s 1 or 3, a true bias: the dual with y^T alpha = 0)\n"
+    f"\t(for -s {_ids(lambda s: s.regularize_bias_optional and not s.dual)}; with "
+    f"{solvers_text(lambda s: s.regularize_bias_optional and s.dual, 'or')}, a true bias: "
+    "the dual with y^T alpha = 0)\n"
     "-wi weight: weights adjust the parameter C of different classes (see README for details)\n"
     "-W weight_file: set instance weights, one per line (multiply each instance's C)\n"
     "-v n: n-fold cross validation mode\n"
-    "-C : find parameters (C for -s 0, 1, 2, 3 and C, p for -s 11)\n"
+    f"-C : find parameters (C for -s {_ids(lambda s: s.search and s.kind == 'classification')}"
+    f" and C, p for -s {_ids(lambda s: s.search and s.kind == 'regression')})\n"
     "-i initial_model_file : warm start from this model (same labels, bias and kind of\n"
-    "\tsolver, at most the data's features; " + _warm_start_solvers() + ")\n"
+    f"\tsolver, at most the data's features; -s {_ids(lambda s: s.init_sol)})\n"
     "-q : quiet mode (no outputs)\n"
     "-m nr_thread : read and train in this process on nr_thread threads (default: one per\n"
     "\tcore); the model is the same for any number, but for the dual CD of a large\n"
@@ -99,34 +82,38 @@ TRAIN_USAGE = (
     "\ttraining file, e.g. endpoint_url=http://minio:9000 (repeatable; a value is read as JSON\n"
     "\twhen it parses, else as text)\n"
     "--seed n : seed of the random permutations and CV folds (default 1)\n"
+    "--path-models dir : with -C, write every C's model on the whole set as dir/model.C=<C>\n"
     "--max-iter n : outer-iteration cap of the dual solvers (default 300, as LIBLINEAR)\n"
-    "--cd-block k : -s 1, 3: dual CD on k = 1 (default) or 2 variables at a time\n"
-    "--primal-cd : -s 2 by primal coordinate descent (Chang, Hsieh and Lin 2008; passes capped by --max-iter)\n"
-    "--online : -s 1, 3 and -s 2 --primal-cd: random coordinates with replacement, no shrinking\n"
+    f"--cd-block k : -s {_ids(lambda s: s.two_variable_cd)}: dual CD on k = 1 (default) or 2 variables at a time\n"
+    f"--primal-cd : -s {_ids(lambda s: s.primal_cd)} by primal coordinate descent (Chang, Hsieh and Lin 2008; passes capped by --max-iter)\n"
+    f"--online : -s {_ids(lambda s: s.online)} and -s {_ids(lambda s: s.primal_cd)} --primal-cd: random coordinates with replacement, no shrinking\n"
     "--max-updates n : update budget of --online (default max-iter x #variables)\n"
     "--float32 : store the feature values in 4 bytes instead of 8 (sums stay float64;\n"
     "\tobjectives within 1e-6 relative of the float64 fit)\n"
     "--memory size : the memory a training in this process may use, e.g. 800M, 2G, 1.5GB\n"
     "\t(K, M, G, T: powers of 1024; default: the smaller of the available RAM and the\n"
     "\tprocess's cgroup memory limit); data whose fit needs more is refused before it is read\n"
-    "--newton {linesearch,tron} : -s 0, 2, 11 by line-search (default) or trust-region Newton\n"
-    "--multinomial : -s 0: multinomial (softmax) logistic regression instead of one-vs-rest;\n"
+    "--newton {linesearch,tron} : -s " + _ids(lambda s: s.newton) + " by line-search (default) or trust-region Newton\n"
+    f"--multinomial : -s {_ids(lambda s: s.multinomial)}: multinomial (softmax) logistic regression instead of one-vs-rest;\n"
     "\tthe model file says L2R_LR_MULTINOMIAL, which LIBLINEAR's predict refuses\n"
-    "--l1-ratio r : -s 6: elastic net, min r*|w|_1 + (1-r)/2*|w|_2^2 + C*sum loss, 0 <= r <= 1\n"
+    f"--l1-ratio r : -s {_ids(lambda s: s.elastic_net)}: elastic net, min r*|w|_1 + (1-r)/2*|w|_2^2 + C*sum loss, 0 <= r <= 1\n"
     "\t(default 1: LIBLINEAR's L1; 0: pure L2, by the same newGLMNET; the model file is -s 6's)\n"
-    "--partition : on a cluster, -s 1, 3, 4, 7, 12, 13, 21 by partitioned dual CD: each worker\n"
+    f"--partition : on a cluster, -s {_ids(lambda s: s.partitioned_dual_cd)} by partitioned dual CD: each worker\n"
     "\tsolves its own rows, no copy of the data per worker (default: when the data does not\n"
-    "\tfit one worker's memory); -s 0, 2, 11: Newton map-reduced over the parts (the\n"
+    f"\tfit one worker's memory); -s {_ids(lambda s: s.partitioned and s.newton)}: Newton "
+    "map-reduced over the parts (the\n"
     "\tdefault, except one-vs-rest with 3+ classes on data that fits one worker);\n"
-    "\t-s 5, 6: OWL-QN map-reduced over the parts (default: when the data does not fit one\n"
+    f"\t-s {_ids(lambda s: s.partitioned_owlqn)}: OWL-QN map-reduced over the parts (default: when the data does not fit one\n"
     "\tworker); --no-partition: a copy per worker, classes in parallel\n"
     "--partition-rule {adaptive,linesearch,cocoa} : how --partition combines the workers'\n"
     "\tsteps: a line search on subproblems scaled between the next two (default), the\n"
     "\tblock-diagonal approximation with a line search, or CoCoA+ adding\n"
+    "--checkpoint dir : save the solver's state in dir every --checkpoint-every s seconds\n"
+    "\t(default 10) and resume from it when run again (docs: checkpoints)\n"
     "--version : print dlinear's version\n"
     "-h, --help : show this help\n"
     "Solvers available in this version: "
-    + ", ".join(f"-s {s.id}" for s in SOLVERS.values() if s.available) + "\n"
+    + ", ".join(f"-s {sid}" for sid in solver_ids()) + "\n"
 )
 
 PREDICT_USAGE = (
@@ -158,7 +145,7 @@ def _number(option: str, text: str, kind=float):
     except ValueError:
         raise UsageError(f"option {option} needs a{'n integer' if kind is int else ' number'}, "
                          f"got {text!r}") from None
-    if kind is float and not np.isfinite(value):
+    if kind is float and not math.isfinite(value):
         raise UsageError(f"option {option} needs a finite number, got {text!r}")
     return value
 
@@ -169,8 +156,8 @@ def parse_train_args(argv: list[str]):
     opts = {"quiet": False, "nr_fold": 0, "find_C": False, "workers": None, "weight_file": None,
             "threads": None, "initial_model": None,
             "scheduler": None, "tls-ca-file": None, "tls-cert": None, "tls-key": None,
-            "storage_options": {}, "connect_timeout": CONNECT_TIMEOUT, "dtype": np.float64,
-            "memory": None,
+            "storage_options": {}, "connect_timeout": CONNECT_TIMEOUT, "dtype": "float64",
+            "memory": None, "path_models": None,
             "given": set()}     # which of -s, -c, -p were given (for -C)
     i = 0
     while i < len(argv) and argv[i].startswith("-") and argv[i] != "-":
@@ -189,7 +176,7 @@ def parse_train_args(argv: list[str]):
             i += 1
             continue
         if arg == "--float32":
-            opts["dtype"] = np.float32
+            opts["dtype"] = "float32"
             i += 1
             continue
         if arg == "--partition":
@@ -231,6 +218,8 @@ def parse_train_args(argv: list[str]):
             opts["weight_file"] = value
         elif arg == "-i":
             opts["initial_model"] = value
+        elif arg == "--path-models":
+            opts["path_models"] = path_models_directory(value, argv)
         elif arg == "-m":
             opts["threads"] = _number(arg, value, int)
             if opts["threads"] < 1:
@@ -273,6 +262,9 @@ def parse_train_args(argv: list[str]):
             params.max_updates = _number(arg, value, int)
         elif arg == "--l1-ratio":
             params.l1_ratio = _number(arg, value)
+        elif arg in ("--checkpoint", "--checkpoint-every"):
+            setattr(params, arg[2:].replace("-", "_"),
+                    value if arg == "--checkpoint" else _number(arg, value))
         else:
             raise UsageError(f"unknown option: {arg}")
         i += 2
@@ -326,6 +318,7 @@ def _default_formulation(params, opts, problem):
     as dual CD or as its Newton primal, chosen by the data's scale
     (dlinear.planning.formulation); options only the dual takes (--cd-block 2, --online,
     ...) keep the dual."""
+    from ..planning.formulation import choose_formulation, problem_scale
     spec = params.spec
     if ("-s" in opts["given"] or opts["find_C"] or spec.fallback is None
             or opts.get("initial_model") is not None):
@@ -347,16 +340,18 @@ def _cluster_asked(opts) -> bool:
                 or (opts["workers"] or 0) > 0)
 
 
-def _backend(opts, params, train_file, data: Data | None = None) -> Choice:
+def _backend(opts, params, train_file, data=None):
     """Where dlinear-train trains (Mode.CLUSTER or Mode.IN_PROCESS): --scheduler (or its
     environment variable) and --workers n > 0 ask for a cluster, --workers 0 for this
     process; otherwise modes.choose decides whether a local cluster pays (its cost model,
     on the data's shape `data`, read here when not given: a binary dataset's header, or a
-    timed sample of the text)."""
+    timed sample of the text): a planning.modes.Choice."""
+    from ..planning.modes import Cluster, Data, choose, is_map_reduce
+    from .inputs import input_shape
     if _cluster_asked(opts):
         cluster = Cluster(running=False)
-    elif opts["workers"] is not None or opts["initial_model"] is not None:
-        cluster = None          # --workers 0; a warm start trains in this process
+    elif opts["workers"] is not None or params.checkpoint:
+        cluster = None          # --workers 0; a checkpoint: in this process
     else:
         cluster = Cluster(running=False, asked=False, workers=available_cores())
     job = "search" if opts["find_C"] else "cv" if opts["nr_fold"] else "train"
@@ -392,34 +387,28 @@ def _run_training(params, opts, train_file, model_file) -> int:
         if opts["find_C"] or opts["nr_fold"]:
             raise DlinearError("-i (warm start) trains one model: it cannot be combined "
                                "with -v or -C")
+        from ..model import load_model
         params.init_sol = load_model(opts["initial_model"])
     check_parameter(params)
     if not (opts["find_C"] or opts["nr_fold"]):     # -v and -C write no model
         check_writable(model_file, SAVE_FAILURE)
+    import numpy as np
+    opts["dtype"] = np.dtype(opts["dtype"]).type      # np.float64, np.float32
+    from ..planning.modes import Data, Mode
+    from .inputs import input_shape, memory_plan
+    from .on_cluster import cluster_dataset
     say, note = _say(opts["quiet"]), _note(opts["quiet"])
     storage_options = opts["storage_options"] or None
     # the data's shape, unless a cluster is asked for: for the cost model and the budget
     shape = Data() if _cluster_asked(opts) else input_shape(train_file, storage_options)
     backend = _backend(opts, params, train_file, shape)
-    if backend.mode is Mode.CLUSTER and params.init_sol is not None:
-        raise DlinearError(WARM_START_ON_CLUSTER)
     if backend.mode is not Mode.CLUSTER:
         budget, out_of_core = memory_plan(shape, params, opts, train_file)
         return answering_ctrl_c(lambda: _train_in_process(
             params, opts, train_file, model_file, backend, budget, out_of_core))
     if backend.reason is not None:      # the cost model chose the local cluster
         note(f"dlinear: {backend.describe()} (--workers 0 trains in this process)")
-    security = make_security(opts["tls-ca-file"], opts["tls-cert"], opts["tls-key"])
-    with cluster_client(opts["scheduler"], opts["workers"], security, log=note,
-                        connect_timeout=opts["connect_timeout"]) as client:
-        weights = read_weight_file(opts["weight_file"]) if opts["weight_file"] else None
-        data = Dataset.from_path(train_file, client, storage_options=storage_options,
-                                 dtype=opts["dtype"])
-        if weights is not None:
-            data = with_sample_weight(data, check_weight_count(
-                weights, data.n_samples, opts["weight_file"], train_file))
-        check_model_size(data.n_features, 1, params)
-        params, mode = training_mode(data, params, solver_named="-s" in opts["given"])
+    with cluster_dataset(params, opts, train_file, note) as (data, params, mode):
         _solver_note(opts)
         if not opts["quiet"]:
             sys.stderr.write(f"dlinear: {mode}\n")
@@ -431,6 +420,11 @@ def _train_in_process(params, opts, train_file, model_file, backend, budget,
     """Reading, training and saving in this process (on a worker thread: see
     answering_ctrl_c); out of core (memory_plan) a binary dataset's rows are read a block
     at a time."""
+    from ..data.binary_format import read_dataset
+    from ..in_process.out_of_core import train_out_of_core
+    from ..planning.class_plan import first_appearance
+    from .compile_notice import CompileNotice
+    from .inputs import check_model_size, check_weight_count, read_weight_file
     note = _note(opts["quiet"])
     storage_options = opts["storage_options"] or None
     if out_of_core:
@@ -491,12 +485,14 @@ def _solver_note(opts) -> None:
 def _find_parameters(data, params, opts, say) -> int:
     """-C: LIBLINEAR's lines (the first and last even with -q, as its train); like
     LIBLINEAR, it writes no model file."""
+    from ..api import find_parameters
     nr_fold = opts["nr_fold"]
     print(f"Doing parameter search with {nr_fold}-fold cross validation.", flush=True)
     start_C = params.C if "-c" in opts["given"] else None
     start_p = params.p if "-p" in opts["given"] else None
     best_C, best_p, best_score = find_parameters(data, params, nr_fold, start_C, start_p,
                                                  log=say, n_threads=opts["threads"])
+    write_path_models(data, params, opts, start_C, start_p, best_p)
     if params.spec.kind == "regression":
         print("Best C = %g Best p = %g  CV MSE = %g" % (best_C, best_p, best_score))
     else:
@@ -509,6 +505,9 @@ def _train_and_save(data, params, opts, model_file, say, before_saving=lambda: N
     """Cross-validation or training on a Problem or a cluster Dataset (or fit(log) ->
     Model, training the model another way); before_saving() runs once the result is
     there."""
+    from ..api import cross_validation, train
+    from ..model import save_model
+    from ..predict import evaluate
     with warnings.catch_warnings(), quiet_progress(opts["quiet"]):   # -q: no progress bar either
         # the log lines carry LIBLINEAR's warning text already (its "WARNING: ..." lines)
         warnings.simplefilter("ignore", ConvergenceWarning)
@@ -521,7 +520,7 @@ def _train_and_save(data, params, opts, model_file, say, before_saving=lambda: N
             target = cross_validation(data, params, opts["nr_fold"], log=say,
                                       n_threads=opts["threads"])
             before_saving()
-            y = data.y if isinstance(data, Problem) else data.y.compute()
+            y = data.y.compute() if hasattr(data.y, "compute") else data.y   # Dask
             acc, mse, scc = evaluate(y, target)
             if params.spec.kind == "regression":
                 print(f"Cross Validation Mean squared error = {mse:g}")
@@ -544,10 +543,6 @@ def predict_main(argv=None) -> int:
 
 
 def _predict_command(argv: list[str]) -> int:
-    from ..data.fileio import write_text_atomically
-    from ..model import load_model
-    from ..predict import (decision_values, evaluate, labels_from_decision_values,
-                          probabilities_from_decision_values)
 
     probability, quiet, i = 0, False, 0
     while i < len(argv) and argv[i].startswith("-") and argv[i] != "-":
@@ -568,6 +563,11 @@ def _predict_command(argv: list[str]) -> int:
         raise UsageError("expected: test_file model_file output_file")
     test_file, model_file, output_file = argv[i:]
     check_writable(output_file, OUTPUT_FAILURE)     # before reading, as LIBLINEAR's predict
+    import numpy as np
+    from ..data.binary_format import read_dataset
+    from ..model import load_model
+    from ..predict import (decision_values, evaluate, labels_from_decision_values,
+                          probabilities_from_decision_values)
     model = load_model(model_file)
     if probability and not model.is_probability:
         raise DlinearError("probability output is only supported for logistic regression")

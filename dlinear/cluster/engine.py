@@ -10,6 +10,7 @@ depend on the number of workers. Tasks may move to another worker if theirs dies
 """
 from __future__ import annotations
 
+import warnings
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 
@@ -18,13 +19,13 @@ import numpy as np
 from ..data.columns import (compact_rows, expand_rows, fits_on_occurring_columns,
                        worth_compacting)
 from ..data.libsvm_reader import Problem
-from ..errors import DlinearError
+from ..errors import ConvergenceWarning, DlinearError
 from ..model import Model
 from ..planning.modes import Cluster, Data, Mode, choose
 from ..planning.modes import copy_fits as copy_fits_on
 from ..params import Params
 from ..planning.class_plan import (assemble_model, initial_w, n_binary_problems, plan_classes,
-                    warn_about_logs)
+                                   warm_start_columns)
 from ..progress import progress_bar
 from ..solvers import SharedColumns
 from ..solvers.kcolumn import fit_newton_in_lockstep
@@ -181,6 +182,8 @@ def train_on_cluster(data, params: Params, client=None, log=None, *,
     """
     dataset = as_dataset(data, client)
     emit = log or (lambda line: None)
+    if params.init_sol is not None:
+        params = _warm_start_weights(dataset, params)
     choice = choose_mode(dataset, params)
     mode = choice.mode
     if choice.primal_cd_replaced:
@@ -198,28 +201,42 @@ def train_on_cluster(data, params: Params, client=None, log=None, *,
     return model
 
 
+def _warm_start_weights(dataset: Dataset, params: Params) -> Params:
+    """params with init_sol (a Model, or weights shaped like Model.w) as the weights
+    (w_size, binary problems) in the order this fit plans its classes, checked against
+    the data as in process (class_plan.warm_start_columns): every mode then starts its
+    problem k from column k (class_plan.initial_w)."""
+    label = _plan(dataset, params, lambda line: None).label
+    return replace(params, init_sol=warm_start_columns(params.init_sol, dataset.n_features,
+                                                       label, params))
+
+
 def _plan(dataset: Dataset, params: Params, emit):
     return plan_classes(params, dataset.class_labels_by_first_appearance, emit)
 
 
 def _train_whole(problem: Problem, params: Params):
-    """The whole problem in process on a worker's copy, on one thread."""
+    """The whole problem in process on a worker's copy, on one thread: the model, its log
+    lines and the texts of the ConvergenceWarnings raised (on the worker, unseen there)."""
     lines = []
-    with heap_kept():
+    with heap_kept(), warnings.catch_warnings(record=True) as raised:
+        warnings.simplefilter("always", ConvergenceWarning)
         model = train_in_process(problem, params, log=lines.append, n_threads=1)
-    return model, lines
+    return model, lines, [str(w.message) for w in raised
+                          if issubclass(w.category, ConvergenceWarning)]
 
 
 def _train_whole_on_worker(dataset: Dataset, params: Params, emit) -> Model:
     """A problem that is not split by class (regression, one-class, Crammer-Singer,
     multinomial, binary), whole on the first worker's copy of the data."""
     worker = _worker_slots(dataset.client)[0]
-    model, lines = dataset.client.submit(_train_whole, dataset.local_copy(worker), params,
+    model, lines, raised = dataset.client.submit(_train_whole, dataset.local_copy(worker), params,
                                          workers=[worker], allow_other_workers=True,
                                          pure=False).result()
     for line in lines:
         emit(line)
-    warn_about_logs(lines, stacklevel=4)    # raised on the worker, unseen here
+    for message in raised:                  # raised on the worker, unseen here
+        warnings.warn(message, ConvergenceWarning, stacklevel=4)
     model.fit_stats = dict(mode="copy", groups=[1], workers=1)
     return model
 
@@ -452,7 +469,7 @@ def _fit_l1_map_reduced(placement, label, weighted_C, params, columns=None):
                                              placement, columns)
         try:
             result = fit_owlqn(term.loss_gradient, term.n_variables, counts, params,
-                               unreg_bias, reported_w_size=w_size)
+                               unreg_bias, reported_w_size=w_size, w0=initial_w(params, k))
             traffic.append(_traffic(term))
             return result
         finally:

@@ -25,6 +25,7 @@ from ..planning.class_plan import group_rows, multinomial_C, n_binary_problems, 
 from ..solvers.kcolumn import KColumnLossTerm
 from ..solvers.multinomial import MultinomialTerm, multinomial_objective
 from ..solvers.primal_objectives import LOSS_CODE, LossTerm, RegularizedObjective
+from ..solvers.requests import Request, TermRequest
 from .dataset import concat_weights
 from .tree import ActorTree, ColumnCodec, OnTree, Placement
 
@@ -89,14 +90,14 @@ class TreeLossTerm(OnTree):
     def _round(self, method, *args):
         move, self._pending_move = self._pending_move, None
         return self.tree.round(method, *args,
-                               prelude=None if move is None else ("move", (move,)))
+                               prelude=None if move is None else (TermRequest.MOVE, (move,)))
 
     def _replay(self):
-        self.tree.call("at", self._w)
+        self.tree.call(TermRequest.AT, self._w)
         if self._s is not None:
-            self.tree.call("along", self._s, 0.0)
+            self.tree.call(TermRequest.ALONG, self._s, 0.0)
         if self._curvature:
-            self.tree.call("grad_precond")
+            self.tree.call(TermRequest.GRAD_PRECOND)
 
     def counts(self):
         """The payloads' counts, summed."""
@@ -105,7 +106,7 @@ class TreeLossTerm(OnTree):
     def at(self, w):
         w = np.ascontiguousarray(w, dtype=np.float64)
         self._w, self._s, self._curvature = w.copy(), None, False
-        return float(self._round("at", w))
+        return float(self._round(TermRequest.AT, w))
 
     def loss_gradient(self, w):
         """(loss, gradient) at w in one round (dlinear.solvers.owlqn's evaluate)."""
@@ -115,21 +116,21 @@ class TreeLossTerm(OnTree):
         return float(loss), g
 
     def grad_precond(self):
-        g, M = self._round("grad_precond")
+        g, M = self._round(TermRequest.GRAD_PRECOND)
         self._curvature = True
         return g, M
 
     def hv(self, s):
-        return self._round("hv", np.ascontiguousarray(s, dtype=np.float64))
+        return self._round(TermRequest.HV, np.ascontiguousarray(s, dtype=np.float64))
 
     def along(self, s, alpha):
         s = np.ascontiguousarray(s, dtype=np.float64)
-        loss = float(self._round("along", s, float(alpha)))
+        loss = float(self._round(TermRequest.ALONG, s, float(alpha)))
         self._s = s.copy()
         return loss
 
     def loss_along(self, alpha):
-        return float(self._round("loss_along", float(alpha)))
+        return float(self._round(TermRequest.LOSS_ALONG, float(alpha)))
 
     def move(self, alpha):
         """Sent with the next call: accepting a step needs no round of its own."""
@@ -201,11 +202,12 @@ class TreeColumnsTerm(OnTree):
                               replay=self._replay, codec=codec)
 
     def _replay(self):
-        self.tree.call("execute", {}, {c: ("at", (w,)) for c, w in self._W.items()})
+        self.tree.call("execute", {}, {c: Request(TermRequest.AT, (w,)) for c, w in self._W.items()})
         if self._S:
-            self.tree.call("execute", {}, {c: ("along", (s, 0.0)) for c, s in self._S.items()})
+            self.tree.call("execute", {}, {c: Request(TermRequest.ALONG, (s, 0.0))
+                                           for c, s in self._S.items()})
         if self._curved:
-            self.tree.call("execute", {}, {c: ("grad_precond", ()) for c in self._curved})
+            self.tree.call("execute", {}, {c: Request(TermRequest.GRAD_PRECOND) for c in self._curved})
 
     def counts(self):
         """(#positive rows, #rows) of each class, (K, 2)."""
@@ -218,13 +220,13 @@ class TreeColumnsTerm(OnTree):
             self._W[c] = self._W[c] + alpha * self._S[c]
             self._curved.discard(c)
         for c, (method, args) in requests.items():
-            if method == "at":
+            if method == TermRequest.AT:
                 self._W[c] = args[0].copy()
                 self._S.pop(c, None)
                 self._curved.discard(c)
-            elif method == "along":
+            elif method == TermRequest.ALONG:
                 self._S[c] = args[0].copy()
-            elif method == "grad_precond":
+            elif method == TermRequest.GRAD_PRECOND:
                 self._curved.add(c)
         return self.tree.round("execute", {}, requests,
-                               prelude=("move", (dict(moves),)) if moves else None)
+                               prelude=(TermRequest.MOVE, (dict(moves),)) if moves else None)

@@ -12,7 +12,7 @@ tree makes on a surviving worker takes them over from the payload of the actor i
 replaces there, part by part (the tree keeps that actor until then). Keeping them costs no
 traffic, where sending them through the client would move O(rows) per worker, and saves
 the rounds that brought them there. Parts rebuilt elsewhere from their lineage restart
-from alpha = 0 (feasible), and the driver's w is recomputed from all dual variables by
+from alpha = 0 or a warm start's duals (feasible either way), and the driver's w is recomputed from all dual variables by
 one reduction before the round is repeated.
 
 -s 4 and -s 21 ride the same tree with payloads of their own: CrammerSingerPayload (the
@@ -47,6 +47,8 @@ class DualBlock:
         self.state = BlockState(share.parts, Y, C, params.bias, share.n_features,
                                 params.solver_type,
                                 block_seeds(params.seed, share.block, Y.shape[1]), params.p)
+        if params.init_sol is not None:     # the warm start's W, on all the columns
+            self.state.start_from(params.init_sol, share.columns)
         self.keys = share.keys
 
     def take_over(self, previous: DualBlock):

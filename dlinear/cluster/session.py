@@ -57,7 +57,8 @@ def make_security(ca_file=None, cert=None, key=None):
 
 @contextmanager
 def cluster_client(scheduler: str | None = None, n_workers: int | None = None,
-                   security=None, log=None, connect_timeout: float = CONNECT_TIMEOUT):
+                   security=None, log=None, connect_timeout: float = CONNECT_TIMEOUT,
+                   process_ends_on_interrupt: bool = False):
     """A context manager yielding a ``distributed.Client``.
 
     With a scheduler it connects to that cluster, giving up after `connect_timeout`
@@ -77,6 +78,10 @@ def cluster_client(scheduler: str | None = None, n_workers: int | None = None,
         Receives the lines saying which cluster is used.
     connect_timeout : float, optional
         Seconds to wait for the scheduler (default 5, ``--connect-timeout``).
+    process_ends_on_interrupt : bool, optional
+        A KeyboardInterrupt leaving the block cancels the client's tasks in any case;
+        with True (a command, whose process then ends) a local cluster's workers are
+        killed rather than closed, which takes seconds.
 
     Yields
     ------
@@ -88,7 +93,8 @@ def cluster_client(scheduler: str | None = None, n_workers: int | None = None,
         If the scheduler cannot be reached (one line with the reason).
     """
     with _SCHEDULER_DEFAULT:
-        with _open_client(scheduler, n_workers, security, log, connect_timeout) as client:
+        with _open_client(scheduler, n_workers, security, log, connect_timeout,
+                          process_ends_on_interrupt) as client:
             yield client
 
 
@@ -134,7 +140,7 @@ LOCAL_CLUSTER_CONFIG = {"distributed.admin.tick.interval": "1s",
 
 
 @contextmanager
-def _open_client(scheduler, n_workers, security, log, connect_timeout):
+def _open_client(scheduler, n_workers, security, log, connect_timeout, ends_on_interrupt):
     import dask
     from distributed import Client, LocalCluster
     emit = log or (lambda line: None)
@@ -154,6 +160,9 @@ def _open_client(scheduler, n_workers, security, log, connect_timeout):
                 n = len(worker_addresses(client))
                 emit(f"dlinear: using the Dask cluster at {scheduler} ({n} workers)")
                 yield client
+            except KeyboardInterrupt:
+                cancel_tasks(client)
+                raise
             finally:
                 client.close()
         return
@@ -162,6 +171,8 @@ def _open_client(scheduler, n_workers, security, log, connect_timeout):
     # workers' own logs stay quiet: errors reach the user through the client, once.
     # ":0": a free port (None means the default 8787, which warns "Port 8787 is already
     # in use" when another cluster runs); without bokeh there is no dashboard, silently
+    if ends_on_interrupt:
+        _quiet_resource_tracker()
     with _children_ignore_interrupts(), dask.config.set(LOCAL_CLUSTER_CONFIG):
         cluster = LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
                                dashboard_address=":0", silence_logs=logging.CRITICAL)
@@ -177,10 +188,68 @@ def _open_client(scheduler, n_workers, security, log, connect_timeout):
         logging.getLogger("asyncio").disabled = True
         warnings.filterwarnings("ignore", message="coroutine .* was never awaited",
                                 category=RuntimeWarning)
+        cancel_tasks(client)
+        if ends_on_interrupt:
+            _kill_workers(cluster)
+            cluster = None
         raise
     finally:
-        client.close()
-        cluster.close()
+        if cluster is not None:
+            client.close()
+            cluster.close()
+
+
+# how long an interrupted run waits for the scheduler to take its cancellation
+CANCEL_TIMEOUT = 0.5
+
+
+def cancel_tasks(client) -> None:
+    """Cancels every task and actor `client` holds (a run's, when Ctrl-C stops it), so that
+    the workers stop on them. Waits at most CANCEL_TIMEOUT: an interrupted command must
+    answer at once, also where the scheduler is slow to reply."""
+    from distributed import Future
+    keys = list(client.futures)
+    if not keys:
+        return
+    futures = [Future(key, client) for key in keys]
+
+    def cancel():
+        try:
+            client.cancel(futures, force=True)
+        except Exception:       # the scheduler gone: nothing left to cancel
+            pass
+    worker = threading.Thread(target=cancel, name="dlinear-cancel", daemon=True)
+    worker.start()
+    worker.join(CANCEL_TIMEOUT)
+
+
+def _kill_workers(cluster) -> None:
+    """A local cluster's worker processes, killed: this process ends next and takes the
+    scheduler and the nannies (which run in it) along; its workers, children that
+    ignore SIGINT, would otherwise go on with their tasks."""
+    for nanny in list(cluster.workers.values()):
+        pid = getattr(nanny, "pid", None)
+        if pid:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+
+
+def _quiet_resource_tracker() -> None:
+    """Starts multiprocessing's resource tracker (a process the local cluster's workers
+    share) with its warnings off: where killed workers and an ending process leave the
+    cluster's semaphores to it, it removes them and would print a "leaked semaphore"
+    warning after the command's one line. (It takes the interpreter's -W options, and
+    stays as started: this changes nothing where it already runs.)"""
+    import sys
+    from multiprocessing import resource_tracker
+    options = list(sys.warnoptions)
+    sys.warnoptions.append("ignore::UserWarning:multiprocessing.resource_tracker")
+    try:
+        resource_tracker.ensure_running()
+    finally:
+        sys.warnoptions[:] = options
 
 
 def _has_bokeh() -> bool:

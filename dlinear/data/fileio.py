@@ -60,6 +60,10 @@ def atomic_output(path, failure: str = "can't write output file"):
         raise
 
 
+# LIBLINEAR's train's words when the model file cannot be written
+SAVE_FAILURE = "can't save model to file"
+
+
 def check_writable(path, failure: str = "can't write output file") -> None:
     """Fails now, as atomic_output would at the end, where `path` cannot be written (no
     such directory, no permission, a directory in the way): a command checks its output

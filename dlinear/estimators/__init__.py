@@ -1,5 +1,5 @@
 """scikit-learn estimators over dlinear's solvers: LinearSVC, LogisticRegression,
-LinearSVR and OneClassSVM (scikit-learn 1.6 or later).
+LogisticRegressionCV, LinearSVR and OneClassSVM (scikit-learn 1.6 or later).
 
 Their ``loss``, ``penalty`` and ``dual`` choose a LIBLINEAR ``-s`` number from the solver
 table as scikit-learn's do (``solver_for``; ``est.solver_type_`` tells which one ran), the
@@ -21,8 +21,9 @@ read LIBLINEAR model files. The guide's page "scikit-learn estimators" shows the
 from .validation import SKLEARN_HINT
 from .base import ConvergenceWarning, linear_attributes
 from .logistic import LogisticRegression
+from .logistic_cv import LogisticRegressionCV
 from .mapping import SKLEARN_SOLVERS, solver_for
 from .svm import LinearSVC, LinearSVR, OneClassSVM
 
-__all__ = ["LinearSVC", "LogisticRegression", "LinearSVR", "OneClassSVM", "ConvergenceWarning",
+__all__ = ["LinearSVC", "LogisticRegression", "LogisticRegressionCV", "LinearSVR", "OneClassSVM", "ConvergenceWarning",
            "SKLEARN_SOLVERS", "SKLEARN_HINT", "linear_attributes", "solver_for"]

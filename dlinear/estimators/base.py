@@ -154,7 +154,7 @@ class _LiblinearEstimator(BaseEstimator):
         return Params(solver_type=solver_type, C=float(getattr(self, "C", 1.0)),
                       eps=None if self.tol is None else float(self.tol),
                       p=float(getattr(self, "epsilon", 0.1)),
-                      nu=float(getattr(self, "nu", 0.5)),
+                      nu=float(getattr(self, "nu", 0.5)), checkpoint=vars(self).get("checkpoint"),
                       bias=float(self.intercept_scaling) if fit_intercept else -1.0,
                       max_iter=max(1, int(getattr(self, "max_iter", 300))),
                       max_newton_iter=int(getattr(self, "max_iter", 300)), seed=self._seed(),

@@ -171,12 +171,24 @@ def dask_class_codes(y, row_chunks=None):
     converted to a dask array of objects."""
     y = _one_column(y)
     if hasattr(y, "map_partitions") and y.ndim == 1:
-        classes = np.sort(np.asarray(y.unique().compute().to_numpy()))
+        classes = _distinct_labels(y)
         codes = y.map_partitions(_series_codes, classes, meta=(y.name, "f8"))
         return classes, as_dask_array(codes, row_chunks)
     y = as_labels(y)
     classes = sorted_classes(y)
     return classes, encoded(y, classes)
+
+
+def _distinct_labels(series) -> np.ndarray:
+    """The sorted distinct values of a dask Series: each partition's, merged here. (Its
+    unique() shuffles the labels between the workers, two Dask shuffle warnings a fit.)"""
+    import dask
+    parts = [dask.delayed(_partition_labels)(part) for part in series.to_delayed()]
+    return np.unique(np.concatenate(dask.compute(*parts)))
+
+
+def _partition_labels(part) -> np.ndarray:
+    return np.unique(np.asarray(part.to_numpy()))
 
 
 def sorted_classes(y) -> np.ndarray:

@@ -2,6 +2,8 @@
 and -s 6's elastic net) under scikit-learn's parameters (mapping.logistic_problem)."""
 from __future__ import annotations
 
+import os
+
 from dataclasses import replace
 from numbers import Integral, Real
 
@@ -74,6 +76,10 @@ class LogisticRegression(_LiblinearClassifier):
         1 prints LIBLINEAR's progress lines to stderr.
     warm_start : bool, default False
         Start -s 0 (also multinomial) from the previous ``coef_`` and ``intercept_``.
+    checkpoint : str, os.PathLike or None, default None
+        A directory where ``fit`` saves the solver's state every 10 seconds and resumes
+        from it when run again on the same data (docs/guide/checkpoints.rst); in process,
+        for the solvers -s 0, 1, 2, 3, 5, 6, 11.
     n_jobs : int or None, default None
         As for :class:`LinearSVC`.
     multi_class : {"auto", "ovr", "multinomial"}, default "auto"
@@ -118,6 +124,7 @@ class LogisticRegression(_LiblinearClassifier):
         "class_weight": CLASS_WEIGHT,
         "solver": [StrOptions(set(SKLEARN_LOGISTIC_SOLVERS)), SOLVER_NUMBERS, None],
         "warm_start": ["boolean"],
+        "checkpoint": [str, os.PathLike, None],
         "multi_class": [StrOptions({"auto", "ovr", "multinomial"})],
         # 0: the starting point (zeros, or the previous fit's with warm_start), as
         # scikit-learn's Newton solvers
@@ -127,7 +134,9 @@ class LogisticRegression(_LiblinearClassifier):
     def __init__(self, penalty="deprecated", *, C=1.0, l1_ratio=0.0, dual=False, tol=None,
                  fit_intercept=True, intercept_scaling=1.0, class_weight=None,
                  random_state=None, solver=None, max_iter=300, verbose=0, warm_start=False,
-                 n_jobs=None, multi_class="auto", partition=None, client=None):
+                 n_jobs=None, multi_class="auto", partition=None, client=None,
+                 checkpoint=None):
+        self.checkpoint = checkpoint
         self.penalty = penalty
         self.C = C
         self.l1_ratio = l1_ratio

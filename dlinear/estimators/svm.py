@@ -2,6 +2,8 @@
 and OneClassSVM (-s 21)."""
 from __future__ import annotations
 
+import os
+
 from numbers import Real
 
 import numpy as np
@@ -72,6 +74,10 @@ class LinearSVC(_LiblinearClassifier):
         solvers from duals consistent with them; docs/guide/warm_start.rst): the same
         optimum in fewer iterations when the data changed a little. A classifier's
         classes must be the previous fit's.
+    checkpoint : str, os.PathLike or None, default None
+        A directory where ``fit`` saves the solver's state every 10 seconds and resumes
+        from it when run again on the same data (docs/guide/checkpoints.rst); in process,
+        for the solvers -s 0, 1, 2, 3, 5, 6, 11.
     client : distributed.Client or None, default None
         Train on this Dask cluster (numpy and scipy inputs too). Dask arrays and
         DataFrames train on the current client without it. ``clone`` shares the client;
@@ -99,13 +105,15 @@ class LinearSVC(_LiblinearClassifier):
         "class_weight": CLASS_WEIGHT,
         "multi_class": [StrOptions({"ovr", "crammer_singer"})],
         "warm_start": ["boolean"],
+        "checkpoint": [str, os.PathLike, None],
     }
 
     def __init__(self, C=1.0, loss="squared_hinge", penalty="l2", dual="auto", tol=None,
                  fit_intercept=True, intercept_scaling=1.0, class_weight=None, max_iter=300,
                  random_state=None, multi_class="ovr", solver=None, partition=None,
-                 n_jobs=None, verbose=0, client=None, warm_start=False):
+                 n_jobs=None, verbose=0, client=None, warm_start=False, checkpoint=None):
         self.warm_start = warm_start
+        self.checkpoint = checkpoint
         self.C = C
         self.loss = loss
         self.penalty = penalty
@@ -181,6 +189,10 @@ class LinearSVR(RegressorMixin, _LiblinearEstimator):
         solvers from duals consistent with them; docs/guide/warm_start.rst): the same
         optimum in fewer iterations when the data changed a little. A classifier's
         classes must be the previous fit's.
+    checkpoint : str, os.PathLike or None, default None
+        A directory where ``fit`` saves the solver's state every 10 seconds and resumes
+        from it when run again on the same data (docs/guide/checkpoints.rst); in process,
+        for the solvers -s 0, 1, 2, 3, 5, 6, 11.
     client : distributed.Client or None, default None
         Train on this Dask cluster (numpy and scipy inputs too). Dask arrays and
         DataFrames train on the current client without it. ``clone`` shares the client;
@@ -201,13 +213,15 @@ class LinearSVR(RegressorMixin, _LiblinearEstimator):
         "epsilon": [Interval(Real, 0.0, np.inf, closed="left")],
         "loss": [StrOptions({"squared_epsilon_insensitive", "epsilon_insensitive"})],
         "warm_start": ["boolean"],
+        "checkpoint": [str, os.PathLike, None],
     }
 
     def __init__(self, epsilon=0.1, tol=None, C=1.0, loss="squared_epsilon_insensitive",
                  fit_intercept=True, intercept_scaling=1.0, dual="auto", max_iter=300,
                  random_state=None, solver=None, partition=None, n_jobs=None, verbose=0,
-                 client=None, warm_start=False):
+                 client=None, warm_start=False, checkpoint=None):
         self.warm_start = warm_start
+        self.checkpoint = checkpoint
         self.epsilon = epsilon
         self.tol = tol
         self.C = C

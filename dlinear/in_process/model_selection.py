@@ -460,3 +460,20 @@ def find_parameters_in_process(problem: Problem, params: Params, nr_fold: int,
                           params.spec.kind == "regression", submit, _Completed(), emit)
     finally:
         pool.shutdown(wait=True, cancel_futures=True)
+
+
+# ------------------------------------------------------------- every C's model (--path-models)
+
+def train_path(problem: Problem, params: Params, Cs, train_fn,
+               init_of: Callable = lambda model: model) -> list:
+    """The models on all of `problem` at each C of Cs (ascending), each fit warm-started
+    from the model at the C before it, as the search's folds are (dual solvers: from duals
+    consistent with its w). train_fn(problem, params, init) trains one model (dlinear.train
+    with its options); init_of(model) is the warm start a fit takes from the model before
+    (the model itself in process, its weights on a cluster, None where there is none)."""
+    models, previous = [], None
+    for C in sorted(float(c) for c in Cs):
+        init = None if previous is None else init_of(previous)
+        previous = train_fn(problem, replace(params, C=C), init)
+        models.append(previous)
+    return models

@@ -35,10 +35,12 @@ from ..model import Model
 from ..params import Params, check_parameter
 from ..planning.class_plan import (assemble_model, first_appearance, plan_classes,
                                    problem_seed, targets)
+from ..solvers.checkpoint import refuse
 from ..solvers.dual_cd import dual_svc_result
 from ..solvers.newton import fit_steps, newton_tol
 from ..solvers.primal_objectives import LOSS_CODE, LossTerm, RegularizedObjective
 from ..solvers.requests import serve
+from ..solvers.status import Status, note
 
 # dual CD sweeps over a block each time it is in memory: more than one amortises its
 # read, and block minimization converges in fewer passes when a visit nearly solves its
@@ -300,6 +302,7 @@ def train_out_of_core(path: str, params: Params, memory: int,
     convert`) holding at most `memory` bytes of it and of the fit's state: -s 1 / -s 3 by
     selective block minimization, -s 0 / 2 / 11 by Newton with streamed passes."""
     check_parameter(params)
+    refuse(params, "training out of core (data larger than the memory budget)")
     params = params.resolved()
     if not out_of_core_solver(params):
         raise DlinearError(f"-s {params.solver_type} does not train out of core: -s 1 and "
@@ -414,5 +417,5 @@ def _block_minimization(reader, cache, n_rows, n_features, Y, C, params,
             f"selective block minimization: {len(blocks)} blocks, {passes:.1f} passes over "
             "the data"]))
         if results[-1].hit_max_iter:
-            results[-1].log.append("WARNING: reaching max number of iterations")
+            results[-1].status |= note(results[-1].log, Status.MAX_ITER)
     return results

@@ -15,7 +15,8 @@ from ..model import Model
 from ..planning.modes import check_partitioned
 from ..params import Params, check_parameter
 from ..planning.class_plan import (assemble_model, block_seeds, first_appearance, group_rows,
-                                   plan_classes, problem_seed, subproblem, targets)
+                                   plan_classes, problem_seed, subproblem, targets,
+                                   warm_start_columns)
 from ..solvers import fit_task
 from ..solvers import partitioned_dual_cd as P
 from ..solvers import partitioned_crammer_singer as PCS
@@ -46,6 +47,10 @@ def train_partitioned_in_process(problem: Problem, params: Params, n_blocks: int
     if params.spec.kind == "oneclass":
         return _oneclass(problem, params, bounds, parts_per_block, rule, n_passes, emit,
                          on_round)
+    if params.init_sol is not None:
+        params = replace(params, init_sol=warm_start_columns(params.init_sol,
+                                                             problem.n_features, label,
+                                                             params))
     blocks = []
     for b in range(n_blocks):
         cuts = np.linspace(bounds[b], bounds[b + 1], parts_per_block + 1).astype(np.int64)
@@ -57,6 +62,8 @@ def train_partitioned_in_process(problem: Problem, params: Params, n_blocks: int
         blocks.append(P.BlockState(parts, Y, C, params.bias, problem.n_features,
                                    params.solver_type, block_seeds(params.seed, b, k),
                                    params.p))
+        if params.init_sol is not None:
+            blocks[-1].start_from(params.init_sol)
     w_size = problem.n_features + (1 if params.bias >= 0 else 0)
     results = P.fit_partitioned_dual_cd(P.SimulatedBlocks(blocks), k, w_size, params,
                                         rule or params.partition_rule,

@@ -29,18 +29,23 @@ from ..progress import progress_bar
 from ..solver_table import SOLVERS, solvers_text
 from ..solvers import FitResult, SharedColumns, SubProblem, fit_all_classes, fit_task
 from ..solvers import kcolumn
+from ..solvers.checkpoint import CheckpointDir, check_checkpoint, fingerprint
 from ..solvers.multinomial import fit_multinomial
+from ..solvers.status import Status, note
 from ..threads import available_cores
 
 
 def fit_class(problem: Problem, label, k: int, weighted_C, params: Params,
               shared_columns: Optional[SharedColumns] = None,
-              n_threads: Optional[int] = None) -> FitResult:
+              n_threads: Optional[int] = None,
+              checkpoints: Optional[CheckpointDir] = None) -> FitResult:
     """train_one on binary problem k (or, with label None, the regression / one-class
     problem). n_threads: the fit's only problem, its passes on that many threads
-    (SubProblem.n_threads); None for one class among others."""
+    (SubProblem.n_threads); None for one class among others. checkpoints: the fit's
+    checkpoint directory, where problem k saves its solver's state."""
     task = subproblem(problem, label, k, weighted_C, params, shared_columns)
-    return train_one(replace(task, n_threads=n_threads), params)
+    checkpoint = None if checkpoints is None else checkpoints.problem(k)
+    return train_one(replace(task, n_threads=n_threads, checkpoint=checkpoint), params)
 
 
 def train_one(task: SubProblem, params: Params) -> FitResult:
@@ -48,8 +53,9 @@ def train_one(task: SubProblem, params: Params) -> FitResult:
     LIBLINEAR does, continue from the dual's w with the primal solver at a tighter
     tolerance."""
     result = fit_task(task, params)
-    return after_dual_cap(result, params, lambda primal, w0: fit_task(replace(task, w0=w0),
-                                                                      primal))
+    checkpoint = None if task.checkpoint is None else task.checkpoint.stage("primal")
+    return after_dual_cap(result, params, lambda primal, w0: fit_task(
+        replace(task, w0=w0, checkpoint=checkpoint), primal))
 
 
 def after_dual_cap(result: FitResult, params: Params, fit_primal: Callable) -> FitResult:
@@ -58,7 +64,8 @@ def after_dual_cap(result: FitResult, params: Params, fit_primal: Callable) -> F
     tighter tolerance (the fallback solver's params). Local and partitioned runs share it."""
     spec = SOLVERS[params.solver_type]
     if spec.dual_cd and result.hit_max_iter:
-        lines = ["WARNING: reaching max number of iterations"]
+        lines = []
+        capped = note(lines, Status.MAX_ITER)
         if spec.fallback is not None and SOLVERS[spec.fallback].available:
             lines.append(f"Switching to use -s {spec.fallback}")
             primal = replace(params, solver_type=spec.fallback,
@@ -67,12 +74,14 @@ def after_dual_cap(result: FitResult, params: Params, fit_primal: Callable) -> F
             # alpha stays the dual's (where it stopped): the -C search warm-starts the
             # dual of the next C from it, as it does when the dual converged
             result = replace(second, log=result.log + lines + second.log,
-                             n_iter=result.n_iter + second.n_iter, alpha=result.alpha)
+                             n_iter=result.n_iter + second.n_iter, alpha=result.alpha,
+                             switched_to=spec.fallback)
         else:
             hint = spec.fallback if spec.fallback is not None else spec.faster_hint
             if hint is not None:
                 lines.append(f"Using -s {hint} may be faster (also see FAQ)")
             result.log.extend(lines)
+            result.status |= capped
     return result
 
 
@@ -130,9 +139,14 @@ def train_in_process(problem: Problem, params: Params,
     columns that occur (dlinear.data.columns) where that gives the same model, bit for bit; the
     model has all the columns."""
     check_parameter(params)
+    check_checkpoint(params)
     params = params.resolved()
     if problem.n_samples == 0:
         raise DlinearError("the training set is empty")
+    checkpoints = None
+    if params.checkpoint is not None:
+        checkpoints = CheckpointDir(params.checkpoint, fingerprint(problem, params),
+                                    params.checkpoint_every)
     if n_threads is None:
         n_threads = available_cores()
     emit = log or (lambda line: None)
@@ -144,15 +158,23 @@ def train_in_process(problem: Problem, params: Params,
     shape = Data(problem.n_samples, problem.nnz,
                  n_problems=None if label is None else n_binary_problems(len(label)))
     mode = choose(params, shape, n_threads=n_threads).mode
+    if checkpoints is not None and mode is Mode.KCOLUMN:    # the same model, class by class
+        mode = Mode.CLASSES_ON_THREADS
     compacted = _on_occurring_columns(problem, params, mode, label) if compact else None
     if compacted is None:
-        results = _fit_in_mode(mode, problem, params, label, weighted_C, n_threads)
-        return assemble_model(params, problem.n_features, label, results, emit)
-    columns, fit_params = compacted
-    results = _fit_in_mode(mode, columns.problem, fit_params, label, weighted_C, n_threads)
-    model = assemble_model(fit_params, columns.problem.n_features, label, results, emit)
-    return replace(model, nr_feature=columns.n_features,
-                   w=columns.expand_rows(model.w, params.bias))
+        results = _fit_in_mode(mode, problem, params, label, weighted_C, n_threads,
+                               checkpoints)
+        model = assemble_model(params, problem.n_features, label, results, emit)
+    else:
+        columns, fit_params = compacted
+        results = _fit_in_mode(mode, columns.problem, fit_params, label, weighted_C,
+                               n_threads, checkpoints)
+        model = assemble_model(fit_params, columns.problem.n_features, label, results, emit)
+        model = replace(model, nr_feature=columns.n_features,
+                        w=columns.expand_rows(model.w, params.bias))
+    if checkpoints is not None:     # the fit has ended: its model replaces its states
+        checkpoints.remove()
+    return model
 
 
 def _on_occurring_columns(problem: Problem, params: Params, mode: Mode, label):
@@ -176,10 +198,12 @@ def _on_occurring_columns(problem: Problem, params: Params, mode: Mode, label):
 
 
 def _fit_in_mode(mode: Mode, problem: Problem, params: Params, label, weighted_C,
-                 n_threads: int) -> list:
-    """The FitResults of every binary problem (or of the one problem) in `mode`."""
+                 n_threads: int, checkpoints: Optional[CheckpointDir] = None) -> list:
+    """The FitResults of every binary problem (or of the one problem) in `mode`, saving
+    their solvers' states in `checkpoints` when given."""
     if mode is Mode.ONE_PROBLEM:
-        return [fit_class(problem, None, 0, None, params, n_threads=n_threads)]
+        return [fit_class(problem, None, 0, None, params, n_threads=n_threads,
+                          checkpoints=checkpoints)]
     if mode is Mode.MULTINOMIAL:
         class_of_row = group_rows(label, problem.y)
         C = multinomial_C(class_of_row, problem.sample_weight, weighted_C)
@@ -191,9 +215,11 @@ def _fit_in_mode(mode: Mode, problem: Problem, params: Params, label, weighted_C
     if mode is Mode.KCOLUMN:
         return fit_kcolumn(problem, label, weighted_C, params, n_threads)
     if n_problems(label) == 1:      # two classes: one binary problem, on all the threads
-        return [fit_class(problem, label, 0, weighted_C, params, n_threads=n_threads)]
+        return [fit_class(problem, label, 0, weighted_C, params, n_threads=n_threads,
+                          checkpoints=checkpoints)]
     columns = SharedColumns()     # transposed at most once for all classes
-    return _run_all(lambda k: fit_class(problem, label, k, weighted_C, params, columns),
+    return _run_all(lambda k: fit_class(problem, label, k, weighted_C, params, columns,
+                                        checkpoints=checkpoints),
                     list(range(n_problems(label))), n_threads, "classes")
 
 

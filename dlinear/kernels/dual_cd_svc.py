@@ -128,6 +128,46 @@ def dual_objective(w, inst, l2_loss, alpha):
     return v / 2.0
 
 
+@njit(cache=True, nogil=True, inline="always")
+def sweep_active_set(indptr, indices, data, n_features, bias, l2_loss, inst, index,
+                     active_size, w, PGmax_old, PGmin_old):
+    """One sweep of dual CD over index[:active_size] (in that order), shrinking by the
+    previous sweep's bounds: (active size, PGmax_new, PGmin_new, steps taken)."""
+    PGmax_new = -INF
+    PGmin_new = INF
+    steps = 0
+    s = 0
+    while s < active_size:
+        prefetch_visit(index, s, active_size, indptr, indices, data, inst)
+        i = index[s]
+        yi = inst[i, Y]
+        a_i, Di, Ui = gradient_parts(inst, i, l2_loss)
+        G = yi * row_dot(w, indptr, indices, data, i, n_features, bias) - 1.0 + a_i * Di
+        PG, shrink = projected_gradient(G, a_i, Ui, PGmax_old, PGmin_old)
+        if shrink:
+            active_size -= 1
+            index[s], index[active_size] = index[active_size], index[s]
+            # the row swapped in is visited next: the row that the next shrink swaps in
+            # is asked for now
+            if active_size > s + 1:
+                prefetch_visit(index, active_size - 2, active_size, indptr, indices,
+                               data, inst)
+            continue
+
+        if PG > PGmax_new:
+            PGmax_new = PG
+        if PG < PGmin_new:
+            PGmin_new = PG
+
+        if abs(PG) > 1.0e-12:
+            a = one_variable_step(a_i, G, inst[i, QD], Ui)
+            inst[i, ALPHA] = a
+            row_axpy((a - a_i) * yi, indptr, indices, data, i, w, n_features, bias)
+        s += 1
+        steps += 1
+    return active_size, PGmax_new, PGmin_new, steps
+
+
 @njit(cache=True, nogil=True)
 def dual_cd_svc(indptr, indices, data, n_features, bias, y, C, l2_loss, eps, max_iter,
                 seed, alpha, w, shrinking=True, trace=None):
@@ -149,39 +189,12 @@ def dual_cd_svc(indptr, indices, data, n_features, bias, y, C, l2_loss, eps, max
     restarts = 0
     steps = 0
     while it < max_iter:
-        PGmax_new = -INF
-        PGmin_new = INF
         shuffle_prefix(state, index, active_size)
 
-        s = 0
-        while s < active_size:
-            prefetch_visit(index, s, active_size, indptr, indices, data, inst)
-            i = index[s]
-            yi = inst[i, Y]
-            a_i, Di, Ui = gradient_parts(inst, i, l2_loss)
-            G = yi * row_dot(w, indptr, indices, data, i, n_features, bias) - 1.0 + a_i * Di
-            PG, shrink = projected_gradient(G, a_i, Ui, PGmax_old, PGmin_old)
-            if shrink:
-                active_size -= 1
-                index[s], index[active_size] = index[active_size], index[s]
-                # the row swapped in is visited next: the row that the next shrink swaps in
-                # is asked for now
-                if active_size > s + 1:
-                    prefetch_visit(index, active_size - 2, active_size, indptr, indices,
-                                   data, inst)
-                continue
-
-            if PG > PGmax_new:
-                PGmax_new = PG
-            if PG < PGmin_new:
-                PGmin_new = PG
-
-            if abs(PG) > 1.0e-12:
-                a = one_variable_step(a_i, G, inst[i, QD], Ui)
-                inst[i, ALPHA] = a
-                row_axpy((a - a_i) * yi, indptr, indices, data, i, w, n_features, bias)
-            s += 1
-            steps += 1
+        active_size, PGmax_new, PGmin_new, done = sweep_active_set(
+            indptr, indices, data, n_features, bias, l2_loss, inst, index, active_size, w,
+            PGmax_old, PGmin_old)
+        steps += done
 
         if trace is not None:
             trace[it, 0] = steps
@@ -199,3 +212,58 @@ def dual_cd_svc(indptr, indices, data, n_features, bias, y, C, l2_loss, eps, max
             restarts += 1
 
     return it, active_size, restarts, dual_objective(w, inst, l2_loss, alpha)
+
+
+# dual_cd_svc_sweeps' state between two calls: counts (int64) and shrinking bounds
+IT, ACTIVE, RESTARTS, STEPS, STOPPED = 0, 1, 2, 3, 4
+PGMAX_OLD, PGMIN_OLD = 0, 1
+
+
+@njit(cache=True, nogil=True)
+def dual_cd_svc_start(indptr, indices, data, n_features, bias, y, C, l2_loss, alpha, w,
+                      seed):
+    """dual_cd_svc's state before its first sweep, for dual_cd_svc_sweeps: (inst, index,
+    rows that take part, random state, counts, bounds)."""
+    inst, index, l = init_dual_state(indptr, indices, data, n_features, bias, y, C,
+                                     l2_loss, alpha, w)
+    counts = np.zeros(5, dtype=np.int64)
+    counts[ACTIVE] = l
+    bounds = np.array([INF, -INF])
+    return inst, index, l, seed_state(seed), counts, bounds
+
+
+@njit(cache=True, nogil=True)
+def dual_cd_svc_sweeps(indptr, indices, data, n_features, bias, l2_loss, eps, max_iter,
+                       inst, index, l, state, counts, bounds, w, n_sweeps):
+    """At most n_sweeps outer iterations of dual_cd_svc from its state (inst, index, the
+    random state, counts, bounds and w; updated in place), the same steps as
+    dual_cd_svc's: a fit run in pieces, between which its state can be saved
+    (checkpoints)."""
+    active_size = counts[ACTIVE]
+    PGmax_old = bounds[PGMAX_OLD]
+    PGmin_old = bounds[PGMIN_OLD]
+    done_sweeps = 0
+    while counts[IT] < max_iter and counts[STOPPED] == 0 and done_sweeps < n_sweeps:
+        shuffle_prefix(state, index, active_size)
+        active_size, PGmax_new, PGmin_new, done = sweep_active_set(
+            indptr, indices, data, n_features, bias, l2_loss, inst, index, active_size, w,
+            PGmax_old, PGmin_old)
+        counts[STEPS] += done
+        counts[IT] += 1
+        done_sweeps += 1
+        stop, restart, PGmax_old, PGmin_old = end_of_sweep(PGmax_new, PGmin_new, eps,
+                                                           active_size, l)
+        if stop:
+            counts[STOPPED] = 1
+        elif restart:
+            active_size = l
+            counts[RESTARTS] += 1
+    counts[ACTIVE] = active_size
+    bounds[PGMAX_OLD] = PGmax_old
+    bounds[PGMIN_OLD] = PGmin_old
+
+
+@njit(cache=True, nogil=True)
+def dual_cd_svc_objective(w, inst, l2_loss, alpha):
+    """dual_objective, callable from Python: the objective, alpha from the records."""
+    return dual_objective(w, inst, l2_loss, alpha)

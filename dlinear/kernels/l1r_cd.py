@@ -92,10 +92,39 @@ def part_starts(col_ptr, row_ind, row_bounds):
     return starts
 
 
+@njit(cache=True, nogil=True, inline="always")
+def b_from_w(col_ptr, row_ind, yx, sqrtC, w, starts, t, n_parts, row_lo, row_hi, b):
+    """b_i = sqrt(C_i) (1 - y_i w.x_i) on part t's rows [row_lo, row_hi), from w (yx
+    the entries sqrt(C_i) y_i x_ij), adding the columns in order."""
+    for i in range(row_lo, row_hi):
+        b[i] = sqrtC[i]
+    for j in range(len(w)):
+        if w[j] == 0.0:
+            continue
+        lo, hi = own_entries(col_ptr, starts, t, n_parts, j)
+        for k in range(lo, hi):
+            b[np.uint64(row_ind[k])] -= w[j] * yx[k]
+
+
+# l1r_l2_svc's state between two calls, a row per part (the parts' rows are alike):
+# counts (int64) and bounds (float64)
+IT, ACTIVE, RESTARTS, RECOMPUTES, STOPPED, STARTED = 0, 1, 2, 3, 4, 5
+GMAX_OLD, GNORM1_INIT = 0, 1
+
+
+def l1r_l2_svc_state(n_parts: int, w_size: int, seed: int):
+    """l1r_l2_svc's state before its first pass, for n_parts parts: (index, random
+    state, counts, bounds); the kernel sets it up on its first call."""
+    return (np.empty((n_parts, w_size), dtype=np.int64),
+            np.empty((n_parts, 1), dtype=np.uint64),
+            np.zeros((n_parts, 6), dtype=np.int64), np.zeros((n_parts, 2)))
+
+
 @njit(cache=True, nogil=True)
 def l1r_l2_svc(col_ptr, row_ind, vals, y, sqrtC, unreg_bias, eps, max_outer_iter, seed, w,
                t, starts, row_bounds, yx, b, xj_sq_parts, partials, arrivals, warm,
-               gnorm1_start):
+               gnorm1_start, index_parts, rng_parts, counts_parts, bounds_parts, n_passes,
+               setup):
     """-s 5 from w = 0 (w is overwritten), or with `warm` from w as given and the stop
     relative to gnorm1_start (the violations at w = 0, LIBLINEAR's reference), as part t of len(row_bounds) - 1 parts that run
     at once on as many threads, each on the entries of its rows [row_bounds[t],
@@ -105,7 +134,14 @@ def l1r_l2_svc(col_ptr, row_ind, vals, y, sqrtC, unreg_bias, eps, max_outer_iter
     0, row_bounds = [0, l], starts empty) is the serial solver. y is +1/-1 per row,
     sqrtC the square roots of the per-row C.
 
-    Returns (passes, objective, non-zero weights, shrinking restarts, b recomputations)."""
+    At most n_passes passes from the state (l1r_l2_svc_state: row t of index_parts,
+    rng_parts, counts_parts, bounds_parts; with b and w, updated in place), which the
+    first call (counts STARTED = 0) sets up: a fit run in pieces, between which its
+    state can be saved (checkpoints), takes the same steps. `setup`: compute yx and
+    xj_sq_parts (the first call in a process; they depend on the data only).
+
+    Returns (passes, objective, non-zero weights, shrinking restarts, b recomputations);
+    the objective is NaN where the run goes on (not stopped, passes below the cap)."""
     l = len(y)
     w_size = len(col_ptr) - 1
     n_parts = len(row_bounds) - 1
@@ -114,25 +150,32 @@ def l1r_l2_svc(col_ptr, row_ind, vals, y, sqrtC, unreg_bias, eps, max_outer_iter
     meeting = 0
     sigma = 0.01
     max_num_linesearch = 20
+    counts = counts_parts[t]
+    bounds = bounds_parts[t]
+    index = index_parts[t]
+    state = rng_parts[t]
+    fresh = counts[STARTED] == 0
     # Everything is scaled by sqrt(C_i): yx = sqrt(C_i) y_i x_ij and b_i = sqrt(C_i) (1 -
     # y_i w.x_i), so C_i max(0, 1 - y_i w.x_i)^2 = max(0, b_i)^2 and the column loops read
     # b and yx only (no random access into C; C_i = 0 leaves b_i = 0, contributing nothing).
-    for i in range(row_lo, row_hi):
-        b[i] = sqrtC[i]
+    if fresh:
+        for i in range(row_lo, row_hi):
+            b[i] = sqrtC[i]
     xj_sq = np.empty(w_size)               # sum_i C_i x_ij^2: the curvature bound of (28)
-    index = np.empty(w_size, dtype=np.int64)
     for j in range(w_size):
-        if not warm:
-            w[j] = 0.0
-        index[j] = j
-        acc = 0.0
-        lo, hi = own_entries(col_ptr, starts, t, n_parts, j)
-        for k in range(lo, hi):
-            r = np.uint64(row_ind[k])
-            v = vals[k] * y[r] * sqrtC[r]
-            yx[k] = v
-            acc += v * v
-        xj_sq_parts[t, j] = acc
+        if fresh:
+            if not warm:
+                w[j] = 0.0
+            index[j] = j
+        if setup:
+            acc = 0.0
+            lo, hi = own_entries(col_ptr, starts, t, n_parts, j)
+            for k in range(lo, hi):
+                r = np.uint64(row_ind[k])
+                v = vals[k] * y[r] * sqrtC[r]
+                yx[k] = v
+                acc += v * v
+            xj_sq_parts[t, j] = acc
     if n_parts > 1:
         wait_for_all(arrivals, n_parts, meeting)
         meeting += 1
@@ -141,22 +184,25 @@ def l1r_l2_svc(col_ptr, row_ind, vals, y, sqrtC, unreg_bias, eps, max_outer_iter
         for q in range(1, n_parts):
             acc += xj_sq_parts[q, j]
         xj_sq[j] = acc
-    if warm:        # b of the warm start (this part's rows), as after a failed search
-        for jj in range(w_size):
-            if w[jj] == 0.0:
-                continue
-            jlo, jhi = own_entries(col_ptr, starts, t, n_parts, jj)
-            for k in range(jlo, jhi):
-                b[np.uint64(row_ind[k])] -= w[jj] * yx[k]
+    if warm and fresh:        # b of the warm start (this part's rows)
+        b_from_w(col_ptr, row_ind, yx, sqrtC, w, starts, t, n_parts, row_lo, row_hi, b)
 
-    state = seed_state(seed)
-    Gmax_old = INF
-    Gnorm1_init = gnorm1_start if warm else -1.0
-    active_size = w_size
-    it = 0
-    restarts = 0
-    recomputes = 0
-    while it < max_outer_iter:
+    if fresh:
+        state[0] = seed_state(seed)[0]
+        bounds[GMAX_OLD] = INF
+        bounds[GNORM1_INIT] = gnorm1_start if warm else -1.0
+        counts[ACTIVE] = w_size
+        counts[STARTED] = 1
+    Gmax_old = bounds[GMAX_OLD]
+    Gnorm1_init = bounds[GNORM1_INIT]
+    active_size = counts[ACTIVE]
+    it = counts[IT]
+    restarts = counts[RESTARTS]
+    recomputes = counts[RECOMPUTES]
+    stopped = counts[STOPPED] != 0
+    passes = 0
+    while it < max_outer_iter and not stopped and passes < n_passes:
+        passes += 1
         Gmax_new = 0.0
         Gnorm1_new = 0.0
         shuffle_prefix(state, index, active_size)
@@ -168,12 +214,13 @@ def l1r_l2_svc(col_ptr, row_ind, vals, y, sqrtC, unreg_bias, eps, max_outer_iter
             G_loss = 0.0
             H = 0.0
             for k in range(lo, hi):
-                r = np.uint64(row_ind[k])
-                br = b[r]
-                if br > 0.0:
-                    v = yx[k]
-                    G_loss -= v * br
-                    H += v * v
+                # rows outside the loss (b_r <= 0) add a zero: the sums are bit for bit
+                # those that skip them, without a branch the predictor loses
+                br = b[np.uint64(row_ind[k])]
+                v = yx[k]
+                in_loss = br > 0.0
+                G_loss -= v * (br if in_loss else 0.0)
+                H += (v if in_loss else 0.0) * v
             G_loss, H = combined(partials, arrivals, t, n_parts, meeting, G_loss, H)
             meeting += 1
             G_loss *= 2.0
@@ -226,12 +273,12 @@ def l1r_l2_svc(col_ptr, row_ind, vals, y, sqrtC, unreg_bias, eps, max_outer_iter
                     for k in range(lo, hi):
                         r = np.uint64(row_ind[k])
                         br = b[r]
-                        if br > 0.0:
-                            loss_old += br * br
                         bn = br + d_diff * yx[k]
                         b[r] = bn
-                        if bn > 0.0:
-                            loss_new += bn * bn
+                        br = br if br > 0.0 else 0.0
+                        loss_old += br * br
+                        bn = bn if bn > 0.0 else 0.0
+                        loss_new += bn * bn
                     loss_old, loss_new = combined(partials, arrivals, t, n_parts, meeting,
                                                   loss_old, loss_new)
                 else:
@@ -239,8 +286,8 @@ def l1r_l2_svc(col_ptr, row_ind, vals, y, sqrtC, unreg_bias, eps, max_outer_iter
                         r = np.uint64(row_ind[k])
                         bn = b[r] + d_diff * yx[k]
                         b[r] = bn
-                        if bn > 0.0:
-                            loss_new += bn * bn
+                        bn = bn if bn > 0.0 else 0.0
+                        loss_new += bn * bn
                     loss_new, _ = combined(partials, arrivals, t, n_parts, meeting,
                                            loss_new, 0.0)
                 meeting += 1
@@ -254,18 +301,11 @@ def l1r_l2_svc(col_ptr, row_ind, vals, y, sqrtC, unreg_bias, eps, max_outer_iter
 
             w[j] += d
 
-            # b holds w_j + d_old after a failed search: rebuild it (this part's rows)
-            # from w
+            # b holds w_j + d_old after a failed search
             if num_linesearch >= max_num_linesearch:
                 recomputes += 1
-                for i in range(row_lo, row_hi):
-                    b[i] = sqrtC[i]
-                for jj in range(w_size):
-                    if w[jj] == 0.0:
-                        continue
-                    jlo, jhi = own_entries(col_ptr, starts, t, n_parts, jj)
-                    for k in range(jlo, jhi):
-                        b[np.uint64(row_ind[k])] -= w[jj] * yx[k]
+                b_from_w(col_ptr, row_ind, yx, sqrtC, w, starts, t, n_parts, row_lo,
+                         row_hi, b)
             s += 1
 
         if it == 0 and not warm:
@@ -273,6 +313,7 @@ def l1r_l2_svc(col_ptr, row_ind, vals, y, sqrtC, unreg_bias, eps, max_outer_iter
         it += 1
         if Gnorm1_new <= eps * Gnorm1_init:
             if active_size == w_size:
+                stopped = True
                 break
             active_size = w_size
             restarts += 1
@@ -280,6 +321,15 @@ def l1r_l2_svc(col_ptr, row_ind, vals, y, sqrtC, unreg_bias, eps, max_outer_iter
             continue
         Gmax_old = Gmax_new
 
+    bounds[GMAX_OLD] = Gmax_old
+    bounds[GNORM1_INIT] = Gnorm1_init
+    counts[ACTIVE] = active_size
+    counts[IT] = it
+    counts[RESTARTS] = restarts
+    counts[RECOMPUTES] = recomputes
+    counts[STOPPED] = 1 if stopped else 0
+    if not stopped and it < max_outer_iter:
+        return it, np.nan, 0, restarts, recomputes
     v = 0.0
     nnz = 0
     for j in range(w_size):

@@ -16,9 +16,10 @@ from typing import Callable, NamedTuple, Optional
 import numpy as np
 
 from ..data.libsvm_reader import Problem
-from ..errors import ConvergenceWarning, DataError, DlinearError
+from ..errors import ConvergenceWarning, DataError, WarmStartError
 from ..model import Model, nr_w_of
 from ..params import Params, class_C
+from ..solvers.status import warning_texts
 from ..solvers.task import SharedColumns, SubProblem
 
 
@@ -152,11 +153,6 @@ def block_seeds(seed: int, block: int, n_problems: int) -> list:
     return [problem_seed(seed, k, block) for k in range(n_problems)]
 
 
-class WarmStartError(DlinearError):
-    """A warm start that does not fit the data or the parameters (the CLI names the -i
-    file)."""
-
-
 def _family(spec, multinomial: bool) -> str:
     """The space a model's weights live in: warm starts move only within one."""
     if spec.kind != "classification":
@@ -233,54 +229,23 @@ def subproblem(problem: Problem, label, k: int, weighted_C, params: Params,
                       w0=initial_w(params, k), shared_columns=shared_columns)
 
 
-# The solver log lines that become a ConvergenceWarning: (start of the line, warning),
-# in LIBLINEAR's words where LIBLINEAR prints one. Each cap has its own line.
-CONVERGENCE_WARNINGS = (
-    # the outer cap of the CD solvers (-s 1, 3, 4, 5, 6, 7, 12, 13, 21, --primal-cd)
-    ("WARNING: reaching max number of iterations",
-     "WARNING: reaching max number of iterations"),
-    # the Newton / TRON iteration cap (-s 0, 2, 11)
-    ("WARNING: reaching max number of Newton iterations",
-     "WARNING: reaching max number of Newton iterations"),
-    # one Newton step's CG iterations capped at max(n, 5)
-    ("WARNING: reaching maximal number of CG steps",
-     "WARNING: reaching maximal number of CG steps"),
-    # -s 6: the coordinate-descent passes of a Newton step capped
-    ("WARNING: reaching max number of inner iterations",
-     "WARNING: reaching max number of inner iterations"),
-    # --online: the update budget (--max-updates) spent (dlinear's own option)
-    ("WARNING: reaching max number of updates",
-     "WARNING: reaching max number of updates (--max-updates) before the stopping "
-     "tolerance"),
-    ("WARNING: line search fails", "WARNING: line search fails"),
-)
-
-
-DUAL_CAP = CONVERGENCE_WARNINGS[0][0]
-SWITCH = "Switching to use -s "
-
-
-def warn_about_logs(lines, stacklevel=2):
-    """One ConvergenceWarning per kind of solver warning in the log lines (an iteration,
-    CG-step, inner-iteration or update cap reached by any solver or class, or a failed
-    line search; see CONVERGENCE_WARNINGS). The solvers only log them, since they may
-    run on threads or Dask workers; the caller of train sees this.
+def warn_about_status(results, stacklevel=2):
+    """One ConvergenceWarning per kind of cap or failure in the results' statuses (an
+    iteration, CG-step, inner-iteration or update cap reached by any solver or class, or a
+    failed line search; dlinear.solvers.status). The solvers only record them, since they
+    may run on threads or Dask workers; the caller of train sees this.
 
     A dual solver's cap followed by LIBLINEAR's switch to the primal solver is no warning
     of its own (the model is the primal solver's, at its optimum unless it warns); the
     primal solver's warnings then say that it ran after the switch."""
     raised = set()
     after_switch = ""
-    for i, line in enumerate(lines):
-        if line.startswith(SWITCH):
+    for result in results:
+        if result.switched_to is not None:
             after_switch = (f" (the dual solver reached its iteration cap and switched to "
-                            f"the primal solver -s {line[len(SWITCH):].strip()})")
-            continue
-        if (line.startswith(DUAL_CAP) and i + 1 < len(lines)
-                and lines[i + 1].startswith(SWITCH)):
-            continue
-        for start, message in CONVERGENCE_WARNINGS:
-            if line.startswith(start) and message not in raised:
+                            f"the primal solver -s {result.switched_to})")
+        for message in warning_texts(result.status):
+            if message not in raised:
                 raised.add(message)
                 warnings.warn(message + after_switch, ConvergenceWarning,
                               stacklevel=stacklevel + 1)
@@ -296,7 +261,7 @@ def assemble_model(params: Params, n_features: int, label, results: list,
             for line in r.log:
                 emit(line)
     w_size = n_features + (1 if params.bias >= 0 else 0)
-    warn_about_logs([line for r in results for line in r.log], stacklevel=3)
+    warn_about_status(results, stacklevel=3)
     nr_class = 2 if label is None else len(label)
     nr_w = nr_class if params.multinomial else nr_w_of(params.solver_type, nr_class)
     # by the column count, not -1: a training set without features has w_size 0

@@ -12,12 +12,11 @@ budget is refused in one line before it is read: there is no out-of-core trainin
 """
 from __future__ import annotations
 
+import numbers
 import os
 import re
 from dataclasses import dataclass
 from typing import Optional
-
-import numpy as np
 
 from ..errors import DlinearError
 
@@ -41,7 +40,7 @@ def parse_size(text, option: str = "--memory") -> int:
     """Bytes from a size: a number of bytes, or with a suffix K, M, G or T (powers of
     1024, as Docker's --memory and Slurm's --mem; "B" or "iB" may follow: 800M, 2G,
     1.5GB, 512MiB). A bad size is a DlinearError naming `option`."""
-    if isinstance(text, (int, np.integer)) and not isinstance(text, bool):
+    if isinstance(text, numbers.Integral) and not isinstance(text, bool):
         value = int(text)
     else:
         match = _SIZE.match(str(text)) if isinstance(text, str) else None

@@ -7,6 +7,7 @@ import numpy as np
 from ..kernels.mcsvm_cs import mcsvm_cs
 from ..params import class_C
 from .dual_start import crammer_singer_duals
+from .status import Status, note
 from .task import FitResult
 
 # LIBLINEAR's Solver_MCSVM_CS cap on outer iterations (passes; not -s 1/-s 3's 300)
@@ -35,10 +36,9 @@ def fit_crammer_singer(problem, class_of_row, weighted_C, params, seed,
         float(params.eps), int(max_outer_iter), int(seed), alpha, w)
     log = [f"optimization finished, #iter = {n_iter}"]
     hit = n_iter >= max_outer_iter
-    if hit:
-        log.append("WARNING: reaching max number of iterations")
+    status = note(log, Status.MAX_ITER) if hit else Status.CONVERGED
     log += [f"Objective value = {obj:f}", f"nSV = {nSV}"]
-    return FitResult(w=w, n_iter=int(n_iter), log=log, hit_max_iter=hit)
+    return FitResult(w=w, n_iter=int(n_iter), log=log, hit_max_iter=hit, status=status)
 
 
 def crammer_singer_primal(problem, model, params) -> float:

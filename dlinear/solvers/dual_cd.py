@@ -7,12 +7,16 @@ import numpy as np
 from ..kernels.bias_cd_svc import bias_dual_cd_svc
 from ..kernels.block_cd_svc import block_cd_svc
 from ..kernels.dual_cd_lr import dual_cd_lr
-from ..kernels.dual_cd_svc import dual_cd_svc
+from ..kernels.dual_cd_svc import (ACTIVE, ALPHA, IT, RESTARTS, STOPPED, dual_cd_svc,
+                                   dual_cd_svc_objective, dual_cd_svc_start,
+                                   dual_cd_svc_sweeps)
 from ..kernels.dual_cd_svr import dual_cd_svr
 from ..kernels.online_dual_cd_svc import online_dual_cd_svc
 from .parallel_dual_cd import (RUN_LR, RUN_SVR, run_on_threads, scheme_for,
                                solver_threads)
 from .dual_start import balanced, lr_duals, svc_duals, svr_duals
+from .checkpoint import run_in_pieces
+from .status import Status, note
 from .task import FitResult
 
 
@@ -62,6 +66,8 @@ def fit_dual_cd_svc(task, params):
     X = task.problem
     alpha = starting_alpha(task, params)
     w = np.zeros(task.w_size)
+    if task.checkpoint is not None:
+        return _checkpointed_dual_cd_svc(task, params, alpha, w)
     args = (float(task.bias), task.y, task.C, params.spec.squared_loss, float(params.eps),
             int(params.max_iter), int(task.seed), alpha, w)
     threads = solver_threads(task.n_threads, X.nnz)
@@ -75,6 +81,38 @@ def fit_dual_cd_svc(task, params):
     return dual_svc_result(w, alpha, n_iter, obj, params, [
         f"active set at the end = {active}/{X.n_samples}, shrinking restarts = {restarts}",
         *details])
+
+
+def _checkpointed_dual_cd_svc(task, params, alpha, w):
+    """fit_dual_cd_svc's one-thread run (the model of -m 1) in pieces of sweeps
+    (dual_cd_svc_sweeps: the same steps), its state (the duals, w, the order of the rows,
+    the random state, the shrinking bounds and counts) saved to task.checkpoint between
+    two pieces, and resumed from it."""
+    X = task.problem
+    l2_loss = params.spec.squared_loss
+    inst, index, l, rng, counts, bounds = dual_cd_svc_start(
+        X.indptr, X.indices, X.data, X.n_features, float(task.bias), task.y, task.C,
+        l2_loss, alpha, w, int(task.seed))
+    saved = task.checkpoint.state()
+    if saved is not None:
+        inst[:, ALPHA] = saved["alpha"]
+        for name, array in (("w", w), ("index", index), ("rng", rng), ("counts", counts),
+                            ("bounds", bounds)):
+            array[:] = saved[name]
+
+    def run(n_sweeps):
+        dual_cd_svc_sweeps(X.indptr, X.indices, X.data, X.n_features, float(task.bias),
+                           l2_loss, float(params.eps), int(params.max_iter), inst, index,
+                           l, rng, counts, bounds, w, n_sweeps)
+        return counts[STOPPED] == 0 and counts[IT] < params.max_iter
+
+    run_in_pieces(run, task.checkpoint, lambda: dict(
+        alpha=inst[:, ALPHA].copy(), w=w, index=index, rng=rng, counts=counts,
+        bounds=bounds))
+    obj = dual_cd_svc_objective(w, inst, l2_loss, alpha)
+    return dual_svc_result(w, alpha, int(counts[IT]), obj, params, [
+        f"active set at the end = {int(counts[ACTIVE])}/{X.n_samples}, "
+        f"shrinking restarts = {int(counts[RESTARTS])}"])
 
 
 def dual_svc_result(w, alpha, n_iter, obj, params, details) -> FitResult:
@@ -145,10 +183,9 @@ def fit_online_dual_cd_svc(task, params):
         f"Objective value = {obj:f}",
         f"nSV = {int(np.count_nonzero(alpha))}",
     ]
-    if not converged:
-        line = f"WARNING: reaching max number of updates ({budget}) before the stopping tolerance"
-        log.append(line)
-    return FitResult(w=w, n_iter=int(math.ceil(updates / max(l, 1))), log=log, alpha=alpha)
+    status = Status.CONVERGED if converged else note(log, Status.MAX_UPDATES, budget=budget)
+    return FitResult(w=w, n_iter=int(math.ceil(updates / max(l, 1))), log=log, alpha=alpha,
+                     status=status)
 
 
 def fit_dual_cd_lr(task, params):

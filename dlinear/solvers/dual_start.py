@@ -40,18 +40,25 @@ def _scores(task, w) -> np.ndarray:
     return scores_of(task.problem, task.bias, w)
 
 
-def scores_of(X, bias: float, w) -> np.ndarray:
-    """x_i . w of every row (with the bias column)."""
+def scores_of(X, bias: float, w, n_features=None) -> np.ndarray:
+    """x_i . w of every row (with the bias column, w's entry n_features: X's own count
+    unless given, as for a part of a dataset with more columns)."""
     out = np.empty(X.n_samples)
-    xv(X.indptr, X.indices, X.data, int(X.n_features), float(bias),
+    xv(X.indptr, X.indices, X.data, int(X.n_features if n_features is None else n_features),
+       float(bias),
        np.ascontiguousarray(w, dtype=np.float64), out)
     return out
 
 
 def svc_duals(task, w, squared_loss: bool) -> np.ndarray:
     """alpha of the SVC dual (-s 1 squared_loss, -s 3 not) consistent with w."""
-    m = task.y * _scores(task, w)
-    C = np.maximum(task.C, 0.0)
+    return svc_duals_at(task.y, task.C, _scores(task, w), squared_loss)
+
+
+def svc_duals_at(y, C, scores, squared_loss: bool) -> np.ndarray:
+    """svc_duals from the rows' scores x_i . w (a block of rows on a cluster worker)."""
+    m = y * scores
+    C = np.maximum(C, 0.0)
     if squared_loss:
         return 2.0 * C * np.maximum(0.0, 1.0 - m)
     return np.where(m < 1.0, C, 0.0)
@@ -71,20 +78,31 @@ def balanced(alpha, y) -> np.ndarray:
 def lr_duals(task, w) -> np.ndarray:
     """The pairs (alpha_i, C_i - alpha_i) of the LR dual (-s 7) at 2i, 2i+1, alpha_i =
     C_i sigma(-m_i) inside LIBLINEAR's starting margin; 0 for rows with C_i <= 0."""
-    m = task.y * _scores(task, w)
+    alpha = lr_duals_at(task.y, task.C, _scores(task, w))
     C = np.maximum(task.C, 0.0)
-    margin = np.minimum(1e-3 * C, 1e-8)
-    alpha = np.clip(C / (1.0 + np.exp(np.clip(m, -700.0, 700.0))), margin, C - margin)
     pairs = np.zeros(2 * len(alpha))
     pairs[0::2] = alpha
     pairs[1::2] = C - alpha
     return pairs
 
 
+def lr_duals_at(y, C, scores) -> np.ndarray:
+    """alpha of lr_duals (without the pairs) from the rows' scores x_i . w."""
+    m = y * scores
+    C = np.maximum(C, 0.0)
+    margin = np.minimum(1e-3 * C, 1e-8)
+    return np.clip(C / (1.0 + np.exp(np.clip(m, -700.0, 700.0))), margin, C - margin)
+
+
 def svr_duals(task, w, p: float) -> np.ndarray:
     """beta of the L2-loss SVR dual (-s 12) consistent with w."""
-    r = task.y - _scores(task, w)
-    C = np.maximum(task.C, 0.0)
+    return svr_duals_at(task.y, task.C, _scores(task, w), p)
+
+
+def svr_duals_at(y, C, scores, p: float) -> np.ndarray:
+    """svr_duals from the rows' scores x_i . w."""
+    r = y - scores
+    C = np.maximum(C, 0.0)
     return np.sign(r) * 2.0 * C * np.maximum(0.0, np.abs(r) - p)
 
 

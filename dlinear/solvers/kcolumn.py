@@ -30,7 +30,7 @@ from ..kernels.sparse_ops import csr_to_csc
 from ..threads import PassPool
 from .newton import NEWTON_MAX_ITER, fit_steps, newton_tol
 from .primal_objectives import LOSS_CODE, RegularizedObjective
-from .requests import serve_in_lockstep
+from .requests import TermRequest, serve_in_lockstep
 
 
 COLUMN_BLOCK = None     # columns per pass (None: all); see KColumnLossTerm
@@ -241,13 +241,13 @@ class KColumnLossTerm:
 
         # one X.V pass for the new points (at) and line-search directions (along)
         xv_cols, xv_vecs, zero_cols = [], [], []
-        for c, (w,) in by_method.get("at", []):
+        for c, (w,) in by_method.get(TermRequest.AT, []):
             if w.any():
                 xv_cols.append(c)
                 xv_vecs.append(w)
             else:
                 zero_cols.append(c)     # w = 0 (the start): X w needs no pass
-        for c, (s, _) in by_method.get("along", []):
+        for c, (s, _) in by_method.get(TermRequest.ALONG, []):
             xv_cols.append(K + c)
             xv_vecs.append(s)
         if zero_cols:
@@ -269,9 +269,9 @@ class KColumnLossTerm:
             self.n_passes += 1
 
         # the losses (no pass over X)
-        loss_of = [(c, c, 0.0) for c, _ in by_method.get("at", [])]
-        loss_of += [(c, K + c, float(a)) for c, (_, a) in by_method.get("along", [])]
-        loss_of += [(c, K + c, float(a)) for c, (a,) in by_method.get("loss_along", [])]
+        loss_of = [(c, c, 0.0) for c, _ in by_method.get(TermRequest.AT, [])]
+        loss_of += [(c, K + c, float(a)) for c, (_, a) in by_method.get(TermRequest.ALONG, [])]
+        loss_of += [(c, K + c, float(a)) for c, (a,) in by_method.get(TermRequest.LOSS_ALONG, [])]
         if loss_of:
             cs = np.array([c for c, _, _ in loss_of], dtype=np.int64)
             zs = np.array([z for _, z, _ in loss_of], dtype=np.int64)
@@ -281,7 +281,7 @@ class KColumnLossTerm:
             for c, value in zip(cs, out):
                 results[int(c)] = float(value)
 
-        grads = by_method.get("grad_precond", [])
+        grads = by_method.get(TermRequest.GRAD_PRECOND, [])
         if grads:
             cols = np.array([c for c, _ in grads], dtype=np.int64)
             G = scratch.array("G", (self.n_variables, len(cols)), zero=True)
@@ -303,7 +303,7 @@ class KColumnLossTerm:
             for c, g, m in zip(cols, self._unstack(G, scratch), self._unstack(M, scratch)):
                 results[int(c)] = (g, m)
 
-        hvs = by_method.get("hv", [])
+        hvs = by_method.get(TermRequest.HV, [])
         if hvs:
             cols = np.array([c for c, _ in hvs], dtype=np.int64)
             S = self._stack([s for _, (s,) in hvs], scratch)

@@ -29,11 +29,13 @@ from __future__ import annotations
 import numpy as np
 
 from ..kernels import l1r_newglmnet as NG
-from ..kernels.l1r_cd import l1r_l2_svc, part_starts
+from ..kernels.l1r_cd import l1r_l2_svc, l1r_l2_svc_state, part_starts
 from ..kernels.rng import seed_state
 from ..kernels.spin import meeting_place
 from ..threads import PassPool, available_cores, nonzero_ranges
+from .checkpoint import run_in_pieces
 from .newton import primal_solver_tol
+from .status import Status, note
 from .task import FitResult, starting_w
 
 # LIBLINEAR 2.50's caps, each with its own meaning
@@ -54,11 +56,13 @@ def fit_l1r(task, params, max_outer_iter: int = L1R_L2SVC_MAX_OUTER_ITER,
     unreg_bias = (not params.regularize_bias) and task.bias >= 0
     tol = primal_solver_tol(params.eps, y, regression=False)
     log = []
+    status = Status.CONVERGED
     if params.spec.loss == "squared_hinge":
         n_iter, obj, nnz, _, _ = l1r_l2svc((col_ptr, row_ind, vals), task.problem.indptr,
                                            y, C, unreg_bias, tol, int(max_outer_iter),
                                            int(task.seed), w, task.n_threads,
-                                           warm=task.w0 is not None)
+                                           warm=task.w0 is not None,
+                                           checkpoint=task.checkpoint)
         log.append(f"optimization finished, #iter = {n_iter}")
         hit = n_iter >= max_outer_iter
     elif params.spec.loss == "logistic_regression":
@@ -70,19 +74,20 @@ def fit_l1r(task, params, max_outer_iter: int = L1R_L2SVC_MAX_OUTER_ITER,
         n_iter, obj, nnz, inner_capped = l1r_lr(
             (col_ptr, row_ind, vals), task.problem.indptr, y, C, xjneg_sum, unreg_bias,
             l1_ratio, tol, max_newton_iter, max_inner_iter, int(task.seed), w, passes,
-            task.n_threads, w0=None if task.w0 is None else w.copy())
+            task.n_threads, w0=None if task.w0 is None else w.copy(),
+            checkpoint=task.checkpoint)
         log += [f"iter {k + 1:3d}  #CD cycles {int(passes[k])}" for k in range(n_iter)]
         if inner_capped:
-            log.append(f"WARNING: reaching max number of inner iterations "
-                       f"({inner_capped} of {n_iter} Newton iterations)")
+            status |= note(log, Status.MAX_INNER_ITER,
+                           detail=f"{inner_capped} of {n_iter} Newton iterations")
         log += ["=========================", f"optimization finished, #iter = {n_iter}"]
         hit = n_iter >= max_newton_iter
     else:
         raise ValueError(f"fit_l1r: no L1-regularized solver of the loss {params.spec.loss}")
     if hit:
-        log.append("WARNING: reaching max number of iterations")
+        status |= note(log, Status.MAX_ITER)
     log += [f"Objective value = {obj:f}", f"#nonzeros/#features = {nnz}/{task.w_size}"]
-    return FitResult(w=w, n_iter=int(n_iter), log=log, hit_max_iter=hit)
+    return FitResult(w=w, n_iter=int(n_iter), log=log, hit_max_iter=hit, status=status)
 
 
 # The threads of -s 5's steps and -s 6's coordinate descent meet two to three times a
@@ -112,13 +117,15 @@ def row_parts(row_ptr, n_parts: int):
 
 
 def l1r_l2svc(columns, row_ptr, y, C, unreg_bias, eps, max_outer_iter, seed, w,
-              n_threads=None, warm=False):
+              n_threads=None, warm=False, checkpoint=None):
     """-s 5 (dlinear/kernels/l1r_cd.py) from w = 0 (w is overwritten), or with `warm`
     from w as given, on
     row_split_threads threads, each on its range of rows (of about equal nonzeros by
     row_ptr, the CSR rows' pointers): the same model on any number of threads but for
     the order in which the threads' partial sums are added (one thread: LIBLINEAR's
-    order). Returns (passes, objective, non-zero weights, shrinking restarts, b
+    order). checkpoint: a ProblemCheckpoint (dlinear.solvers.checkpoint): the passes
+    run in pieces, the state saved between them and resumed from (the same steps).
+    Returns (passes, objective, non-zero weights, shrinking restarts, b
     recomputations)."""
     col_ptr, row_ind, vals = columns
     w_size = len(col_ptr) - 1
@@ -135,26 +142,65 @@ def l1r_l2svc(columns, row_ptr, y, C, unreg_bias, eps, max_outer_iter, seed, w,
     # violations at w = 0 (G_j = -2 sum_i C_i y_i x_ij there)
     gnorm1_start = (_violations_at_zero(-2.0 * _column_sums(columns, C * y), unreg_bias,
                                         1.0) if warm else -1.0)
+    index_parts, rng_parts, counts_parts, bounds_parts = l1r_l2_svc_state(n_parts, w_size,
+                                                                          seed)
     pool = PassPool(n_parts, "l1r")
-    try:
-        results = pool.run(l1r_l2_svc, [
+
+    def run(n_passes, setup=True):
+        arrivals[:] = 0
+        return pool.run(l1r_l2_svc, [
             (col_ptr, row_ind, vals, y, sqrtC, unreg_bias, eps, max_outer_iter, seed,
              own_w[t], t, starts, row_bounds, yx, b, xj_sq_parts, partials, arrivals,
-             bool(warm), gnorm1_start) for t in range(n_parts)])
+             bool(warm), gnorm1_start, index_parts, rng_parts, counts_parts, bounds_parts,
+             n_passes, setup) for t in range(n_parts)])[0]
+    try:
+        if checkpoint is None:
+            return run(max_outer_iter)
+        return _l1r_l2svc_in_pieces(run, checkpoint, own_w, b, index_parts, rng_parts,
+                                    counts_parts, bounds_parts)
     finally:
         pool.close()
-    return results[0]
+
+
+def _l1r_l2svc_in_pieces(run, checkpoint, own_w, b, index_parts, rng_parts, counts_parts,
+                         bounds_parts):
+    """l1r_l2svc's run in pieces of passes, its state (w, b, the order of the columns,
+    the random state, the shrinking bound, the counts; the parts' copies alike) saved to
+    `checkpoint` between two pieces, and resumed from it: the same steps."""
+    per_part = dict(w=own_w, index=index_parts, rng=rng_parts, counts=counts_parts,
+                    bounds=bounds_parts)
+    saved = checkpoint.state()
+    setup = True
+    if saved is not None:
+        run(0)      # sets up yx and the curvature bounds, and a fresh state to replace
+        setup = False
+        b[:] = saved["b"]
+        for name, arrays in per_part.items():
+            for part in arrays:
+                part[...] = saved[name]
+    result = []
+
+    def piece(n_passes):
+        nonlocal setup
+        result[:] = [run(n_passes, setup)]
+        setup = False
+        return np.isnan(result[0][1])
+    run_in_pieces(piece, checkpoint, lambda: dict(
+        b=b, **{name: arrays[0] for name, arrays in per_part.items()}))
+    return result[0]
 
 
 def l1r_lr(columns, row_ptr, y, C, xjneg_sum, unreg_bias, l1_ratio, eps, max_newton_iter,
-           max_inner_iter, seed, w, cd_passes, n_threads=None, w0=None):
+           max_inner_iter, seed, w, cd_passes, n_threads=None, w0=None, checkpoint=None):
     """-s 6 (newGLMNET, dlinear/kernels/l1r_newglmnet.py) from w = 0 (w is overwritten),
     or from the warm start w0,
     on n_threads threads: the gradient pass of each Newton iteration in ranges of
     columns, the rest of the iteration (coordinate descent, line search) on
     row_split_threads of them in ranges of rows by row_ptr (the CSR rows' pointers), as
-    -s 5's. cd_passes receives the CD passes of each Newton iteration. Returns
-    (Newton iterations, objective, non-zero weights, inner solves that hit the cap)."""
+    -s 5's. cd_passes receives the CD passes of each Newton iteration. checkpoint: a
+    ProblemCheckpoint (dlinear.solvers.checkpoint) the solver's state is saved to after
+    a Newton iteration, and resumed from (the same steps). Returns (Newton iterations,
+    objective, non-zero weights, inner solves that hit the cap)."""
     col_ptr, row_ind, vals = columns
     w_size = len(col_ptr) - 1
     w[:] = 0.0
@@ -190,8 +236,19 @@ def l1r_lr(columns, row_ptr, y, C, xjneg_sum, unreg_bias, l1_ratio, eps, max_new
                               max_inner_iter, first, rng, w_t, index_t, Hdiag, Grad, wpd_t,
                               exp_wTx, exp_wTx_new, grad_rec, cd_rec, scalars_t, t, starts,
                               row_bounds, partials, arrivals)
+    # what a Newton iteration leaves for the next (the parts' copies are alike then)
+    state = dict(w=w, wpd=wpd, index=index, scalars=scalars, exp_wTx=exp_wTx,
+                 grad_rec=grad_rec, cd_rec=cd_rec, rng=own[0][0], cd_passes=cd_passes)
+    newton_iter = 0
+    saved = None if checkpoint is None else checkpoint.state()
+    if saved is not None:
+        newton_iter = int(saved["newton_iter"])
+        for name, array in state.items():
+            array[...] = saved[name]
+        for copies in own[1:]:
+            for mine, theirs in zip(copies, own[0]):
+                mine[...] = theirs
     try:
-        newton_iter = 0
         while newton_iter < max_newton_iter:
             pool.run(gradient, ranges)
             arrivals[:] = 0
@@ -200,6 +257,8 @@ def l1r_lr(columns, row_ptr, y, C, xjneg_sum, unreg_bias, l1_ratio, eps, max_new
                 break
             cd_passes[newton_iter] = it
             newton_iter += 1
+            if checkpoint is not None:
+                checkpoint.save_if_due(lambda: dict(state, newton_iter=newton_iter))
     finally:
         pool.close()
     obj, nnz = NG.objective(y, C, unreg_bias, l1_ratio, w, exp_wTx)

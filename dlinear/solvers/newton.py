@@ -60,7 +60,9 @@ import numpy as np
 
 from ..errors import DlinearError
 from .primal_objectives import make_objective
-from .requests import serve
+from .checkpoint import log_lines
+from .requests import ObjectiveRequest, Request, serve
+from .status import Status, note
 from .task import FitResult, starting_w
 from .vectors import dot, norm
 
@@ -76,10 +78,6 @@ SIGMA1, SIGMA2, SIGMA3 = 0.25, 0.5, 4.0
 
 DRIVERS = ("linesearch", "tron")
 
-MAX_ITER_WARNING = "WARNING: reaching max number of Newton iterations"
-LINESEARCH_WARNING = "WARNING: line search fails"
-
-
 @dataclass
 class DriverResult:
     n_iter: int                 # Newton iterations done (accepted steps for TRON)
@@ -90,6 +88,7 @@ class DriverResult:
     hit_max_iter: bool
     log: list = field(default_factory=list)
     cg_iter: int = 0            # Hessian-vector products in all
+    status: Status = Status.CONVERGED
 
 
 def linesearch_by_fun(obj, w, s, f, g, alpha, eta=0.01, max_num_linesearch=20):
@@ -118,13 +117,13 @@ def _start(w):
     """LIBLINEAR's start: ||grad f(0)|| for the stopping rule, then f and g at w. From w = 0
     the second evaluation is the first one again, so it is not repeated."""
     zero = np.zeros(len(w))
-    f0 = yield ("fun", (zero,))
-    g0 = yield ("grad", (zero,))
+    f0 = yield Request(ObjectiveRequest.FUN, (zero,))
+    g0 = yield Request(ObjectiveRequest.GRAD, (zero,))
     gnorm0 = float(norm(g0))
     if not w.any():
         return f0, g0, gnorm0
-    f = yield ("fun", (w,))
-    g = yield ("grad", (w,))
+    f = yield Request(ObjectiveRequest.FUN, (w,))
+    g = yield Request(ObjectiveRequest.GRAD, (w,))
     return f, g, gnorm0
 
 
@@ -150,7 +149,7 @@ def _pcg(g, M, eps_cg, log, work=None, max_cg_iter=None):
     max_cg_iter = max(n, 5) if max_cg_iter is None else max_cg_iter
     while cg_iter < max_cg_iter:
         cg_iter += 1
-        Hd = yield ("hv", (d,))
+        Hd = yield Request(ObjectiveRequest.HV, (d,))
         dHd = dot(d, Hd)
         if dHd <= 1.0e-16:      # avoid 0/0
             break
@@ -171,38 +170,50 @@ def _pcg(g, M, eps_cg, log, work=None, max_cg_iter=None):
         d *= znewTrnew / zTr
         d += z
         zTr = znewTrnew
-    if cg_iter == max_cg_iter:
-        log.append("WARNING: reaching maximal number of CG steps")
-    return s, r, cg_iter
+    capped = note(log, Status.MAX_CG_STEPS) if cg_iter == max_cg_iter else Status.CONVERGED
+    return s, r, cg_iter, capped
 
 
 def newton_steps(w, eps, eps_cg=NEWTON_EPS_CG, max_newton_iter=NEWTON_MAX_ITER,
-                 max_cg_iter=None):
+                 max_cg_iter=None, checkpoint=None):
     """LIBLINEAR 2.40+'s NEWTON::newton from w (updated in place), as a generator of the
     objective protocol's requests (see the module text); returns a DriverResult.
-    max_cg_iter: CG steps per Newton step (default max(len(w), 5))."""
-    log = []
-    f, g, gnorm0 = yield from _start(w)
-    gnorm = norm(g)
-    log.append("init f %5.3e |g| %5.3e" % (f, gnorm))
+    max_cg_iter: CG steps per Newton step (default max(len(w), 5)). checkpoint: a
+    ProblemCheckpoint (dlinear.solvers.checkpoint) the state is saved to after a Newton
+    iteration, and resumed from."""
+    resumed = None if checkpoint is None else checkpoint.state()
+    if resumed is None:
+        log = []
+        f, g, gnorm0 = yield from _start(w)
+        gnorm = norm(g)
+        log.append("init f %5.3e |g| %5.3e" % (f, gnorm))
+        n_iter = 0
+        total_cg = 0
+    else:
+        w[:] = resumed["w"]
+        log, gnorm0 = log_lines(resumed), float(resumed["gnorm0"])
+        n_iter, total_cg = int(resumed["n_iter"]), int(resumed["cg_iter"])
+        f = yield Request(ObjectiveRequest.FUN, (w,))
+        g = yield Request(ObjectiveRequest.GRAD, (w,))
+        gnorm = norm(g)
     converged = gnorm <= eps * gnorm0
-    n_iter = 0
-    total_cg = 0
+    status = Status.CONVERGED
     stopped = converged
     work = [np.empty(len(g)) for _ in range(5)]
     while n_iter < max_newton_iter and not stopped:
-        M = np.multiply((yield ("diag_precond", ())), ALPHA_PCG)   # (1 - a) + a diag(H)
+        M = np.multiply((yield Request(ObjectiveRequest.DIAG_PRECOND)), ALPHA_PCG)   # (1 - a) + a diag(H)
         M += 1.0 - ALPHA_PCG
-        s, _, cg_iter = yield from _pcg(g, M, eps_cg, log, work, max_cg_iter)
+        s, _, cg_iter, capped = yield from _pcg(g, M, eps_cg, log, work, max_cg_iter)
+        status |= capped
         total_cg += cg_iter
         fold = f
-        step, f = yield ("linesearch_and_update", (w, s, f, g, 1.0))
+        step, f = yield Request(ObjectiveRequest.LINESEARCH_AND_UPDATE, (w, s, f, g, 1.0))
         if step == 0:
-            log.append(LINESEARCH_WARNING)
+            status |= note(log, Status.LINE_SEARCH_FAILED)
             stopped = True
             break
         n_iter += 1
-        g = yield ("grad", (w,))
+        g = yield Request(ObjectiveRequest.GRAD, (w,))
         gnorm = norm(g)
         log.append("iter %2d f %5.3e |g| %5.3e CG %3d step_size %4.2e"
                    % (n_iter, f, gnorm, cg_iter, step))
@@ -214,10 +225,13 @@ def newton_steps(w, eps, eps_cg=NEWTON_EPS_CG, max_newton_iter=NEWTON_MAX_ITER,
         elif abs(fold - f) <= 1.0e-12 * abs(f):
             log.append("WARNING: actred too small")
             stopped = True
+        if checkpoint is not None and not stopped:
+            checkpoint.save_if_due(lambda: dict(w=w, gnorm0=gnorm0, n_iter=n_iter,
+                                                cg_iter=total_cg, log=np.array(log)))
     hit = not stopped
     if hit:
-        log.append(MAX_ITER_WARNING)
-    return DriverResult(n_iter, f, gnorm, gnorm0, converged, hit, log, total_cg)
+        status |= note(log, Status.MAX_NEWTON_ITER)
+    return DriverResult(n_iter, f, gnorm, gnorm0, converged, hit, log, total_cg, status)
 
 
 def newton(obj, w, eps, eps_cg=NEWTON_EPS_CG, max_newton_iter=NEWTON_MAX_ITER):
@@ -247,7 +261,7 @@ def _trpcg(delta, g, M, eps_cg, log, max_cg_iter=None):
         if math.sqrt(zTr) <= cgtol:
             break
         cg_iter += 1
-        Hd = yield ("hv", (d,))
+        Hd = yield Request(ObjectiveRequest.HV, (d,))
         alpha = zTr / dot(d, Hd)
         s += alpha * d
         if math.sqrt(_uTMv(s, M, s)) > delta:
@@ -271,35 +285,48 @@ def _trpcg(delta, g, M, eps_cg, log, max_cg_iter=None):
         d *= znewTrnew / zTr
         d += z
         zTr = znewTrnew
-    if cg_iter == max_cg_iter:
-        log.append("WARNING: reaching maximal number of CG steps")
-    return s, r, cg_iter, reach_boundary
+    capped = note(log, Status.MAX_CG_STEPS) if cg_iter == max_cg_iter else Status.CONVERGED
+    return s, r, cg_iter, reach_boundary, capped
 
 
 def tron_steps(w, eps, eps_cg=TRON_EPS_CG, max_newton_iter=NEWTON_MAX_ITER,
-               max_cg_iter=None):
+               max_cg_iter=None, checkpoint=None):
     """LIBLINEAR 2.20-2.30's TRON::tron (trust-region Newton, preconditioned CG) from w
     (updated in place), as a generator of the objective protocol's requests (see the
-    module text); returns a DriverResult. max_cg_iter as newton_steps'."""
-    log = []
-    f, g, gnorm0 = yield from _start(w)
+    module text); returns a DriverResult. max_cg_iter and checkpoint as
+    newton_steps'."""
+    resumed = None if checkpoint is None else checkpoint.state()
+    if resumed is None:
+        log = []
+        f, g, gnorm0 = yield from _start(w)
+    else:
+        w[:] = resumed["w"]
+        log, gnorm0 = log_lines(resumed), float(resumed["gnorm0"])
+        f = yield Request(ObjectiveRequest.FUN, (w,))
+        g = yield Request(ObjectiveRequest.GRAD, (w,))
     gnorm = norm(g)
-    log.append("init f %5.3e |g| %5.3e" % (f, gnorm))
+    if resumed is None:
+        log.append("init f %5.3e |g| %5.3e" % (f, gnorm))
     converged = gnorm <= eps * gnorm0
+    status = Status.CONVERGED
     stopped = converged
-    M = (1.0 - ALPHA_PCG) + ALPHA_PCG * (yield ("diag_precond", ()))
+    M = (1.0 - ALPHA_PCG) + ALPHA_PCG * (yield Request(ObjectiveRequest.DIAG_PRECOND))
     delta = math.sqrt(_uTMv(g, M, g))
     delta_adjusted = False
     n_iter = 0          # accepted steps (tron.cpp's iter - 1)
     total_cg = 0
+    if resumed is not None:
+        delta, delta_adjusted = float(resumed["delta"]), bool(resumed["delta_adjusted"])
+        n_iter, total_cg = int(resumed["n_iter"]), int(resumed["cg_iter"])
     while n_iter < max_newton_iter and not stopped:
-        s, r, cg_iter, reach_boundary = yield from _trpcg(delta, g, M, eps_cg, log,
-                                                          max_cg_iter)
+        s, r, cg_iter, reach_boundary, capped = yield from _trpcg(delta, g, M, eps_cg, log,
+                                                                  max_cg_iter)
+        status |= capped
         total_cg += cg_iter
         w_new = w + s
         gs = dot(g, s)
         prered = -0.5 * (gs - dot(s, r))
-        fnew = yield ("fun", (w_new,))
+        fnew = yield Request(ObjectiveRequest.FUN, (w_new,))
         actred = f - fnew
         sMnorm = math.sqrt(_uTMv(s, M, s))
         if n_iter == 0 and not delta_adjusted:     # first iteration: adjust the bound
@@ -325,8 +352,8 @@ def tron_steps(w, eps, eps_cg=TRON_EPS_CG, max_newton_iter=NEWTON_MAX_ITER,
             n_iter += 1
             w[:] = w_new
             f = fnew
-            g = yield ("grad", (w,))
-            M = (1.0 - ALPHA_PCG) + ALPHA_PCG * (yield ("diag_precond", ()))
+            g = yield Request(ObjectiveRequest.GRAD, (w,))
+            M = (1.0 - ALPHA_PCG) + ALPHA_PCG * (yield Request(ObjectiveRequest.DIAG_PRECOND))
             gnorm = norm(g)
             if gnorm <= eps * gnorm0:
                 converged = stopped = True
@@ -340,10 +367,14 @@ def tron_steps(w, eps, eps_cg=TRON_EPS_CG, max_newton_iter=NEWTON_MAX_ITER,
         elif abs(actred) <= 1.0e-12 * abs(f) and abs(prered) <= 1.0e-12 * abs(f):
             log.append("WARNING: actred and prered too small")
             stopped = True
+        if checkpoint is not None and not stopped:
+            checkpoint.save_if_due(lambda: dict(
+                w=w, gnorm0=gnorm0, n_iter=n_iter, cg_iter=total_cg, delta=delta,
+                delta_adjusted=delta_adjusted, log=np.array(log)))
     hit = not stopped
     if hit:
-        log.append(MAX_ITER_WARNING)
-    return DriverResult(n_iter, f, gnorm, gnorm0, converged, hit, log, total_cg)
+        status |= note(log, Status.MAX_NEWTON_ITER)
+    return DriverResult(n_iter, f, gnorm, gnorm0, converged, hit, log, total_cg, status)
 
 
 def tron(obj, w, eps, eps_cg=TRON_EPS_CG, max_newton_iter=NEWTON_MAX_ITER):
@@ -370,7 +401,8 @@ def newton_tol(params, y=None, counts=None):
     return primal_solver_tol(params.eps, y, regression, counts)
 
 
-def fit_steps(params, w0, n_variables, eps, max_newton_iter=NEWTON_MAX_ITER):
+def fit_steps(params, w0, n_variables, eps, max_newton_iter=NEWTON_MAX_ITER,
+              checkpoint=None):
     """The driver params.newton ("linesearch" or "tron") from the warm start w0 (None: 0)
     to ||grad f|| <= eps ||grad f(0)||, as a generator of the objective protocol's
     requests; returns the FitResult. Served by one objective (`serve`), or driven through
@@ -384,13 +416,14 @@ def fit_steps(params, w0, n_variables, eps, max_newton_iter=NEWTON_MAX_ITER):
     if driver == "tron":
         eps_cg = TRON_EPS_CG_WARM if w0 is not None else TRON_EPS_CG
         res = yield from tron_steps(w, eps, eps_cg=eps_cg, max_newton_iter=max_newton_iter,
-                                    max_cg_iter=max_cg_iter)
+                                    max_cg_iter=max_cg_iter, checkpoint=checkpoint)
     elif driver == "linesearch":
         res = yield from newton_steps(w, eps, max_newton_iter=max_newton_iter,
-                                      max_cg_iter=max_cg_iter)
+                                      max_cg_iter=max_cg_iter, checkpoint=checkpoint)
     else:
         raise DlinearError(f"unknown Newton driver {driver!r}; use one of {DRIVERS}")
-    return FitResult(w=w, n_iter=res.n_iter, log=res.log, hit_max_iter=res.hit_max_iter)
+    return FitResult(w=w, n_iter=res.n_iter, log=res.log, hit_max_iter=res.hit_max_iter,
+                     status=res.status)
 
 
 def fit_newton(task, params, max_newton_iter=NEWTON_MAX_ITER):
@@ -402,7 +435,7 @@ def fit_newton(task, params, max_newton_iter=NEWTON_MAX_ITER):
     objective = make_objective(task, params)
     try:
         return serve(fit_steps(params, task.w0, task.w_size, newton_tol(params, task.y),
-                               max_newton_iter), objective)
+                               max_newton_iter, task.checkpoint), objective)
     finally:
         objective.loss_term.close()
 

@@ -12,6 +12,7 @@ import numpy as np
 from ..kernels.oneclass import oneclass_svm
 from ..predict import decision_values
 from .dual_start import oneclass_duals
+from .status import Status, note
 from .task import FitResult
 
 ONECLASS_MAX_OUTER_ITER = 1000   # outer iterations, as LIBLINEAR 2.50's solve_oneclass_svm
@@ -34,10 +35,10 @@ def fit_oneclass(task, params, max_outer_iter: int = ONECLASS_MAX_OUTER_ITER) ->
         float(params.nu), float(params.eps), int(max_outer_iter), alpha, w, warm)
     log = [f"optimization finished, #iter = {n_iter}"]
     hit = n_iter >= max_outer_iter
-    if hit:
-        log.append("WARNING: reaching max number of iterations")
+    status = note(log, Status.MAX_ITER) if hit else Status.CONVERGED
     log += [f"Objective value = {obj:f}", f"nSV = {nSV}", f"rho = {rho:f}"]
-    return FitResult(w=w, n_iter=int(n_iter), log=log, hit_max_iter=hit, rho=float(rho))
+    return FitResult(w=w, n_iter=int(n_iter), log=log, hit_max_iter=hit, rho=float(rho),
+                     status=status)
 
 
 def oneclass_objectives(problem, model, nu: float):

@@ -32,6 +32,7 @@ from __future__ import annotations
 import numpy as np
 
 from .newton import primal_solver_tol
+from .status import Status, note
 from .task import FitResult
 from .vectors import dot, norm
 
@@ -70,10 +71,12 @@ def _direction(v, pairs):
 
 
 def minimize_owlqn(evaluate, n_variables: int, l1, l2, tol: float,
-                   max_iter: int = OWLQN_MAX_ITER, memory: int = OWLQN_MEMORY):
-    """OWL-QN from w = 0. evaluate(w) -> (loss, its gradient) of the data term; l1 and l2
-    are per-coordinate weights (arrays of n_variables). Returns (w, iterations, F(w),
-    evaluations, whether the line search stalled)."""
+                   max_iter: int = OWLQN_MAX_ITER, memory: int = OWLQN_MEMORY, w0=None):
+    """OWL-QN from w = 0, or from the warm start w0 (the stop still relative to the
+    pseudo-gradient at 0, as the in-process -s 5 / -s 6: one evaluation more).
+    evaluate(w) -> (loss, its gradient) of the data term; l1 and l2 are per-coordinate
+    weights (arrays of n_variables). Returns (w, iterations, F(w), evaluations, whether
+    the line search stalled)."""
     l1 = np.asarray(l1, dtype=np.float64)
     l2 = np.asarray(l2, dtype=np.float64)
     w = np.zeros(n_variables)
@@ -88,6 +91,11 @@ def minimize_owlqn(evaluate, n_variables: int, l1, l2, tol: float,
     pairs = []
     v = pseudo_gradient(w, g, l1)
     v_norm0 = _norm1(v)
+    if w0 is not None:
+        w = np.array(w0, dtype=np.float64).reshape(-1)
+        F, g = value_and_gradient(w)
+        evaluations += 1
+        v = pseudo_gradient(w, g, l1)
     iteration = 0
     stalled = False
     while iteration < max_iter:
@@ -123,8 +131,10 @@ def minimize_owlqn(evaluate, n_variables: int, l1, l2, tol: float,
 
 
 def fit_owlqn(evaluate, n_variables: int, counts, params, unreg_bias: bool,
-              reported_w_size: int = None, max_iter: int = OWLQN_MAX_ITER) -> FitResult:
-    """-s 5 or -s 6 (with params.l1_ratio) of one binary problem by OWL-QN;
+              reported_w_size: int = None, max_iter: int = OWLQN_MAX_ITER,
+              w0=None) -> FitResult:
+    """-s 5 or -s 6 (with params.l1_ratio) of one binary problem by OWL-QN, from w = 0 or
+    the warm start w0;
     evaluate(w) -> (loss, gradient) of its data term (one map-reduce on a cluster);
     counts = (#positive rows, #rows) for LIBLINEAR's tolerance. The bias, when
     unreg_bias, is the last variable. reported_w_size: the features the log line counts
@@ -135,14 +145,16 @@ def fit_owlqn(evaluate, n_variables: int, counts, params, unreg_bias: bool,
         penalized[-1] = 0.0
     tol = primal_solver_tol(params.eps, None, False, counts)
     w, n_iter, F, evaluations, stalled = minimize_owlqn(
-        evaluate, n_variables, rho * penalized, (1.0 - rho) * penalized, tol, max_iter)
+        evaluate, n_variables, rho * penalized, (1.0 - rho) * penalized, tol, max_iter,
+        w0=w0)
     hit = n_iter >= max_iter
     log = [f"OWL-QN: #iter = {n_iter}, #evaluations = {evaluations}"]
+    status = Status.CONVERGED
     if stalled:
-        log.append("WARNING: line search fails")
+        status |= note(log, Status.LINE_SEARCH_FAILED)
     if hit:
-        log.append("WARNING: reaching max number of iterations")
+        status |= note(log, Status.MAX_ITER)
     log += [f"Objective value = {F:f}",
             f"#nonzeros/#features = {np.count_nonzero(w)}/"
             f"{reported_w_size if reported_w_size is not None else n_variables}"]
-    return FitResult(w=w, n_iter=int(n_iter), log=log, hit_max_iter=hit)
+    return FitResult(w=w, n_iter=int(n_iter), log=log, hit_max_iter=hit, status=status)

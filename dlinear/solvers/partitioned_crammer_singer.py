@@ -30,6 +30,7 @@ from ..kernels.block_dual_cd import (DUAL_PART, PG_MAX, PRIMAL_LOSS, block_parts
                                      squared_norms)
 from ..kernels.block_mcsvm_cs import block_round_cs
 from ..kernels.rng import seed_state
+from ..errors import DlinearError
 from . import FitResult
 from .partitioned_dual_cd import (RULES, empty_stats, line_search_optimum, next_sigma,
                                   step_size)
@@ -119,6 +120,9 @@ def fit_partitioned_crammer_singer(blocks, k, w_size, params, rule="adaptive",
     at the round's start."""
     if rule not in RULES:
         raise ValueError(f"unknown combination rule {rule!r} (one of {', '.join(RULES)})")
+    if params.init_sol is not None:
+        raise DlinearError("-s 4 on partitioned rows starts from LIBLINEAR's start: it "
+                           "takes no warm start (-i) yet; train without --partition")
     eps = float(params.eps)
     n_blocks = blocks.n_blocks
     W = np.zeros((k, w_size))

@@ -56,6 +56,7 @@ from ..kernels.dual_cd_svc import end_of_sweep
 from ..kernels.rng import seed_state
 from ..solver_table import PARTITION_RULES, SOLVERS
 from . import FitResult
+from .dual_start import lr_duals_at, scores_of, svc_duals_at, svr_duals_at
 from .vectors import dot
 
 RULES = PARTITION_RULES
@@ -127,6 +128,29 @@ class BlockState:
         self.records = ([svc_records(self.Y[c], self.C[c], self.sq_norms)
                          for c in range(self.k)]
                         if not (self.logistic or self.regression) else None)
+
+    def start_from(self, W0, columns=None):
+        """Warm start (-i, init=): each class's dual variables consistent with its column
+        of W0 ((dataset features [+ bias], k or 1): dual_start's rule per row), on the
+        block's own `columns` of W0 when its parts are renumbered to them. The driver's
+        w is then w(alpha), summed over the blocks, as the local solvers rebuild it."""
+        W0 = np.asarray(W0, dtype=np.float64)
+        if W0.ndim == 1:
+            W0 = W0[:, None]
+        if columns is not None:
+            rows = np.append(columns, W0.shape[0] - 1) if self.bias >= 0 else columns
+            W0 = W0[rows]
+        for c in range(self.k):
+            w = np.ascontiguousarray(W0[:, c if W0.shape[1] > 1 else 0])
+            scores = np.concatenate([scores_of(part, self.bias, w, self.n_features)
+                                     for part in self.parts]) if self.parts else np.zeros(0)
+            if self.logistic:
+                self.alpha[c][:] = lr_duals_at(self.Y[c], self.C[c], scores)
+                self.rest[c] = np.maximum(self.C[c], 0.0) - self.alpha[c]
+            elif self.regression:
+                self.alpha[c][:] = svr_duals_at(self.Y[c], self.C[c], scores, self.p)
+            else:
+                self.alpha[c][:] = svc_duals_at(self.Y[c], self.C[c], scores, self.l2_loss)
 
     def __getstate__(self):
         state = dict(self.__dict__)
@@ -286,8 +310,10 @@ def fit_partitioned_dual_cd(blocks, n_problems, w_size, params, rule="adaptive",
     first_violation = np.zeros(n_problems)
     logistic = params.spec.loss == "logistic_regression"
     inner_eps = np.full(n_problems, INNER_EPS_START)
-    if logistic:     # the dual starts inside the box, away from w = 0
+    if logistic or params.init_sol is not None:
+        # the dual starts inside the box (-s 7) or at a warm start's duals: w = w(alpha)
         W[:] = blocks.w_of_alpha()
+    if logistic:
         few_inner_steps = blocks.rows() // 10
     dual = np.zeros(n_problems)
     gaps = np.full(n_problems, np.nan)

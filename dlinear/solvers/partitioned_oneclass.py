@@ -36,6 +36,7 @@ import numpy as np
 from ..kernels.block_dual_cd import block_parts, squared_norms
 from ..kernels.block_oneclass import (G_LOW, G_UP, LOW_BLOCK, LOW_NORM, N_EXTREMES,
                                       UP_BLOCK, UP_NORM, block_round_oneclass)
+from ..errors import DlinearError
 from . import FitResult
 from .partitioned_dual_cd import ADAPTIVE_TARGET, RULES, next_sigma, step_size
 from .vectors import dot
@@ -197,6 +198,9 @@ def fit_partitioned_oneclass(blocks, w_size, params, rule="adaptive", n_passes=1
     `on_round(round, dual, violation)` sees each round's start."""
     if rule not in RULES:
         raise ValueError(f"unknown combination rule {rule!r} (one of {', '.join(RULES)})")
+    if params.init_sol is not None:
+        raise DlinearError("-s 21 on partitioned rows starts from LIBLINEAR's start: it "
+                           "takes no warm start (-i) yet; train without --partition")
     eps = float(params.eps)
 
     def begin():

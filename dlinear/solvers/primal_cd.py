@@ -4,6 +4,7 @@ import math
 
 from .dual_cd import online_update_budget
 from .newton import primal_solver_tol
+from .status import Status, note
 from .task import FitResult, starting_w
 
 
@@ -32,14 +33,13 @@ def fit_primal_cd_l2svc(task, params):
         f"Objective value = {obj:f}",
     ]
     hit = False
+    status = Status.CONVERGED
     if not converged:
         if online:
-            line = (f"WARNING: reaching max number of updates ({budget}) before the "
-                    "stopping tolerance")
+            status |= note(log, Status.MAX_UPDATES, budget=budget)
         else:
-            line = "WARNING: reaching max number of iterations"
+            status |= note(log, Status.MAX_ITER)
             hit = True
-        log.append(line)
     n_iter = it if not online else int(math.ceil(updates / max(task.w_size, 1)))
-    return FitResult(w=w, n_iter=int(n_iter), log=log, hit_max_iter=hit)
+    return FitResult(w=w, n_iter=int(n_iter), log=log, hit_max_iter=hit, status=status)
 

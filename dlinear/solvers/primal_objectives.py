@@ -24,7 +24,7 @@ from ..data.columns import count_columns
 from ..kernels import primal_ops as K
 from ..solver_table import SOLVERS
 from ..threads import PassPool
-from .requests import serve
+from .requests import ObjectiveRequest, Request, TermRequest, serve
 from .vectors import dot
 
 # the primal_ops code of each loss (SolverSpec.loss) a Newton solver minimises
@@ -310,8 +310,8 @@ class _Chunks:
 
 
 class RegularizedObjective:
-    """f(w) = 0.5 w^T w (without the bias weight for -R) + a data term: the objective
-    protocol of dlinear.solvers.newton. The data term is a LossTerm here, or the sum of
+    """f(w) = 0.5 w^T w (without the bias weight for -R) + a data term: an Objective
+    (dlinear.solvers.requests) of a DataTerm. The data term is a LossTerm here, or the sum of
     the workers' LossTerms on a cluster, so both backends share this code.
 
     Each method is written once, as a generator of the data term's requests
@@ -351,9 +351,12 @@ class RegularizedObjective:
     def steps(self, method, args):
         """The data-term requests that answer a driver's request (method, args), as a
         generator returning the answer."""
-        if method == "diag_precond":
+        if method == ObjectiveRequest.DIAG_PRECOND:
             return self._M.copy()
-        return (yield from getattr(self, "_" + method)(*args))
+        as_requests = {ObjectiveRequest.FUN: self._fun, ObjectiveRequest.GRAD: self._grad,
+                       ObjectiveRequest.HV: self._hv,
+                       ObjectiveRequest.LINESEARCH_AND_UPDATE: self._linesearch_and_update}
+        return (yield from as_requests[method](*args))
 
     def drive(self, driver):
         """The driver generator `driver` (requests of the protocol) as a generator of the
@@ -369,18 +372,18 @@ class RegularizedObjective:
     def _fun(self, w):
         w = np.ascontiguousarray(w, dtype=np.float64)
         self._wTw = self._sq(w, w)
-        loss = yield ("at", (w,))
+        loss = yield Request(TermRequest.AT, (w,))
         return loss + 0.5 * self._wTw
 
     def _grad(self, w):
         w = np.ascontiguousarray(w, dtype=np.float64)
-        g, M = yield ("grad_precond", ())
+        g, M = yield Request(TermRequest.GRAD_PRECOND)
         self._M = add_regularizer(M, 1.0, self.regularize_bias, self.n_bias)
         return add_regularizer(g, w, self.regularize_bias, self.n_bias)
 
     def _hv(self, s):
         s = np.ascontiguousarray(s, dtype=np.float64)
-        Hs = yield ("hv", (s,))
+        Hs = yield Request(TermRequest.HV, (s,))
         return add_regularizer(Hs, s, self.regularize_bias, self.n_bias)
 
     def _linesearch_and_update(self, w, s, f, g, alpha):
@@ -389,10 +392,11 @@ class RegularizedObjective:
         wTs = self._sq(w, s)
         gTs = dot(g, s)
         for trial in range(MAX_NUM_LINESEARCH):
-            loss = yield (("along", (s, alpha)) if trial == 0 else ("loss_along", (alpha,)))
+            loss = yield (Request(TermRequest.ALONG, (s, alpha)) if trial == 0
+                          else Request(TermRequest.LOSS_ALONG, (alpha,)))
             f_new = loss + (alpha * alpha * sTs + self._wTw) / 2.0 + alpha * wTs
             if f_new - f <= LINESEARCH_ETA * alpha * gTs:
-                yield ("move", (alpha,))
+                yield Request(TermRequest.MOVE, (alpha,))
                 w += alpha * s
                 self._wTw += alpha * alpha * sTs + 2.0 * alpha * wTs
                 return alpha, f_new

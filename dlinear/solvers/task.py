@@ -10,6 +10,7 @@ from ..data.libsvm_reader import Problem, arrays_nbytes
 from ..errors import DlinearError
 from ..kernels.sparse_ops import csr_to_csc
 from ..threads import SharedValues
+from .status import Status
 
 
 class SharedColumns:
@@ -53,6 +54,9 @@ class SubProblem:
     # sweeps, on this many threads (None: one thread, and Newton's passes in row order, as
     # the k-column and cluster terms sum)
     n_threads: Optional[int] = None
+    # where the solver saves its state and resumes from (dlinear.solvers.checkpoint's
+    # ProblemCheckpoint); None: no checkpoints
+    checkpoint: Optional[object] = None
 
     def columns(self, with_bias: bool = True):
         """X by columns (with the bias column when with_bias and bias >= 0)."""
@@ -86,6 +90,8 @@ class FitResult:
     hit_max_iter: bool = False
     rho: float = 0.0
     alpha: Optional[np.ndarray] = None    # the dual solution, where the solver has one
+    status: Status = Status.CONVERGED     # the caps met, each logged (solvers.status)
+    switched_to: Optional[int] = None     # the primal solver LIBLINEAR switched to at the dual cap
 
     def __sizeof__(self) -> int:    # dask.sizeof of a result kept on a worker
         return object.__sizeof__(self) + arrays_nbytes(self.w, self.alpha)

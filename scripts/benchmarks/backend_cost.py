@@ -237,7 +237,7 @@ def check(args, report):
     this ran on was shared: each path is measured as the CPU seconds on its critical path
     (what its wall clock would be on an idle machine), not by the wall clock."""
     import json
-    from dlinear.cli.train_predict import input_shape
+    from dlinear.cli.inputs import input_shape
     if args.measured:
         with open(args.measured) as f:
             rows = json.load(f)["rows"]

@@ -9,22 +9,22 @@ from __future__ import annotations
 import numpy as np
 
 from dlinear import Params, train
+from dlinear.solver_table import SOLVERS, solver_ids
 
 from . import harness, shapes
 
-CLASSIFICATION_SHAPE = {4: "multiclass"}
-REGRESSION = (11, 12, 13)
-
-
 def shape_of(solver: int) -> str:
-    if solver in REGRESSION:
+    """The data set of a solver's row: regression targets, several classes for a solver of
+    all classes at once (Crammer-Singer), else the binary rcv1-like set."""
+    spec = SOLVERS[solver]
+    if spec.kind == "regression":
         return "rcv1_regression"
-    return CLASSIFICATION_SHAPE.get(solver, "rcv1")
+    return "multiclass" if spec.all_classes else "rcv1"
 
 
 class LiblinearPeer:
     """Each solver at its default eps: train time and objective against LIBLINEAR's."""
-    params = [0, 1, 2, 3, 4, 5, 6, 7, 11, 12, 13, 21]
+    params = solver_ids()
     param_names = ["solver"]
     number = 1
     repeat = 3

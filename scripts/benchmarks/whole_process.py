@@ -29,6 +29,8 @@ import subprocess
 import sys
 import tempfile
 
+from dlinear.solver_table import solver_ids
+
 from . import harness
 
 EXAMPLE = os.path.join(harness.REPO, "examples", "rcv1_small.train")
@@ -170,7 +172,7 @@ def main(argv=None):
     p.add_argument("--liblinear-train", default=None, help="path of LIBLINEAR's C train")
     p = sub.add_parser("first-run")
     p.add_argument("solvers", nargs="*", type=int,
-                   default=[0, 1, 2, 3, 4, 5, 6, 7, 11, 12, 13, 21])
+                   default=solver_ids())
     p.add_argument("--file", default=EXAMPLE)
     p.add_argument("--repeat", type=int, default=1, help="cold and warm pairs, best of")
     p = sub.add_parser("read")

@@ -21,6 +21,7 @@ import numpy as np
 
 from dlinear import Params, cross_validation, find_parameters, train
 from dlinear.datasets.rcv1_like import make_rcv1_like
+from dlinear.solver_table import SOLVERS, solver_ids
 
 
 def _digest(*parts) -> str:
@@ -54,22 +55,23 @@ def data_sets():
 
 def training_cases(binary, multi, regression, weighted):
     cases = []
-    for s in (0, 1, 2, 3, 4, 5, 6, 7):
+    for s in solver_ids(lambda spec: spec.kind == "classification"):
         cases.append((f"-s {s} binary", binary, Params(solver_type=s, bias=1.0)))
         cases.append((f"-s {s} 3 classes -w2 3", multi,
                       Params(solver_type=s, class_weights=[(2, 3.0)])))
         cases.append((f"-s {s} instance weights", weighted, Params(solver_type=s, C=2.0)))
-    for s in (11, 12, 13):
+    for s in solver_ids(lambda spec: spec.kind == "regression"):
         cases.append((f"-s {s} regression", regression, Params(solver_type=s, p=0.05, bias=1.0)))
-    cases.append(("-s 21", binary, Params(solver_type=21, nu=0.3)))
-    cases.append(("-s 21 weights", weighted, Params(solver_type=21, nu=0.2)))
+    for s in solver_ids(lambda spec: spec.kind == "oneclass"):
+        cases.append((f"-s {s}", binary, Params(solver_type=s, nu=0.3)))
+        cases.append((f"-s {s} weights", weighted, Params(solver_type=s, nu=0.2)))
     for ratio in (0.0, 0.5):                          # -s 6's elastic net (--l1-ratio)
         cases.append((f"-s 6 --l1-ratio {ratio} -B 1 -R", binary,
                       Params(solver_type=6, l1_ratio=ratio, bias=1.0, regularize_bias=False)))
         cases.append((f"-s 6 --l1-ratio {ratio} 3 classes", multi,
                       Params(solver_type=6, l1_ratio=ratio)))
-    for s in (0, 2, 5, 6, 11):
-        data = regression if s == 11 else binary
+    for s in solver_ids(lambda spec: spec.regularize_bias_optional and not spec.dual):
+        data = regression if SOLVERS[s].kind == "regression" else binary
         cases.append((f"-s {s} -B 1 -R", data, Params(solver_type=s, bias=1.0,
                                                       regularize_bias=False)))
     cases += [
@@ -108,7 +110,7 @@ def main() -> int:
     out = []
     for name, data, params in training_cases(binary, multi, regression, weighted):
         out.append(f"{name:40s} {model_digest(train(data, params, n_threads=1))}")
-    for s in (0, 1, 2, 3):
+    for s in solver_ids(lambda spec: spec.search and spec.kind == "classification"):
         lines = []
         best = find_parameters(binary, Params(solver_type=s), 3, log=lines.append, n_threads=1)
         out.append(f"{'-C -s %d' % s:40s} {_digest(best, lines)}")
@@ -117,10 +119,11 @@ def main() -> int:
         best = find_parameters(data, Params(solver_type=s, class_weights=weights), 3,
                                log=lines.append, n_threads=1)
         out.append(f"{'-C -s %d %s' % (s, weights):40s} {_digest(best, lines)}")
-    lines = []
-    best = find_parameters(regression, Params(solver_type=11), 3, start_p=0.6,
-                           log=lines.append, n_threads=1)
-    out.append(f"{'-C -s 11':40s} {_digest(best, lines)}")
+    for s in solver_ids(lambda spec: spec.search and spec.kind == "regression"):
+        lines = []
+        best = find_parameters(regression, Params(solver_type=s), 3, start_p=0.6,
+                               log=lines.append, n_threads=1)
+        out.append(f"{'-C -s %d' % s:40s} {_digest(best, lines)}")
     for s in (1, 6, 12):
         data = regression if s == 12 else multi
         out.append(f"{'-v 3 -s %d' % s:40s} "

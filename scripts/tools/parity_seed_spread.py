@@ -14,6 +14,7 @@ import numpy as np
 from scripts.benchmarks.harness import f_star, liblinear_train
 from dlinear import Params, train
 from dlinear.datasets.rcv1_like import make_rcv1_like, make_rcv1_like_split
+from dlinear.solver_table import SOLVERS, solver_ids
 from dlinear.solvers.primal_objective_values import primal_objective
 
 
@@ -22,8 +23,8 @@ def main():
     binary = make_rcv1_like_split(3000, 1500, n_features=2000, nnz_per_row=30, seed=11)[0]
     regression = make_rcv1_like(3000, n_features=1500, nnz_per_row=25, seed=33)
     regression.y = regression.to_scipy() @ np.random.default_rng(0).normal(size=1500)
-    for solver, problem in ((1, binary), (3, binary), (7, binary), (12, regression),
-                            (13, regression)):
+    for solver in solver_ids(lambda spec: spec.dual_cd):
+        problem = regression if SOLVERS[solver].kind == "regression" else binary
         params = Params(solver_type=solver).resolved()
         theirs = primal_objective(problem, params, liblinear_train(problem, f"-s {solver}"))
         best = f_star(problem, params)

@@ -10,8 +10,9 @@ What is rewritten: the name `LogisticRegression` of the test module is
 dlinear.estimators.LogisticRegression; so is the `LogisticRegression` that
 scikit-learn's LogisticRegressionCV builds to score its folds
 (sklearn.linear_model._logistic._log_reg_scoring_path), in the pytest process only.
-LogisticRegressionCV itself and the path functions stay scikit-learn's (dlinear has no
-LogisticRegressionCV). scikit-learn's file is read from the installed package, never
+LogisticRegressionCV itself and the path functions stay scikit-learn's, unless --cv: then
+the test module's `LogisticRegressionCV` is dlinear.estimators.LogisticRegressionCV too and
+only the tests that use it run (CV_TESTS). scikit-learn's file is read from the installed package, never
 copied into this repository. Exit status 1 when the pass rate is below --min-rate.
 """
 from __future__ import annotations
@@ -28,6 +29,17 @@ IMPORT_LINE = ("from sklearn.linear_model import LogisticRegression, LogisticReg
                "SGDClassifier")
 REPLACEMENT = ("from sklearn.linear_model import LogisticRegressionCV, SGDClassifier\n"
                "from dlinear.estimators import LogisticRegression")
+CV_REPLACEMENT = ("from sklearn.linear_model import SGDClassifier\n"
+                  "from dlinear.estimators import LogisticRegression, LogisticRegressionCV")
+
+
+def cv_tests(source: str) -> list:
+    """The test functions of scikit-learn's file that use LogisticRegressionCV."""
+    import ast
+    tree = ast.parse(source)
+    return [node.name for node in tree.body
+            if isinstance(node, ast.FunctionDef) and node.name.startswith("test_")
+            and "LogisticRegressionCV" in ast.get_source_segment(source, node)]
 
 # pytest's conftest in the temporary directory: scikit-learn's fixtures and hooks
 # (global_random_seed...), and dlinear's class where LogisticRegressionCV scores its folds
@@ -45,19 +57,21 @@ def sklearn_test_file() -> Path:
     return Path(sklearn.__file__).parent / "linear_model" / "tests" / "test_logistic.py"
 
 
-def rewritten_source(source: str) -> str:
+def rewritten_source(source: str, cv: bool = False) -> str:
     if IMPORT_LINE not in source:
         raise SystemExit(f"the import line to rewrite is not in {sklearn_test_file()}: "
                          f"{IMPORT_LINE!r} (another scikit-learn version?)")
-    return source.replace(IMPORT_LINE, REPLACEMENT)
+    return source.replace(IMPORT_LINE, CV_REPLACEMENT if cv else REPLACEMENT)
 
 
-def run(pytest_args, directory: Path, control: bool = False) -> Path:
+def run(pytest_args, directory: Path, control: bool = False, cv: bool = False) -> Path:
     """Runs pytest on the rewritten copy in directory (control: scikit-learn's file and
     class unchanged); the path of its JUnit XML."""
     source = sklearn_test_file().read_text()
     (directory / "test_logistic_dlinear.py").write_text(
-        source if control else rewritten_source(source))
+        source if control else rewritten_source(source, cv))
+    if cv:
+        pytest_args = ["-k", " or ".join(cv_tests(source)), *pytest_args]
     (directory / "conftest.py").write_text(CONFTEST.split("import sklearn.linear_model")[0]
                                            if control else CONFTEST)
     report = directory / "report.xml"
@@ -101,10 +115,12 @@ def main(argv=None) -> int:
                         help="exit 1 when the pass rate (percent) is below this")
     parser.add_argument("--control", action="store_true",
                         help="run scikit-learn's file and class unchanged (the yardstick)")
+    parser.add_argument("--cv", action="store_true",
+                        help="dlinear's LogisticRegressionCV too; only the tests using it")
     parser.add_argument("pytest_args", nargs="*", help="extra pytest arguments (after --)")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="dlinear_sklearn_logistic_") as tmp:
-        cases = list(results(run(args.pytest_args, Path(tmp), args.control)))
+        cases = list(results(run(args.pytest_args, Path(tmp), args.control, args.cv)))
     counts = {k: sum(1 for _, o, _ in cases if o == k) for k in ("passed", "failed", "skipped")}
     ran = counts["passed"] + counts["failed"]
     rate = 100.0 * counts["passed"] / ran if ran else 0.0

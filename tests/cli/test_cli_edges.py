@@ -1,11 +1,10 @@
 """The command line's edges: help and version of `python -m dlinear`, what make-data says,
-bad input in one line, the scheduler's connect timeout and Ctrl-C during a cluster run."""
+bad input in one line, the scheduler's connect timeout (Ctrl-C during a cluster run:
+tests/cluster/test_cli_edges_cluster.py)."""
 import os
-import signal
 import socket
 import subprocess
 import sys
-import time
 
 import pytest
 
@@ -65,7 +64,7 @@ def test_bad_labels_are_one_line_without_q(tmp_path, capsys, options):
 
 
 @pytest.mark.parametrize("command, where", [
-    ("train", "dlinear.cli.train_predict.read_dataset"), ("predict", "dlinear.model.load_model"),
+    ("train", "dlinear.data.binary_format.read_dataset"), ("predict", "dlinear.model.load_model"),
     ("convert", "dlinear.cli.main.convert_libsvm"),
     ("make-data", "dlinear.datasets.rcv1_like.make_rcv1_like_split")])
 def test_every_command_answers_ctrl_c_and_errors_alike(tmp_path, capsys, monkeypatch,
@@ -138,45 +137,6 @@ def test_connect_timeout_needs_positive_seconds(tmp_path, capsys, value):
     assert "--connect-timeout" in lines[-1] and "Traceback" not in err
 
 
-@pytest.mark.slow
-@pytest.mark.cluster
-def test_ctrl_c_during_a_cluster_run_is_one_line(tmp_path):
-    """SIGINT to the whole process group, as a terminal's Ctrl-C: the worker processes
-    ignore it, dlinear-train closes the cluster and says so in one line, exit 130; no
-    bokeh hint either."""
-    train = tmp_path / "t"
-    dlinear.write_libsvm(train, make_rcv1_like(3000, n_features=500, nnz_per_row=20,
-                                               seed=5))
-    log = tmp_path / "stderr"
-    # stderr to a file, not a pipe: the workers inherit it, and a pipe read would wait for
-    # them too; every wait below is bounded, so a hang fails the test
-    with open(log, "w") as stderr:
-        process = subprocess.Popen(
-            [sys.executable, "-m", "dlinear", "train", "-s", "1", "-e", "1e-12", "--max-iter",
-             "1000000", "--workers", "2", "--partition", str(train), str(tmp_path / "m")],
-            stdout=subprocess.DEVNULL, stderr=stderr, start_new_session=True,
-            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
-    try:
-        deadline = time.monotonic() + 120
-        while "dlinear: -s 1 partitioned" not in log.read_text():
-            assert process.poll() is None, log.read_text()
-            assert time.monotonic() < deadline, log.read_text()
-            time.sleep(0.2)
-        time.sleep(1.0)        # into the rounds
-        os.killpg(process.pid, signal.SIGINT)
-        assert process.wait(timeout=60) == 130
-    finally:
-        try:
-            os.killpg(process.pid, signal.SIGKILL)     # the workers too, if any is left
-        except ProcessLookupError:
-            pass
-        process.wait()
-    lines = log.read_text().splitlines()
-    assert lines[0] == "dlinear: started a local Dask cluster of 2 worker processes"
-    assert lines[-1] == "dlinear: interrupted" and len(lines) == 3, lines
-    assert not (tmp_path / "m").exists()
-
-
 def test_cross_validation_prints_each_folds_training(tmp_path, capsys):
     """-v prints each fold's training log, fold after fold, as LIBLINEAR's train does,
     then the accuracy; -q none of it."""
@@ -194,14 +154,3 @@ def test_cross_validation_prints_each_folds_training(tmp_path, capsys):
     assert out.splitlines() == [lines[-1]]
 
 
-@pytest.mark.slow
-@pytest.mark.cluster
-def test_cross_validation_on_a_cluster_logs_each_fold(client):
-    problem = make_rcv1_like(300, n_features=50, nnz_per_row=8, seed=2)
-    here, there = [], []
-    params = dlinear.Params(solver_type=1)
-    local = dlinear.cross_validation(problem, params, 3, log=here.append)
-    remote = dlinear.cross_validation(problem, params, 3, log=there.append, client=client)
-    assert (local == remote).all()
-    assert sum(line.startswith("optimization finished") for line in there) == 3
-    assert there == here

@@ -3,9 +3,9 @@ local cluster only for a single Newton training the cost model predicts faster t
 the data's shape read from a binary dataset's header or a timed sample of the text."""
 import pytest
 
-from dlinear.cli import train_predict as cli
 from dlinear.data.binary_format import convert_libsvm
-from dlinear.cli.train_predict import _backend, input_shape, parse_train_args
+from dlinear.cli.inputs import input_shape
+from dlinear.cli.train_predict import _backend, parse_train_args
 from dlinear.data.libsvm_reader import read_libsvm, write_libsvm
 from dlinear.datasets.rcv1_like import make_rcv1_like
 from dlinear.planning.modes import Data, Mode
@@ -30,7 +30,7 @@ def small(tmp_path):
 def test_default_backend_by_solver_family_and_shape(small, monkeypatch, options,
                                                     on_cluster):
     monkeypatch.delenv("DLINEAR_SCHEDULER", raising=False)
-    monkeypatch.setattr(cli, "input_shape", lambda *args: BIG)
+    monkeypatch.setattr("dlinear.cli.inputs.input_shape", lambda *args: BIG)
     params, opts, train_file, _ = parse_train_args(options.split() + [str(small)])
     choice = _backend(opts, params, train_file)
     assert (choice.mode is Mode.CLUSTER) == on_cluster

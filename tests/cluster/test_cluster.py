@@ -172,8 +172,8 @@ def test_cross_validation_folds_on_cluster(client, multiclass_file):
 @pytest.mark.cluster
 def test_cap_reached_on_a_worker_warns_the_client(client, multiclass_file):
     """A whole-problem solver (here -s 13, which has no primal solver to switch to) runs
-    on a worker, whose warnings the caller never sees: its log is turned into the warning
-    on the client."""
+    on a worker, whose warnings the caller never sees: they are raised again on the
+    client."""
     data = Dataset.from_libsvm(multiclass_file, client)
     lines = []
     with pytest.warns(ConvergenceWarning, match="reaching max number of iterations"):

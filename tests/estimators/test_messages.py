@@ -1,5 +1,6 @@
 """What the estimators tell the user: ConvergenceWarnings only for models that did not
-converge, pointing at the user's line (also for dask fits), and labels shown as Python
+converge, pointing at the user's line (dask fits:
+tests/cluster/test_estimator_messages_cluster.py), and labels shown as Python
 values, not numpy's reprs."""
 import warnings
 
@@ -63,17 +64,6 @@ def test_logistic_regression_cap_in_scikit_learns_words_for_the_solver_named():
     message = str(caught[0].message)
     assert message.startswith("Liblinear failed to converge, increase the number of "
                               "iterations.") and "-s 0" in message
-
-
-@pytest.mark.cluster
-def test_convergence_warning_of_a_dask_fit_points_at_the_users_line(client):
-    dd = pytest.importorskip("dask.dataframe")
-    pd = pytest.importorskip("pandas")
-    X, y = make_classification(300, 20, random_state=1)
-    frame = dd.from_pandas(pd.DataFrame(X), npartitions=2)
-    _, caught = _convergence_warnings(
-        lambda: LinearSVC(loss="hinge", dual=True, max_iter=2, tol=1e-9).fit(frame, y))
-    assert caught and {w.filename for w in caught} == {__file__}
 
 
 def test_labels_in_messages_are_python_values(tmp_path):

@@ -167,3 +167,15 @@ def test_workers_too_small_for_a_copy_train_it_partitioned(tmp_path, capsys):
     _, theirs = liblinear_train(data, "-s 21 -e 1e-5")
     assert_near(data, dlinear.load_model(tmp_path / "m"), theirs, TIGHT_OBJECTIVE_TOL,
                 TIGHT_RHO_TOL)
+
+
+def test_a_warm_start_is_refused_in_one_line():
+    """The partitioned -s 4 and -s 21 start from LIBLINEAR's start only: a warm start
+    (-i) is an error naming the solver, not silently dropped."""
+    from dlinear.errors import DlinearError
+    from dlinear.solvers.partitioned_crammer_singer import fit_partitioned_crammer_singer
+    for solver, fit in ((4, lambda p: fit_partitioned_crammer_singer(None, 3, 5, p)),
+                        (21, lambda p: POC.fit_partitioned_oneclass(None, 5, p))):
+        params = Params(solver_type=solver, init_sol=np.zeros((5, 3 if solver == 4 else 1)))
+        with pytest.raises(DlinearError, match=f"-s {solver} on partitioned rows .* no warm"):
+            fit(params)

@@ -14,7 +14,6 @@ from dlinear.cli.train_predict import train_main
 from dlinear.data.libsvm_reader import write_libsvm
 from dlinear.datasets.rcv1_like import make_rcv1_like
 from dlinear.solvers.primal_objective_values import primal_objective
-from tests.support.clusters import local_cluster
 from tests.support.liblinear_oracle import assert_near_optimum, f_star
 
 
@@ -133,41 +132,6 @@ def test_cli_weight_file_gives_the_api_model(files, data, solver):
     np.testing.assert_array_equal(load_model(model_file).w, expected.w)
     plain = train(data["multi"], Params(solver_type=solver, bias=1))
     assert np.abs(plain.w - expected.w).max() > 1e-3
-
-
-@pytest.mark.slow
-@pytest.mark.cluster
-def test_cli_weight_file_on_a_local_cluster(files, data):
-    """--workers 2: the weights are split by the parts' rows and attached on the workers."""
-    model_file = files / "cluster.model"
-    r = run("--workers", 2, "-s", 1, "-B", 1, "-W", files / "w.txt", files / "multi.train",
-            model_file)
-    assert r.returncode == 0, r.stderr
-    assert "local Dask cluster of 2 worker processes" in r.stderr   # said on stderr
-    assert "dlinear" not in r.stdout
-    expected = train(weighted(data["multi"], data["weights"]), Params(solver_type=1, bias=1))
-    np.testing.assert_array_equal(load_model(model_file).w, expected.w)
-
-
-@pytest.mark.slow
-@pytest.mark.cluster
-def test_weights_on_a_cluster_dataset(files, data):
-    """Dataset.from_libsvm read on the workers with weights attached per part: Newton's
-    map-reduce (-s 0) and a CD solver's per-worker copy (-s 3) see the weights."""
-    from dlinear.cluster import Dataset
-    from dlinear.cluster.dataset import with_sample_weight
-    with local_cluster(2) as (_, client):
-        dataset = Dataset.from_libsvm(files / "multi.train", client, block_bytes=4096)
-        assert len(dataset.parts) > 2
-        dataset = with_sample_weight(dataset, data["weights"])
-        np.testing.assert_array_equal(dataset.to_problem().sample_weight, data["weights"])
-        for solver in (0, 3):
-            params = Params(solver_type=solver, bias=1, eps=1e-6 if solver == 0 else 0.1)
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", ConvergenceWarning)
-                remote = train(dataset, params)
-                local = train(weighted(data["multi"], data["weights"]), params)
-            np.testing.assert_allclose(remote.w, local.w, rtol=1e-6, atol=1e-9)
 
 
 @pytest.mark.parametrize("content,message", [

@@ -91,6 +91,15 @@ def test_the_cli_page_shows_each_commands_own_help(conf, command, option):
     assert f".. dlinear-help:: {command}\n" in cli_page
 
 
+def test_the_solver_table_lists_exactly_the_registrys_solvers(conf):
+    from dlinear.solver_table import SOLVERS
+    table = conf._solver_table()
+    assert [int(i) for i in re.findall(r"^   \* - (\d+)$", table, re.M)] == list(SOLVERS)
+    for spec in SOLVERS.values():
+        assert f"``{spec.name}``" in table and spec.description in table
+    assert ".. dlinear-solvers::\n" in (ROOT / "docs" / "guide" / "solvers.rst").read_text()
+
+
 def test_the_site_keeps_double_hyphens(conf):
     # docutils' smart quotes would print "--seed" as an en dash, which fails when pasted
     assert conf.smartquotes is False

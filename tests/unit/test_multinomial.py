@@ -13,7 +13,6 @@ from dlinear.data.libsvm_reader import write_libsvm
 from dlinear.predict import predict_probability
 from dlinear.planning.class_plan import group_rows
 from dlinear.in_process.train import train_in_process
-from tests.support.clusters import local_cluster
 
 
 def softmax_objective(problem, model, C, class_weight=None, regularize_bias=True):
@@ -140,21 +139,6 @@ def test_estimator_switch():
     assert not np.allclose(ovr.predict_proba(X), est.predict_proba(X), atol=1e-3)
     with pytest.raises(ValueError, match="multinomial"):
         LogisticRegression(multi_class="multinomial", penalty="l1").fit(X, y)
-
-
-@pytest.mark.slow
-@pytest.mark.cluster
-def test_on_a_cluster_equals_in_process():
-    from dlinear import train
-    from dlinear.cluster import Dataset
-    problem = make_rcv1_like(2000, n_features=500, n_classes=3, nnz_per_row=20, seed=8)
-    params = Params(solver_type=0, C=1.0, multinomial=True, eps=1e-6, bias=1.0)
-    local = train_in_process(problem, params)
-    with local_cluster(2) as (_, client):
-        data = Dataset.from_arrays(problem, None, client, n_parts=4)
-        spread = train(data, params)
-    assert spread.multinomial and spread.n_iter == local.n_iter
-    np.testing.assert_allclose(spread.w, local.w, atol=1e-10)
 
 
 @pytest.mark.parametrize("bias,regularize_bias", [(-1.0, True), (1.0, True), (1.0, False)])

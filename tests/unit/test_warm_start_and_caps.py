@@ -9,10 +9,12 @@ import pytest
 from dlinear import ConvergenceWarning, Params
 from dlinear.datasets.rcv1_like import make_rcv1_like
 from dlinear.in_process.model_selection import PathRequest, run_fold_path
-from dlinear.solvers import fit_task
+from dlinear.solvers import FitResult, fit_task
 from dlinear.solvers.l1r import fit_l1r
-from dlinear.planning.class_plan import (CONVERGENCE_WARNINGS, assemble_model, first_appearance,
-                          order_labels, subproblem, warn_about_logs)
+from dlinear.planning.class_plan import (assemble_model, first_appearance, order_labels, subproblem,
+                                        warn_about_status)
+from dlinear.solvers import status as status_module
+from dlinear.solvers.status import LINES, Status, log_line, warning_text
 from dlinear.in_process.train import cv_folds, train_one
 
 VARIANTS = [{}, {"cd_block": 2}, {"online": True}]
@@ -79,50 +81,65 @@ def test_switch_to_primal_keeps_the_dual_alpha(binary):
     assert all(a is not None for a in path.alpha)
 
 
-def _warned(lines):
+def _result(status=Status.CONVERGED, switched_to=None):
+    return FitResult(w=np.zeros(2), n_iter=1, status=Status(status), switched_to=switched_to)
+
+
+def _warned(results):
     with warnings.catch_warnings(record=True) as seen:
         warnings.simplefilter("always")
-        warn_about_logs(lines)
+        warn_about_status(results)
     return [str(w.message) for w in seen if issubclass(w.category, ConvergenceWarning)]
 
 
 def test_each_cap_has_its_own_warning():
-    """LIBLINEAR's wording for each cap; one warning per kind, however many lines."""
-    lines = ["iter  1 f 1.0e+00 |g| 1.0e+00 CG   5 step_size 1.00e+00",
-             "WARNING: reaching maximal number of CG steps",
-             "WARNING: reaching maximal number of CG steps",
-             "WARNING: reaching max number of Newton iterations",
-             "WARNING: reaching max number of inner iterations (3 of 5 Newton iterations)",
-             "WARNING: reaching max number of iterations",
-             "WARNING: reaching max number of updates (1000) before the stopping tolerance",
-             "WARNING: line search fails"]
-    assert _warned(lines) == [
+    """LIBLINEAR's wording for each cap; one warning per kind, however many results meet it."""
+    every = Status(0)
+    for flag in LINES:
+        every |= flag
+    assert _warned([_result(Status.MAX_CG_STEPS), _result(every)]) == [
         "WARNING: reaching maximal number of CG steps",
         "WARNING: reaching max number of Newton iterations",
         "WARNING: reaching max number of inner iterations",
         "WARNING: reaching max number of iterations",
         "WARNING: reaching max number of updates (--max-updates) before the stopping tolerance",
         "WARNING: line search fails"]
-    assert len({message for _, message in CONVERGENCE_WARNINGS}) == len(CONVERGENCE_WARNINGS)
-    assert _warned(["WARNING: reaching maximal number of CG steps"]) == [
-        "WARNING: reaching maximal number of CG steps"]
-    assert _warned(["Objective value = 1.0", "nSV = 3"]) == []
+    assert set(LINES) == set(Status) - {Status.CONVERGED}   # every bit has its line
+    assert Status.MAX_ITER == 1 and Status.CONVERGED == 0     # scipy.optimize's convention
+    assert log_line(Status.MAX_UPDATES, budget=1000) == (
+        "WARNING: reaching max number of updates (1000) before the stopping tolerance")
+    assert _warned([_result()]) == []
 
 
 def test_dual_cap_then_switch_warns_only_when_the_primal_solver_does():
     """The dual cap followed by LIBLINEAR's switch is no warning when the primal solver
     converged (the model is at its optimum); a primal cap after the switch says so."""
-    switched = ["iter 300", "WARNING: reaching max number of iterations",
-                "Switching to use -s 2", "init f 1.0e+00 |g| 1.0e+00",
-                "iter  1 f 9.0e-01 |g| 1.0e-03 CG   2 step_size 1.00e+00"]
-    assert _warned(switched) == []
-    assert _warned(switched + ["WARNING: reaching max number of Newton iterations"]) == [
+    assert _warned([_result(switched_to=2)]) == []
+    assert _warned([_result(Status.MAX_NEWTON_ITER, switched_to=2)]) == [
         "WARNING: reaching max number of Newton iterations (the dual solver reached its "
         "iteration cap and switched to the primal solver -s 2)"]
     # without a switch (LIBLINEAR's hint instead), the dual cap is the model's
-    assert _warned(["WARNING: reaching max number of iterations",
-                    "Using -s 2 may be faster (also see FAQ)"]) == [
-        "WARNING: reaching max number of iterations"]
+    assert _warned([_result(Status.MAX_ITER)]) == ["WARNING: reaching max number of iterations"]
+
+
+@pytest.mark.parametrize("solver_type, capped", [(2, Status.MAX_NEWTON_ITER),
+                                                 (3, Status.MAX_ITER), (5, Status.MAX_ITER)])
+def test_the_warning_comes_from_the_status_not_the_log_text(binary, monkeypatch, solver_type,
+                                                            capped):
+    """Reworded log lines keep their warnings: train warns from the results' statuses, and
+    the solvers log whatever text dlinear.solvers.status holds."""
+    reworded = {flag: f"NOTE: cap {int(flag)} met" for flag in LINES}
+    monkeypatch.setattr(status_module, "LINES", reworded)
+    params = Params(solver_type=solver_type, C=4.0, eps=1e-12, max_iter=1,
+                    max_newton_iter=1)
+    task = _task(binary, params.resolved())
+    result = train_one(task, params.resolved())
+    assert result.status & capped
+    assert f"NOTE: cap {int(capped)} met" in result.log
+    assert not any(line.startswith("WARNING: reaching") for line in result.log)
+    with pytest.warns(ConvergenceWarning) as seen:
+        assemble_model(params.resolved(), binary.n_features, np.array([1, -1]), [result])
+    assert warning_text(capped) in [str(w.message) for w in seen]
 
 
 def test_l1r_lr_inner_and_outer_caps_are_told_apart(binary):

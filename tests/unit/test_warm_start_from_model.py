@@ -134,9 +134,7 @@ def test_the_command_line_takes_the_model_file(tmp_path, binary):
                      init=load_model(tmp_path / "old.model"))
     np.testing.assert_array_equal(load_model(tmp_path / "warm.model").w, expected.w)
     for extra, message in ((["-B", "-1"], "old.model: the initial model has bias 1"),
-                           (["-v", "3"], "cannot be combined with -v or -C"),
-                           (["--workers", "1"], "-i is not yet supported with "
-                                                "--scheduler/--workers")):
+                           (["-v", "3"], "cannot be combined with -v or -C")):
         run = subprocess.run(["dlinear-train", "-s", "1", "-B", "1", *extra, "-i",
                               str(tmp_path / "old.model"), str(all_file),
                               str(tmp_path / "bad.model")], capture_output=True, text=True)

@@ -106,7 +106,7 @@ def test_bad_options_fail_at_submit(scheduler, cluster_dir, tmp_path):
     assert not (tmp_path / "m").exists()
     for _ in range(2):
         r = _script("dlinear-status", "--scheduler", scheduler, "opts")
-        assert r.returncode == 3 and "no job named opts" in r.stderr
+        assert r.returncode == 3 and "no such job 'opts'" in r.stderr
         assert r.stderr.count("\n") == 1
     # an unknown name is no error of the scheduler's: nothing in its log (a Variable's
     # lookup logged a 30-line TimeoutError traceback each time)
@@ -119,3 +119,47 @@ def test_versions():
         r = _script(name, "--version")
         assert r.returncode == 0 and r.stderr == ""
         assert r.stdout == f"{name} (dlinear) {dlinear.__version__}\n"
+
+
+def test_attempts_story_tells_the_lost_runs_and_the_whole_time():
+    from dlinear.cluster.jobs import attempts_story
+    assert attempts_story([100.0], 130.0) == ""
+    assert attempts_story([100.0, 104.25], 112.5) == (
+        " (attempt 2: 1 lost with their worker after 4.2 s; 12.500 s since the first started)")
+
+
+def test_status_tells_a_rerun_job_and_names_the_jobs_for_an_unknown_one(client, capsys):
+    """After a lost worker Dask runs a job's task again: dlinear-status says which attempt
+    runs and since when the job runs, not only the re-run's time. A mistyped name is "no
+    such job", with the names the scheduler knows, not told to submit again."""
+    import time
+
+    from dlinear.cli.jobs import status_main
+    from dlinear.cluster.jobs import (job_key, job_names, record_attempt, record_state,
+                                      task_state)
+    address = client.scheduler.address
+    future = client.submit(time.sleep, 30, key=job_key("rerun"), pure=False)  # its task, live
+    try:
+        client.publish_dataset([], name=job_key("rerun") + "/attempts", override=True)
+        record_attempt(client, "rerun")         # the first run, lost with its worker
+        time.sleep(0.2)
+        record_attempt(client, "rerun")         # Dask's re-run
+        record_state(client, "rerun", "running")
+        assert job_names(client) == ["rerun"]
+        while task_state(client, job_key("rerun")) is None:     # the scheduler has it
+            time.sleep(0.05)
+        assert status_main(["rerun", "--scheduler", address]) == 2
+        out = capsys.readouterr().out
+        assert out.startswith("running (attempt 2: 1 lost with their worker after "), out
+        assert out.rstrip().endswith(" s since the first started)")
+
+        assert status_main(["renu", "--scheduler", address]) == 3
+        assert capsys.readouterr().err == (f"ERROR: no such job 'renu' on the scheduler at "
+                                           f"{address}; its jobs: rerun\n")
+    finally:
+        client.cancel(future)
+        client.unpublish_dataset(job_key("rerun"))
+        client.unpublish_dataset(job_key("rerun") + "/attempts")
+    assert status_main(["renu", "--scheduler", address]) == 3
+    assert "which knows no jobs (a restarted scheduler has forgotten its jobs: submit it " \
+        "again)" in capsys.readouterr().err

@@ -12,8 +12,6 @@ pd = pytest.importorskip("pandas")
 dd = pytest.importorskip("dask.dataframe")
 pytest.importorskip("distributed")
 
-pytestmark = pytest.mark.cluster
-
 NAMES = np.array(["ant", "bee", "cat"])
 
 
@@ -78,3 +76,17 @@ def test_in_memory_labels_of_another_length_are_refused(client, rows):
     _, y, ddf = rows
     with pytest.raises(ValueError, match="X has 300 rows but y has 299 values"):
         LinearSVC().fit(ddf, y[:-1])
+
+
+def test_the_classes_of_dask_labels_are_found_without_a_shuffle(client, rows, caplog):
+    """The distinct labels of a dask Series are each partition's, merged: Dask's unique()
+    shuffled the labels between the workers and its scheduler logged two shuffle warnings
+    a fit. No warning, no shuffle, the same classes as in memory."""
+    import logging
+    X, y, ddf = rows
+    labels = dd.from_pandas(pd.Series(NAMES[y]), npartitions=4)
+    with warnings.catch_warnings(), caplog.at_level(logging.WARNING, logger="distributed"):
+        warnings.simplefilter("error")
+        remote = LinearSVC().fit(ddf, labels)
+    assert [r for r in caplog.records if "huffle" in r.getMessage()] == []
+    _same_model(remote, LinearSVC().fit(X, NAMES[y]))

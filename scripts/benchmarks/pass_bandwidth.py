@@ -1,0 +1,157 @@
+"""Each kernel's pass over CSR X as a fraction of this machine's read bandwidth, measured
+in the same run, one thread, on float64 and float32 values.
+
+    python -m scripts.benchmarks.pass_bandwidth [--rows 300000] [--repeat 3]
+
+- bandwidth: a read-only reduction (numpy's sum) over a float64 array of at least 4x the
+  last-level cache (lscpu's, via os.sysconf; 32 MB assumed when unknown), bytes read a
+  second of CPU time, best of --repeat;
+- passes, on rcv1-shaped rows (dlinear.datasets.rcv1_like, 75 nonzeros a row, 47,236
+  columns): X s (primal_ops.xv), X^T v (primal_ops.grad_precond, the Newton gradient
+  pass: X^T of the loss derivatives with the preconditioner), H v (primal_ops.hess_vec
+  over every row: x_i (x_i . s), a row read twice, the second time from the cache) and
+  a dual CD sweep (dual_cd_svc, -s 1 without shrinking: a second sweep's time, the
+  difference of 3 and 1 sweeps over 2). Bytes are those a pass must bring from memory:
+  the CSR arrays once (indptr 8, indices 4, values 8 or 4 bytes) and the per-row arrays
+  it streams (z, y, C, the Hessian's rows and weights, the dual's 32-byte records and
+  order); the n-vectors (w, s, the gradient) stay in the cache and are not counted.
+  fraction = (bytes / best seconds) / bandwidth.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import time
+
+import numpy as np
+
+from dlinear.datasets.rcv1_like import make_rcv1_like
+from dlinear.kernels import primal_ops as P
+from dlinear.kernels.dual_cd_svc import dual_cd_svc
+
+from . import harness
+
+FALLBACK_LLC_BYTES = 32 << 20
+
+
+def last_level_cache_bytes() -> int:
+    """The largest cache lscpu reports (L3, else L2), in bytes."""
+    for name in ("SC_LEVEL3_CACHE_SIZE", "SC_LEVEL2_CACHE_SIZE"):
+        try:
+            size = os.sysconf(name)
+        except (ValueError, OSError):
+            size = 0
+        if size and size > 0:
+            return int(size)
+    try:
+        out = subprocess.run(["lscpu", "-B"], capture_output=True, text=True).stdout
+        for line in out.splitlines():
+            if line.startswith("L3 cache:"):
+                return int(line.split()[2])
+    except (OSError, ValueError, IndexError):
+        pass
+    return FALLBACK_LLC_BYTES
+
+
+def best_seconds(fn, repeat: int) -> float:
+    """The least CPU time of `repeat` calls after one untimed (on a shared machine the
+    wall clock counts other processes' turns; every figure here is taken alike)."""
+    fn()
+    best = np.inf
+    for _ in range(repeat):
+        start = time.process_time()
+        fn()
+        best = min(best, time.process_time() - start)
+    return best
+
+
+def read_bandwidth(llc: int, repeat: int) -> tuple[float, int]:
+    """(bytes read a second by np.sum over >= 4x the last-level cache, its size)."""
+    a = np.ones(max(4 * llc, 128 << 20) // 8)
+    return a.nbytes / best_seconds(lambda: a.sum(), repeat), a.nbytes
+
+
+def passes(problem, dtype, repeat: int) -> dict:
+    """{pass name: (bytes, best seconds)} on X with values of `dtype`."""
+    indptr, indices = problem.indptr, problem.indices
+    data = problem.data.astype(dtype)
+    n, l, nnz = problem.n_features, problem.n_samples, problem.nnz
+    csr_bytes = indptr.nbytes + indices.nbytes + data.nbytes
+    rng = np.random.default_rng(0)
+    y = np.where(problem.y > 0, 1.0, -1.0)
+    C = np.ones(l)
+    s = rng.standard_normal(n)
+    z = np.empty(l)
+    out = np.zeros(n)
+    g, M = np.zeros(n), np.zeros(n)
+    rows, coef = np.empty(l, dtype=np.int64), np.empty(l)
+    P.xv(indptr, indices, data, n, -1.0, 0.01 * s, z)     # margins inside the hinge
+
+    def grad():
+        return P.grad_precond(P.L2SVC, indptr, indices, data, n, -1.0, y, C, z, 0.0, g, M,
+                              rows, coef)
+    k = grad()
+    result = {
+        "X s": (csr_bytes + z.nbytes,
+                best_seconds(lambda: P.xv(indptr, indices, data, n, -1.0, s, z), repeat)),
+        "X^T v (gradient pass)": (csr_bytes + 3 * 8 * l + 16 * k,
+                                  best_seconds(grad, repeat)),
+        "H v": (csr_bytes + 16 * k,
+                best_seconds(lambda: P.hess_vec(indptr, indices, data, n, -1.0, rows, coef,
+                                                k, s, out), repeat)),
+    }
+    w = np.zeros(n)
+
+    def sweeps(count):
+        alpha = np.zeros(l)
+        return best_seconds(lambda: dual_cd_svc(indptr, indices, data, n, -1.0, y, C, True,
+                                                1e-300, count, 1, alpha, w, False), repeat)
+    one_sweep = max((sweeps(3) - sweeps(1)) / 2.0, 1e-9)
+    result["dual CD sweep"] = (csr_bytes + (32 + 8) * l, one_sweep)
+    return result
+
+
+class PassBandwidth:
+    """asv: each pass's fraction of the read bandwidth measured in the same setup."""
+    params = (["float64", "float32"], ["X s", "X^T v (gradient pass)", "H v", "dual CD sweep"])
+    param_names = ["values", "kernel"]
+    timeout = 600
+
+    def setup_cache(self):
+        bandwidth, _ = read_bandwidth(last_level_cache_bytes(), 3)
+        problem = make_rcv1_like(300_000, seed=0)
+        return {np.dtype(t).name: {name: nbytes / seconds / bandwidth for name, (nbytes, seconds)
+                                   in passes(problem, t, 3).items()}
+                for t in (np.float64, np.float32)}
+
+    def track_fraction_of_read_bandwidth(self, fractions, values, kernel):
+        return fractions[values][kernel]
+    track_fraction_of_read_bandwidth.unit = "pass bytes/s / np.sum bytes/s"
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--rows", type=int, default=300_000)
+    parser.add_argument("--repeat", type=int, default=3)
+    harness.add_output_arguments(parser)
+    args = parser.parse_args(argv)
+    report = harness.Report("pass_bandwidth", args)
+    llc = last_level_cache_bytes()
+    problem = make_rcv1_like(args.rows, seed=0)
+    report.note(f"{problem.n_samples} rows, {problem.n_features} columns, {problem.nnz} "
+                f"nonzeros; last-level cache {llc >> 20} MB; one thread")
+    with harness.benchmark_lock(args.lock):
+        bandwidth, size = read_bandwidth(llc, args.repeat)
+        report.note(f"read bandwidth (np.sum over {size >> 20} MB): {bandwidth / 1e9:.2f} GB/s")
+        for dtype in (np.float64, np.float32):
+            for name, (nbytes, seconds) in passes(problem, dtype, args.repeat).items():
+                report.add(values=np.dtype(dtype).name, kernel=name, mbytes=nbytes / 1e6,
+                           seconds=seconds, gb_per_s=nbytes / seconds / 1e9,
+                           fraction_of_read_bandwidth=nbytes / seconds / bandwidth)
+    report.finish(["values", "kernel", "mbytes", "seconds", "gb_per_s",
+                   "fraction_of_read_bandwidth"])
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,47 @@
+"""dlinear-train -C --path-models DIR: every C of the search's grid, trained on the whole
+set, warm-started along C, written as DIR/model.C=<C>; each equals a fresh fit at its C
+within the solver's tolerance."""
+import numpy as np
+import pytest
+from sklearn.datasets import make_classification
+
+import dlinear
+from dlinear.cli.train_predict import train_main
+from dlinear.in_process.model_selection import calc_start_C, c_grid, MAX_C
+from dlinear.solvers.primal_objective_values import primal_objective
+
+
+@pytest.fixture
+def train_file(tmp_path):
+    X, y = make_classification(120, 6, random_state=0)
+    path = tmp_path / "train"
+    dlinear.write_libsvm(path, X, np.where(y > 0, 1, -1))
+    return path
+
+
+@pytest.mark.parametrize("solver", ["0", "2", "1"])
+def test_every_C_of_the_search_is_written_and_equals_a_fresh_fit(tmp_path, train_file,
+                                                                solver, capsys):
+    out = tmp_path / "path"
+    assert train_main(["-s", solver, "-C", "-e", "1e-6", "--path-models", str(out),
+                       str(train_file)]) == 0
+    assert "Best C = " in capsys.readouterr().out
+    problem = dlinear.read_libsvm(train_file)
+    params = dlinear.Params(solver_type=int(solver), eps=1e-6)
+    grid = c_grid(calc_start_C(problem, params.resolved()), MAX_C)
+    names = sorted(p.name for p in out.iterdir())
+    assert names == sorted("model.C=%g" % C for C in grid)
+    for C in (grid[0], grid[len(grid) // 2], grid[-1]):
+        written = dlinear.load_model(out / ("model.C=%g" % C))
+        at_C = dlinear.Params(solver_type=int(solver), C=C, eps=1e-6)
+        fresh = dlinear.train(problem, at_C)
+        assert written.solver_type == int(solver)
+        # the same optimum, each to its stopping rule: the objectives agree
+        assert primal_objective(problem, at_C, written) == pytest.approx(
+            primal_objective(problem, at_C, fresh), rel=1e-4)
+
+
+def test_path_models_needs_C(tmp_path, train_file, capsys):
+    assert train_main(["--path-models", str(tmp_path / "p"), str(train_file)]) != 0
+    assert "--path-models needs -C" in capsys.readouterr().err
+    assert not (tmp_path / "p").exists()
