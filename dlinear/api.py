@@ -107,8 +107,8 @@ def train(data, params: Params, log: Optional[Callable[[str], None]] = None,
     client : distributed.Client, optional
         Train on this cluster (also a Problem or matrix).
     partition : bool, optional
-        On a cluster, -s 1, 3, 7, 12 and 13: True trains partitioned dual CD (each worker
-        on the rows it holds, no worker needs the whole set), False a copy per worker;
+        On a cluster, -s 1, 3, 4, 7, 12, 13 and 21: True trains partitioned dual CD (each
+        worker on the rows it holds, no worker needs the whole set), False a copy per worker;
         the default (None, or ``params.partition``) partitions when a copy would not fit
         one worker's memory. The optimum is the same; the models agree to the solvers'
         tolerance. For the Newton solvers -s 0, 2, 11, True map-reduces over the parts,
@@ -116,8 +116,8 @@ def train(data, params: Params, log: Optional[Callable[[str], None]] = None,
         takes the copy for one-vs-rest with 3+ classes when it fits one worker. -s 5 and
         -s 6: True (and None when a copy would not fit) trains by OWL-QN map-reduced
         over the parts (the in-process optimum to the tolerance), False on copies. A
-        solver with no partitioned method (-s 4, -s 21) raises DlinearError on data a
-        copy of which would not fit, before sending any.
+        variant with no partitioned method (--cd-block 2, --online) raises DlinearError
+        on data a copy of which would not fit, before sending any.
     y : array-like, dask array or dask Series, optional
         The labels of a matrix or Dask collection, partitioned as the rows.
     sample_weight : array-like, dask array or dask Series, optional

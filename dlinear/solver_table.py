@@ -126,8 +126,10 @@ class SolverSpec:
 
     @property
     def partitioned_dual_cd(self) -> bool:
-        """Trains by partitioned dual CD (dlinear.solvers.partitioned_dual_cd)."""
-        return self.partitioned and self.dual_cd
+        """Trains by partitioned dual CD (dlinear.solvers.partitioned_dual_cd; -s 4 and
+        -s 21 by dlinear.solvers.partitioned_crammer_singer and partitioned_oneclass)."""
+        return self.partitioned and self.method in ("dual_cd", "multiclass_dual_cd",
+                                                    "oneclass_dual_cd")
 
     @property
     def partitioned_owlqn(self) -> bool:
@@ -169,7 +171,8 @@ SOLVERS: dict[int, SolverSpec] = {s.id: s for s in [
                search="dual", two_variable_cd=True, online=True),
     SolverSpec(4, "MCSVM_CS", "support vector classification by Crammer and Singer",
                "classification", 0.1, "crammer_singer", "l2", True,
-               method="multiclass_dual_cd", init_sol=True, all_classes=True),
+               method="multiclass_dual_cd", init_sol=True, all_classes=True,
+               partitioned=True, partition_rule="adaptive"),
     SolverSpec(5, "L1R_L2LOSS_SVC", "L1-regularized L2-loss support vector classification",
                "classification", 0.01, "squared_hinge", "l1", False, method="primal_cd",
                regularize_bias_optional=True, init_sol=True, partitioned=True),
@@ -196,7 +199,7 @@ SOLVERS: dict[int, SolverSpec] = {s.id: s for s in [
                faster_hint=11, partitioned=True),
     SolverSpec(21, "ONECLASS_SVM", "one-class support vector machine (dual)",
                "oneclass", 0.01, "oneclass", "l2", True, method="oneclass_dual_cd",
-               init_sol=True),
+               init_sol=True, partitioned=True, partition_rule="adaptive"),
 ]}
 
 SOLVER_BY_NAME = {s.name: s for s in SOLVERS.values()}

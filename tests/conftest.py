@@ -9,7 +9,7 @@ import pytest
 
 from dlinear.datasets.rcv1_like import make_rcv1_like_split
 from dlinear.solver_table import SOLVERS, bind_fits
-from dlinear.solvers import partitioned_dual_cd
+from dlinear.solvers import partitioned_crammer_singer, partitioned_dual_cd, partitioned_oneclass
 from tests.support.clusters import local_cluster
 
 
@@ -58,6 +58,10 @@ def scale_solver_eps(factor):
     # fit_partitioned_dual_cd(blocks, n_problems, w_size, params, ...)
     partitioned_dual_cd.fit_partitioned_dual_cd = scaled(
         partitioned_dual_cd.fit_partitioned_dual_cd, 3)
+    partitioned_crammer_singer.fit_partitioned_crammer_singer = scaled(
+        partitioned_crammer_singer.fit_partitioned_crammer_singer, 3)
+    partitioned_oneclass.fit_partitioned_oneclass = scaled(
+        partitioned_oneclass.fit_partitioned_oneclass, 2)
 
 
 @pytest.fixture(scope="module")

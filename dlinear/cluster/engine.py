@@ -38,7 +38,8 @@ from .dataset import Dataset
 from .heap import heap_kept
 from .objective import (TreeColumnsTerm, distributed_loss_term,
                         distributed_multinomial_objective, distributed_objective)
-from .partitioned_cd import train_partitioned
+from .partitioned_cd import (train_partitioned, train_partitioned_crammer_singer,
+                             train_partitioned_oneclass)
 from .session import worker_addresses
 from .tree import Placement
 
@@ -323,7 +324,7 @@ def _train_newton_groups_on_copies(dataset: Dataset, params: Params, emit) -> Mo
 
 def _train_partitioned(dataset: Dataset, params: Params, emit, compact: bool = True
                        ) -> Model:
-    """-s 1, 3, 7, 12, 13 by partitioned dual CD (dlinear.cluster.partitioned_cd): all
+    """-s 1, 3, 4, 7, 12, 13, 21 by partitioned dual CD (dlinear.cluster.partitioned_cd): all
     classes in each round, on the workers' own columns with `compact`; at the round cap,
     LIBLINEAR's warning and switch (-s 1 to the distributed -s 2, -s 12 to -s 11, on the
     occurring columns too)."""
@@ -331,6 +332,16 @@ def _train_partitioned(dataset: Dataset, params: Params, emit, compact: bool = T
     label, weighted_C = _plan(dataset, params, emit)
     columns, _ = _on_occurring_columns(dataset, params, Mode.PARTITIONED_DUAL_CD, label,
                                        compact)
+    if params.spec.all_classes or params.spec.kind == "oneclass":
+        rule = params.resolved().partition_rule
+        result = (train_partitioned_crammer_singer(dataset, params, label, weighted_C, rule,
+                                                   PARTITION_LOCAL_PASSES, columns=columns)
+                  if params.spec.all_classes else
+                  train_partitioned_oneclass(dataset, params, rule, PARTITION_LOCAL_PASSES,
+                                             columns=columns))
+        model = assemble_model(params, dataset.n_features, label, [result], emit)
+        model.fit_stats = dict(mode="partitioned", workers=len(_workers(dataset.client)))
+        return model
     results = train_partitioned(dataset, params, label, weighted_C,
                                 params.resolved().partition_rule,
                                 PARTITION_LOCAL_PASSES, columns=columns)

@@ -14,6 +14,11 @@ traffic, where sending them through the client would move O(rows) per worker, an
 the rounds that brought them there. Parts rebuilt elsewhere from their lineage restart
 from alpha = 0 or a warm start's duals (feasible either way), and the driver's w is recomputed from all dual variables by
 one reduction before the round is repeated.
+
+-s 4 and -s 21 ride the same tree with payloads of their own: CrammerSingerPayload (the
+rows' alpha for all k classes at once, W and its steps k x n) and OneClassPayload (each
+block's share of sum(alpha); after a lost worker its rounds start again, as the lost
+rows took part of that sum).
 """
 from __future__ import annotations
 
@@ -24,7 +29,9 @@ import numpy as np
 from ..data.columns import expand_rows
 from ..kernels.block_dual_cd import N_STATS
 
-from ..planning.class_plan import block_seeds, n_problems, targets
+from ..planning.class_plan import block_seeds, group_rows, n_problems, problem_seed, targets
+from ..solvers import partitioned_crammer_singer as PCS
+from ..solvers import partitioned_oneclass as POC
 from ..solvers.partitioned_dual_cd import BlockState, combine_rounds
 from .dataset import concat_weights
 from .tree import ActorTree, ColumnCodec, OnTree, Placement, add_results
@@ -73,6 +80,32 @@ class DualBlock:
         return combine_rounds(a, b) if method == "round" else add_results(a, b)
 
 
+class CrammerSingerPayload(DualBlock):
+    """Payload: the worker's parts as one block of the partitioned -s 4
+    (solvers.partitioned_crammer_singer), all classes in one alpha (rows x k)."""
+
+    def __init__(self, share, label, weighted_C, params):
+        y = np.concatenate([p.y for p in share.parts]) if share.parts else np.zeros(0)
+        class_of_row = group_rows(label, y)
+        C = np.asarray(weighted_C, dtype=np.float64)[class_of_row]
+        weights = concat_weights(share.parts)
+        if weights is not None:
+            C = C * weights
+        self.state = PCS.CrammerSingerBlock(share.parts, class_of_row, C, len(label),
+                                        params.bias, share.n_features,
+                                        problem_seed(params.seed, 0, share.block))
+        self.keys = share.keys
+
+    def take_over(self, previous: CrammerSingerPayload):
+        mine, theirs = self.state, previous.state
+        where = {key: (s, e) for key, s, e in zip(previous.keys, theirs.starts[:-1],
+                                                  theirs.starts[1:])}
+        for key, s, e in zip(self.keys, mine.starts[:-1], mine.starts[1:]):
+            if key in where:
+                s0, e0 = where[key]
+                mine.take_over_rows(s, e, theirs.alpha[s0:e0])
+
+
 class PartitionedBlocks(OnTree):
     """The driver's `blocks` on a Dask cluster: round() over an ActorTree of DualBlocks.
     With `columns` (the dataset's occurring columns), each worker holds and exchanges its
@@ -80,7 +113,8 @@ class PartitionedBlocks(OnTree):
     None after all where a worker's own columns could not be told from its statistics
     (ColumnCodec)."""
 
-    def __init__(self, placement: Placement, label, weighted_C, params, columns=None):
+    def __init__(self, placement: Placement, label, weighted_C, params, columns=None,
+                 payload=DualBlock):
         self.n_problems = n_problems(label)
         self.restarted_w = None
         self._round_args = None
@@ -89,12 +123,12 @@ class PartitionedBlocks(OnTree):
         if columns is not None:
             codec = ColumnCodec(columns, params.bias >= 0, reserved=(N_STATS,))
             try:
-                self.tree = ActorTree(placement, DualBlock, args, replay=self._replay,
+                self.tree = ActorTree(placement, payload, args, replay=self._replay,
                                       codec=codec, combine=DualBlock.combine)
                 return
             except ValueError:         # the actors made go with the failed tree
                 self.columns = None
-        self.tree = ActorTree(placement, DualBlock, args, replay=self._replay)
+        self.tree = ActorTree(placement, payload, args, replay=self._replay)
 
     @property
     def w_size(self) -> int:
@@ -158,3 +192,99 @@ def train_partitioned(dataset, params, label, weighted_C, rule, n_passes, on_rou
         return results
     return [replace(r, w=expand_rows(r.w, blocks.columns, dataset.n_features, params.bias))
             for r in results]
+
+
+def train_partitioned_crammer_singer(dataset, params, label, weighted_C, rule, n_passes,
+                                     on_round=None, columns=None):
+    """The FitResult of -s 4 (w: (w_size, k)) by the partitioned Crammer-Singer dual on
+    the workers holding `dataset`'s parts: the tree of the binary duals, each round one
+    k x n array down and up per worker; with `columns`, on the workers' own columns."""
+    blocks = PartitionedBlocks(Placement(dataset), label, weighted_C, params, columns,
+                               payload=CrammerSingerPayload)
+    try:
+        result = PCS.fit_partitioned_crammer_singer(blocks, len(label), blocks.w_size,
+                                                    params, rule, n_passes, on_round)
+    finally:
+        blocks.close()
+    if blocks.columns is None:
+        return result
+    return replace(result, w=expand_rows(result.w, blocks.columns, dataset.n_features,
+                                         params.bias))
+
+
+class OneClassPayload:
+    """Payload: the worker's parts as one block of the partitioned -s 21
+    (solvers.partitioned_oneclass); its place in the tree is its block number."""
+
+    combine = staticmethod(POC.combine)
+
+    def __init__(self, share, params):
+        weights = concat_weights(share.parts)
+        n = sum(p.n_samples for p in share.parts)
+        U = np.ones(n) if weights is None else weights
+        self.state = POC.OneClassBlock(share.parts, U, params.bias, share.n_features,
+                                       share.block)
+
+    def sizes(self, n_blocks):
+        return self.state.sizes(n_blocks)
+
+    def start(self, masses):
+        return self.state.start(masses)
+
+    def round(self, *args):
+        return self.state.round(*args)
+
+    def finish(self, *args):
+        return self.state.finish(*args)
+
+
+class OneClassBlocks(OnTree):
+    """The -s 21 driver's `blocks` on a Dask cluster: call(method, ...) over an ActorTree
+    of OneClassPayloads (on the workers' own columns with `columns`). After a lost
+    worker, `restarted` tells the driver to start again (the sum over alpha is gone with
+    the lost rows)."""
+
+    def __init__(self, placement: Placement, params, columns=None):
+        self.restarted = False
+        self.columns = columns
+        if columns is not None:
+            codec = ColumnCodec(columns, params.bias >= 0)
+            try:
+                self.tree = ActorTree(placement, OneClassPayload, (params,),
+                                      replay=self._replay, codec=codec,
+                                      combine=POC.combine)
+                return
+            except ValueError:
+                self.columns = None
+        self.tree = ActorTree(placement, OneClassPayload, (params,), replay=self._replay)
+
+    def _replay(self):
+        self.restarted = True
+
+    @property
+    def n_blocks(self) -> int:
+        return len(self.tree.actors)
+
+    def w_size(self, params) -> int:
+        dataset = self.tree.placement.dataset
+        n = dataset.n_features if self.columns is None else len(self.columns)
+        return n + (1 if params.bias >= 0 else 0)
+
+    def call(self, method, *args):
+        return self.tree.round(method, *args)
+
+
+def train_partitioned_oneclass(dataset, params, rule, n_passes, on_round=None,
+                               columns=None):
+    """The FitResult (w, rho) of -s 21 by the partitioned one-class dual on the workers
+    holding `dataset`'s parts; with `columns`, on the workers' own columns."""
+    blocks = OneClassBlocks(Placement(dataset), params, columns)
+    try:
+        result = POC.fit_partitioned_oneclass(blocks, blocks.w_size(params), params, rule,
+                                              n_passes, on_round)
+    finally:
+        blocks.close()
+    if blocks.columns is None:
+        return result
+    return replace(result, w=expand_rows(result.w, blocks.columns, dataset.n_features,
+                                         params.bias))

@@ -57,8 +57,8 @@ class LinearSVC(_LiblinearClassifier):
     solver : int or None, default None
         A ``-s`` number, overriding the mapping (dlinear's).
     partition : bool or None, default None
-        Dask input only: True trains -s 1, 3 partitioned (each worker solves its own
-        rows), False on a copy per worker, None partitioned when a copy would not fit one
+        Dask input only: True trains -s 1, 3 (and -s 4, "crammer_singer") partitioned
+        (each worker solves its own rows), False on a copy per worker, None partitioned when a copy would not fit one
         worker's memory. For -s 2 (``dual=False``): True map-reduces over the parts,
         False fits the classes on a copy per worker, None a copy for 3+ classes when it
         fits one worker. For -s 5 (``penalty="l1"``): True trains by OWL-QN map-reduced

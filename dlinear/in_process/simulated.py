@@ -14,10 +14,13 @@ from ..data.libsvm_reader import Problem
 from ..model import Model
 from ..planning.modes import check_partitioned
 from ..params import Params, check_parameter
-from ..planning.class_plan import (assemble_model, block_seeds, first_appearance, plan_classes,
-                                   subproblem, targets, warm_start_columns)
+from ..planning.class_plan import (assemble_model, block_seeds, first_appearance, group_rows,
+                                   plan_classes, problem_seed, subproblem, targets,
+                                   warm_start_columns)
 from ..solvers import fit_task
 from ..solvers import partitioned_dual_cd as P
+from ..solvers import partitioned_crammer_singer as PCS
+from ..solvers import partitioned_oneclass as POC
 from .train import after_dual_cap
 
 
@@ -37,11 +40,17 @@ def train_partitioned_in_process(problem: Problem, params: Params, n_blocks: int
     plan = plan_classes(params, lambda: first_appearance(problem.y), emit)
     label, weighted_C = plan
     k = plan.n_problems
+    bounds = [i * problem.n_samples // n_blocks for i in range(n_blocks + 1)]
+    if params.spec.all_classes:
+        return _crammer_singer(problem, params, plan, bounds, parts_per_block, rule,
+                               n_passes, emit, on_round)
+    if params.spec.kind == "oneclass":
+        return _oneclass(problem, params, bounds, parts_per_block, rule, n_passes, emit,
+                         on_round)
     if params.init_sol is not None:
         params = replace(params, init_sol=warm_start_columns(params.init_sol,
                                                              problem.n_features, label,
                                                              params))
-    bounds = [i * problem.n_samples // n_blocks for i in range(n_blocks + 1)]
     blocks = []
     for b in range(n_blocks):
         cuts = np.linspace(bounds[b], bounds[b + 1], parts_per_block + 1).astype(np.int64)
@@ -66,3 +75,44 @@ def train_partitioned_in_process(problem: Problem, params: Params, n_blocks: int
 
     results = [after_dual_cap(r, params, primal_fitter(c)) for c, r in enumerate(results)]
     return assemble_model(params, problem.n_features, label, results, emit)
+
+
+def _row_blocks(problem: Problem, bounds, b: int, parts_per_block: int):
+    cuts = np.linspace(bounds[b], bounds[b + 1], parts_per_block + 1).astype(np.int64)
+    return [problem.subset(np.arange(cuts[q], cuts[q + 1])) for q in range(parts_per_block)]
+
+
+def _crammer_singer(problem, params, plan, bounds, parts_per_block, rule, n_passes, emit,
+                    on_round) -> Model:
+    """-s 4 on the simulated blocks (solvers.partitioned_crammer_singer)."""
+    label, weighted_C = plan
+    class_of_row = group_rows(label, problem.y)
+    C = np.asarray(weighted_C, dtype=np.float64)[class_of_row]
+    if problem.sample_weight is not None:
+        C = C * problem.sample_weight
+    blocks = [PCS.CrammerSingerBlock(_row_blocks(problem, bounds, b, parts_per_block),
+                                     class_of_row[bounds[b]:bounds[b + 1]],
+                                     C[bounds[b]:bounds[b + 1]], len(label), params.bias,
+                                     problem.n_features, problem_seed(params.seed, 0, b))
+              for b in range(len(bounds) - 1)]
+    w_size = problem.n_features + (1 if params.bias >= 0 else 0)
+    result = PCS.fit_partitioned_crammer_singer(P.SimulatedBlocks(blocks), len(label),
+                                                w_size, params,
+                                                rule or params.partition_rule,
+                                                n_passes or P.DEFAULT_LOCAL_PASSES, on_round)
+    return assemble_model(params, problem.n_features, label, [result], emit)
+
+
+def _oneclass(problem, params, bounds, parts_per_block, rule, n_passes, emit,
+              on_round) -> Model:
+    """-s 21 on the simulated blocks (solvers.partitioned_oneclass)."""
+    U = (np.ones(problem.n_samples) if problem.sample_weight is None
+         else np.asarray(problem.sample_weight, dtype=np.float64))
+    blocks = [POC.OneClassBlock(_row_blocks(problem, bounds, b, parts_per_block),
+                                U[bounds[b]:bounds[b + 1]], params.bias, problem.n_features, b)
+              for b in range(len(bounds) - 1)]
+    w_size = problem.n_features + (1 if params.bias >= 0 else 0)
+    result = POC.fit_partitioned_oneclass(POC.SimulatedOneClassBlocks(blocks), w_size, params,
+                                          rule or params.partition_rule,
+                                          n_passes or P.DEFAULT_LOCAL_PASSES, on_round)
+    return assemble_model(params, problem.n_features, None, [result], emit)

@@ -205,8 +205,12 @@ class Choice:
         if self.mode in MAP_REDUCED_MODES:
             return f"{s} map-reduced over the parts on {n} worker(s)"
         if self.mode is Mode.PARTITIONED_DUAL_CD:
-            return (f"{s} partitioned: dual CD on each worker's own rows ({n} worker(s), "
-                    f"rule {p.partition_rule})")
+            method = ("Crammer-Singer's sequential dual CD on each worker's own rows, "
+                      "their k-column steps of W combined" if p.spec.all_classes else
+                      "one-class dual CD on each worker's own rows, each keeping its share "
+                      "of sum(alpha), mass moved between workers by the max-violating pair"
+                      if p.spec.kind == "oneclass" else "dual CD on each worker's own rows")
+            return f"{s} partitioned: {method} ({n} worker(s), rule {p.partition_rule})"
         if is_map_reduce(p):        # Newton on copies, its classes in groups
             return (f"{s} on a copy of the data per worker ({n} worker(s)), the "
                     "one-vs-rest classes in groups, one per worker thread, no messages "

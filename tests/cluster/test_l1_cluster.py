@@ -126,15 +126,16 @@ def test_l1_over_a_worker_trains_map_reduced_with_no_mode_option(small_workers,
 
 
 @pytest.mark.cluster
-@pytest.mark.parametrize("solver", [4, 21])
+@pytest.mark.parametrize("options, name", [(dict(solver_type=3, online=True), "-s 3 --online"),
+                                           (dict(solver_type=1, cd_block=2), "-s 1 --cd-block 2")])
 def test_a_solver_with_no_partitioned_method_refuses_in_one_line(small_workers,
-                                                                 over_a_worker, solver):
+                                                                 over_a_worker, options, name):
     data = Dataset.from_arrays(over_a_worker, None, small_workers, n_parts=4)
     workers = set(small_workers.scheduler_info()["workers"])
     with pytest.raises(DlinearError) as error:
-        dlinear.train(data, Params(solver_type=solver), client=small_workers)
+        dlinear.train(data, Params(**options), client=small_workers)
     message = str(error.value)
-    assert "\n" not in message and message.startswith(f"-s {solver} needs a copy")
+    assert "\n" not in message and message.startswith(f"{name} needs a copy")
     assert "memory limit (2.0 MiB)" in message
     # said before anything was sent: the same workers, none restarted
     assert set(small_workers.scheduler_info()["workers"]) == workers
@@ -144,7 +145,7 @@ def test_a_solver_with_no_partitioned_method_refuses_in_one_line(small_workers,
 @pytest.mark.cluster
 def test_the_command_line_says_how_it_trains_or_why_it_cannot(small_workers, over_a_worker,
                                                               tmp_path, capsys):
-    """dlinear-train on workers too small for a copy: -s 4 ends in one line and exit 1,
+    """dlinear-train on workers too small for a copy: -s 3 --online ends in one line and exit 1,
     no model file; --primal-cd trains -s 2 by map-reduced Newton and says so; -s 5 by
     OWL-QN."""
     from dlinear.cli.train_predict import train_main
@@ -152,11 +153,12 @@ def test_the_command_line_says_how_it_trains_or_why_it_cannot(small_workers, ove
     dlinear.write_libsvm(train_file, over_a_worker)
     address = ["--scheduler", small_workers.scheduler.address]
     capsys.readouterr()
-    assert train_main(["-s", "4", *address, str(train_file), str(tmp_path / "m4")]) == 1
+    assert train_main(["-s", "3", "--online", *address, str(train_file),
+                       str(tmp_path / "m4")]) == 1
     err = capsys.readouterr().err.strip().splitlines()
     # the cluster's line, then the error's: no traceback, no KilledWorker
     assert err[0].startswith("dlinear: using the Dask cluster") and len(err) == 2, err
-    assert err[1].startswith("ERROR: -s 4 needs a copy of the data on one worker"), err
+    assert err[1].startswith("ERROR: -s 3 --online needs a copy of the data on one worker"), err
     assert not (tmp_path / "m4").exists()
     assert train_main(["-s", "2", "--primal-cd", *address, str(train_file),
                        str(tmp_path / "m2")]) == 0

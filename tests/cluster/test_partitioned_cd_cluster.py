@@ -236,10 +236,10 @@ def test_cli_partition_says_the_mode_and_matches_liblinear(multiclass_split, tmp
     r = run("--workers", "1", "--no-partition", "-q", tmp_path / "data.train",
             tmp_path / "c.model")
     assert r.returncode == 0 and r.stderr == ""
-    # Crammer-Singer has no partitioned method: one line naming the solvers that do
-    r = run("--workers", "1", "--partition", "-s", "4", tmp_path / "data.train",
+    # --online has no partitioned method: one line naming the solvers that do
+    r = run("--workers", "1", "--partition", "-s", "3", "--online", tmp_path / "data.train",
             tmp_path / "x.model")
-    assert r.returncode == 1 and "-s 1, 3, 7, 12 and 13" in r.stderr
+    assert r.returncode == 1 and "-s 1, 3, 4, 7, 12, 13 and 21" in r.stderr
     assert not (tmp_path / "x.model").exists()
     r = run("--partition-rule", "sum", tmp_path / "data.train", tmp_path / "x.model")
     assert r.returncode == 1 and "adaptive, linesearch or cocoa" in r.stderr

@@ -298,7 +298,7 @@ def test_round_cap_warns_and_switches_like_liblinear(binary_split):
 
 def test_unsupported_solver_and_rule_are_errors(binary_split):
     train_set, _ = binary_split
-    with pytest.raises(DlinearError, match="-s 1, 3, 7, 12 and 13"):
+    with pytest.raises(DlinearError, match="-s 1, 3, 4, 7, 12, 13 and 21"):
         train_partitioned_in_process(train_set, Params(solver_type=5, partition=True), 2)
     with pytest.raises(DlinearError, match="partition-rule"):
         train_partitioned_in_process(train_set, Params(partition_rule="add"), 2)

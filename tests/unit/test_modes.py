@@ -60,6 +60,11 @@ def test_in_process_modes(params, n_problems, n_threads, mode):
     (Params(solver_type=4), 5, FITS, Mode.WHOLE_ON_WORKER, False),
     (Params(solver_type=21), None, FITS, Mode.WHOLE_ON_WORKER, False),
     (Params(solver_type=4, partition=False), 5, TOO_SMALL, Mode.WHOLE_ON_WORKER, False),
+    # Crammer-Singer: partitioned by row blocks when a copy does not fit, or when asked
+    (Params(solver_type=4), 5, TOO_SMALL, Mode.PARTITIONED_DUAL_CD, True),
+    (Params(solver_type=4, partition=True), 5, FITS, Mode.PARTITIONED_DUAL_CD, True),
+    (Params(solver_type=21), None, TOO_SMALL, Mode.PARTITIONED_DUAL_CD, True),
+    (Params(solver_type=21, partition=False), None, TOO_SMALL, Mode.WHOLE_ON_WORKER, False),
     # the L1 solvers: a copy per worker when it fits, else OWL-QN map-reduced
     (Params(solver_type=5), 5, FITS, Mode.CLASSES_ON_COPIES, False),
     (Params(solver_type=5), 5, TOO_SMALL, Mode.L1_MAP_REDUCED, True),
@@ -77,13 +82,7 @@ def test_cluster_modes(params, n_problems, cluster, mode, partition):
     assert choice.mode is mode and choice.params.partition is partition
 
 
-def test_partition_asked_of_a_solver_that_cannot_is_an_error():
-    with pytest.raises(DlinearError, match="does not train partitioned"):
-        choose(Params(solver_type=4, partition=True), shape(5), FITS)
-
-
 @pytest.mark.parametrize("params, n_problems", [
-    (Params(solver_type=4), 5), (Params(solver_type=21), None),
     (Params(solver_type=1, cd_block=2), 5), (Params(solver_type=3, online=True), 5)])
 def test_a_solver_with_no_partitioned_method_refuses_data_over_a_worker(params, n_problems):
     """One line, raised by the chooser: before any copy is sent to a worker."""
@@ -93,6 +92,18 @@ def test_a_solver_with_no_partitioned_method_refuses_data_over_a_worker(params, 
     assert "\n" not in message
     assert message.startswith(f"-s {params.solver_type}")
     assert "no method on partitioned rows" in message and "memory limit" in message
+
+
+def test_crammer_singer_and_oneclass_partitioned_say_their_method():
+    choice = choose(Params(solver_type=4), shape(5), TOO_SMALL)
+    assert choice.describe() == (
+        "-s 4 partitioned: Crammer-Singer's sequential dual CD on each worker's own rows, "
+        "their k-column steps of W combined (2 worker(s), rule adaptive)")
+    choice = choose(Params(solver_type=21), shape(None), TOO_SMALL)
+    assert choice.describe() == (
+        "-s 21 partitioned: one-class dual CD on each worker's own rows, each keeping its "
+        "share of sum(alpha), mass moved between workers by the max-violating pair "
+        "(2 worker(s), rule adaptive)")
 
 
 def test_primal_cd_over_a_worker_says_it_trains_newton():

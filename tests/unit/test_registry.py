@@ -52,12 +52,12 @@ def test_the_options_each_solver_takes():
     """dlinear's documented options, solver by solver (README, `dlinear-train` help)."""
     assert ids(lambda s: s.newton) == {0, 2, 11}
     assert ids(lambda s: s.dual_cd) == {1, 3, 7, 12, 13}
-    assert ids(lambda s: s.partitioned_dual_cd) == {1, 3, 7, 12, 13}
-    assert ids(lambda s: s.partitioned) == {0, 1, 2, 3, 5, 6, 7, 11, 12, 13}
+    assert ids(lambda s: s.partitioned_dual_cd) == {1, 3, 4, 7, 12, 13, 21}
+    assert ids(lambda s: s.partitioned) == {0, 1, 2, 3, 4, 5, 6, 7, 11, 12, 13, 21}
     assert ids(lambda s: s.partitioned_owlqn) == {5, 6}
     assert ids(lambda s: s.search == "primal") == {0, 2, 11}
     assert ids(lambda s: s.search == "dual") == {1, 3}
-    assert ids(lambda s: s.partition_rule == "adaptive") == {1, 3}
+    assert ids(lambda s: s.partition_rule == "adaptive") == {1, 3, 4, 21}
     assert ids(lambda s: s.kcolumn) == {0, 2}
     assert ids(lambda s: s.multinomial) == {0}
     assert ids(lambda s: s.elastic_net) == {6}
