@@ -22,7 +22,7 @@ from tests.support.problems import regression_on
 # Relative gap to f* (LIBLINEAR's optimum at a tight eps, harness.tight_run) each
 # algorithm is allowed at the eps its tests ask for: 2-3x the largest gap it reaches there
 # (in the comment), below the smallest it reaches at 10x that eps (scripts/tools/mutation_check.py;
-# BENCHMARKS.md, "Parity tolerances")
+# docs/contributing.rst, "Parity tolerances")
 GAP = {
     "s7": 1e-11,                 # 3.3e-12 at -e 1e-4; at 1e-3: >= 6.2e-11
     "s12": 2.5e-11,              # 8.3e-12 at -e 1e-5; >= 2.6e-10

@@ -14,7 +14,7 @@ from tests.support.liblinear_oracle import (assert_near_optimum, f_star, libline
 from tests.support.measures import accuracy
 
 # relative gap to f* allowed at -e 1e-4: about 2-3x the largest gap dlinear reaches on
-# these sets (-s 1: 1.0e-10, -s 3: 1.1e-5; BENCHMARKS.md, "Parity tolerances")
+# these sets (-s 1: 1.0e-10, -s 3: 1.1e-5; docs/contributing.rst, "Parity tolerances")
 GAP = {1: 3e-10, 3: 2e-5}
 
 

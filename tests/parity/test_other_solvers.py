@@ -21,7 +21,7 @@ from tests.support.measures import accuracy, jaccard, rel_diff
 
 # Relative gap to f* (LIBLINEAR's optimum at a tight eps, harness.tight_run) allowed
 # at the eps the tests ask for: 2-3x the largest gap reached there; at 10x that eps the
-# gaps are larger (BENCHMARKS.md, "Parity tolerances")
+# gaps are larger (docs/contributing.rst, "Parity tolerances")
 GAP = {4: 3e-4,     # -e 1e-3: <= 1.1e-4; -e 1e-2: >= 5.1e-4
        5: 3e-8,     # -e 1e-4: <= 9.7e-9; -e 1e-3: >= 2.1e-7
        6: 3e-8,     # -e 1e-4: <= 1.2e-8; -e 1e-3: >= 1.4e-7
