@@ -26,51 +26,30 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..kernels.block_dual_cd import (DUAL_PART, PG_MAX, PRIMAL_LOSS, block_parts,
-                                     squared_norms)
+from ..kernels.block_dual_cd import DUAL_PART, PG_MAX, PRIMAL_LOSS
 from ..kernels.block_mcsvm_cs import block_round_cs
 from ..kernels.rng import seed_state
 from ..errors import DlinearError
 from . import FitResult
-from .partitioned_dual_cd import (RULES, empty_stats, line_search_optimum, next_sigma,
-                                  step_size)
+from .partitioned_dual_cd import (RULES, BlockRows, empty_stats, line_search_optimum,
+                                  next_sigma, step_size)
 from .vectors import dot
 
 
-class CrammerSingerBlock:
+class CrammerSingerBlock(BlockRows):
     """One block's rows (CSR parts used as they are) with their class index `y`, per-row
     C and dual variables alpha (rows x k); `trial` is alpha plus the last round's step,
     taken with the driver's eta at the next round."""
 
     def __init__(self, parts, y, C, k, bias, n_features, seed):
-        self.parts = [p for p in parts if p.n_samples > 0]
-        self.starts = np.cumsum([0] + [p.n_samples for p in self.parts])
-        l = int(self.starts[-1])
+        super().__init__(parts, bias, n_features)
+        l = self.n_rows
         self.k = int(k)
         self.y = np.ascontiguousarray(y, dtype=np.int64)
         self.C = np.ascontiguousarray(C, dtype=np.float64)
-        self.bias = float(bias)
-        self.n_features = int(n_features)
-        self.layout, self.part_of, self._part_arrays = block_parts(self.parts)
-        self.sq_norms = (np.concatenate([squared_norms(p.indptr, p.data, self.bias)
-                                         for p in self.parts])
-                         if self.parts else np.zeros(0))
         self.alpha = np.zeros((l, self.k))
         self.trial = np.zeros((l, self.k))
         self.rng = seed_state(int(seed))
-
-    def __getstate__(self):
-        state = dict(self.__dict__)
-        del state["layout"], state["_part_arrays"]   # addresses mean nothing elsewhere
-        return state
-
-    def __setstate__(self, state):
-        self.__dict__.update(state)
-        self.layout, self.part_of, self._part_arrays = block_parts(self.parts)
-
-    @property
-    def n_rows(self) -> int:
-        return int(self.starts[-1])
 
     def apply(self, eta: float):
         """alpha moves by eta of the last round's step (eta 1: to `trial` exactly)."""

@@ -84,35 +84,54 @@ def combine_rounds(a, b):
     return a[0] + b[0], combine_stats(a[1], b[1])
 
 
-class BlockState:
-    """One block's rows (one or more CSR parts, used as they are: never joined into a
-    copy) with its dual variables and pending steps for each of k classes; each local
-    pass visits all its rows in one random order. Y and C are (rows, k): the targets and
-    per-instance C of each binary problem on these rows."""
+class BlockRows:
+    """A block's rows: one or more CSR parts used as they are (never joined into a copy),
+    the kernels' view of them (block_parts: the parts' arrays by address, kept alive by
+    `_part_arrays`) and their squared norms with the bias column. The partitioned
+    solvers' block states (dual CD, Crammer-Singer, one-class) build on it."""
 
-    def __init__(self, parts, Y, C, bias, n_features, solver_type, seeds, p=0.0):
+    def __init__(self, parts, bias, n_features):
         self.parts = [p for p in parts if p.n_samples > 0]
         self.starts = np.cumsum([0] + [p.n_samples for p in self.parts])
-        l = int(self.starts[-1])
+        self.bias = float(bias)
+        self.n_features = int(n_features)
+        self.layout, self.part_of, self._part_arrays = block_parts(self.parts)
+        self.sq_norms = (np.concatenate([squared_norms(p.indptr, p.data, self.bias)
+                                         for p in self.parts])
+                         if self.parts else np.zeros(0))
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        del state["layout"], state["_part_arrays"]   # addresses mean nothing elsewhere
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+        self.layout, self.part_of, self._part_arrays = block_parts(self.parts)
+
+    @property
+    def n_rows(self) -> int:
+        return int(self.starts[-1])
+
+
+class BlockState(BlockRows):
+    """One block's rows (BlockRows) with its dual variables and pending steps for each of
+    k classes; each local pass visits all its rows in one random order. Y and C are
+    (rows, k): the targets and per-instance C of each binary problem on these rows."""
+
+    def __init__(self, parts, Y, C, bias, n_features, solver_type, seeds, p=0.0):
+        super().__init__(parts, bias, n_features)
+        l = self.n_rows
         Y = np.asarray(Y, dtype=np.float64).reshape(l, -1)
         C = np.asarray(C, dtype=np.float64).reshape(l, -1)
         self.k = Y.shape[1]
         self.Y = [np.ascontiguousarray(Y[:, c]) for c in range(self.k)]
         self.C = [np.ascontiguousarray(C[:, c]) for c in range(self.k)]
-        self.bias = float(bias)
-        self.n_features = int(n_features)
         spec = SOLVERS[solver_type]
         self.l2_loss = spec.squared_loss
         self.logistic = spec.loss == "logistic_regression"
         self.regression = spec.kind == "regression"
         self.p = float(p)
-        # the kernels' view of the parts (their own arrays, no copy): each local pass is
-        # one random permutation over all the block's rows, whatever part they are in
-        # (the kernels read the parts' arrays by address: self._part_arrays keeps them)
-        self.layout, self.part_of, self._part_arrays = block_parts(self.parts)
-        self.sq_norms = (np.concatenate([squared_norms(p.indptr, p.data, self.bias)
-                                         for p in self.parts])
-                         if self.parts else np.zeros(0))
         self.alpha = [np.zeros(l) for _ in range(self.k)]
         if self.logistic:   # LIBLINEAR's start strictly inside (0, C); C - alpha kept apart
             for c in range(self.k):
@@ -151,19 +170,6 @@ class BlockState:
                 self.alpha[c][:] = svr_duals_at(self.Y[c], self.C[c], scores, self.p)
             else:
                 self.alpha[c][:] = svc_duals_at(self.Y[c], self.C[c], scores, self.l2_loss)
-
-    def __getstate__(self):
-        state = dict(self.__dict__)
-        del state["layout"], state["_part_arrays"]   # addresses mean nothing elsewhere
-        return state
-
-    def __setstate__(self, state):
-        self.__dict__.update(state)
-        self.layout, self.part_of, self._part_arrays = block_parts(self.parts)
-
-    @property
-    def n_rows(self) -> int:
-        return int(self.starts[-1])
 
     def apply(self, applied):
         """alpha += eta * (last round's step) for each class, eta = applied[c] (0: drop)."""

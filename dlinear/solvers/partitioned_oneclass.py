@@ -33,12 +33,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..kernels.block_dual_cd import block_parts, squared_norms
 from ..kernels.block_oneclass import (G_LOW, G_UP, LOW_BLOCK, LOW_NORM, N_EXTREMES,
                                       UP_BLOCK, UP_NORM, block_round_oneclass)
 from ..errors import DlinearError
 from . import FitResult
-from .partitioned_dual_cd import ADAPTIVE_TARGET, RULES, next_sigma, step_size
+from .partitioned_dual_cd import ADAPTIVE_TARGET, RULES, BlockRows, next_sigma, step_size
 from .vectors import dot
 
 # the shift between blocks, in units of the max-violating pair's step: doubled after a
@@ -73,36 +72,16 @@ def combine(method, a, b):
     return a + b
 
 
-class OneClassBlock:
+class OneClassBlock(BlockRows):
     """One block's rows (CSR parts used as they are), their upper bounds U (the instance
     weights, 1 without) and alpha; `trial` is alpha plus the last round's step."""
 
     def __init__(self, parts, U, bias, n_features, block):
-        self.parts = [p for p in parts if p.n_samples > 0]
-        self.starts = np.cumsum([0] + [p.n_samples for p in self.parts])
+        super().__init__(parts, bias, n_features)
         self.U = np.ascontiguousarray(U, dtype=np.float64)
-        self.bias = float(bias)
-        self.n_features = int(n_features)
         self.block = int(block)
-        self.layout, self.part_of, self._part_arrays = block_parts(self.parts)
-        self.sq_norms = (np.concatenate([squared_norms(p.indptr, p.data, self.bias)
-                                         for p in self.parts])
-                         if self.parts else np.zeros(0))
         self.alpha = np.zeros(self.n_rows)
         self.trial = np.zeros(self.n_rows)
-
-    def __getstate__(self):
-        state = dict(self.__dict__)
-        del state["layout"], state["_part_arrays"]   # addresses mean nothing elsewhere
-        return state
-
-    def __setstate__(self, state):
-        self.__dict__.update(state)
-        self.layout, self.part_of, self._part_arrays = block_parts(self.parts)
-
-    @property
-    def n_rows(self) -> int:
-        return int(self.starts[-1])
 
     @property
     def w_size(self) -> int:
