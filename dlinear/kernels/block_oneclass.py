@@ -14,7 +14,7 @@ import numpy as np
 from numba import njit
 
 from .block_dual_cd import _row
-from .oneclass import _select
+from .oneclass import _select, clipped_pair
 
 INF = np.inf
 
@@ -171,24 +171,7 @@ def block_round_oneclass(layout, part_of, n_features, bias, U, sq_norms, alpha, 
             delta = (Gi - Gj) / quad
             old_i = trial[i]
             total = trial[i] + trial[j]
-            ai = trial[i] - delta
-            aj = trial[j] + delta
-            if total > U[i]:
-                if ai > U[i]:
-                    ai = U[i]
-                    aj = total - U[i]
-            else:
-                if aj < 0.0:
-                    aj = 0.0
-                    ai = total
-            if total > U[j]:
-                if aj > U[j]:
-                    aj = U[j]
-                    ai = total - U[j]
-            else:
-                if ai < 0.0:
-                    ai = 0.0
-                    aj = total
+            ai, aj = clipped_pair(trial[i] - delta, trial[j] + delta, total, U[i], U[j])
             trial[i] = ai
             trial[j] = aj
             delta = ai - old_i

@@ -74,6 +74,29 @@ def _sift_last_first(vals, ids, root, n, largest):
         root = child
 
 
+@njit(cache=True, nogil=True, inline="always")
+def clipped_pair(ai, aj, total, Ui, Uj):
+    """(ai, aj) moved back into the box [0, Ui] x [0, Uj] along ai + aj = total (LIBSVM's
+    clipping; LIBLINEAR's with U = 1): a two-variable step of the one-class dual."""
+    if total > Ui:
+        if ai > Ui:
+            ai = Ui
+            aj = total - Ui
+    else:
+        if aj < 0.0:
+            aj = 0.0
+            ai = total
+    if total > Uj:
+        if aj > Uj:
+            aj = Uj
+            ai = total - Uj
+    else:
+        if ai < 0.0:
+            ai = 0.0
+            aj = total
+    return ai, aj
+
+
 @njit(cache=True, nogil=True)
 def _select(cand, n, G, k, largest, out):
     """The k candidates of largest (or smallest) -G in the total order (-G_i, i), written
@@ -216,26 +239,7 @@ def oneclass_svm(indptr, indices, data, n_features, bias, U, nu, eps, max_iter, 
             delta = (Gi - Gj) / quad_coef
             old_ai = alpha[i]
             total_ij = alpha[i] + alpha[j]
-            ai = alpha[i] - delta
-            aj = alpha[j] + delta
-            # back into the box along ai + aj = total_ij (LIBSVM's clipping; LIBLINEAR's
-            # with U = 1)
-            if total_ij > U[i]:
-                if ai > U[i]:
-                    ai = U[i]
-                    aj = total_ij - U[i]
-            else:
-                if aj < 0.0:
-                    aj = 0.0
-                    ai = total_ij
-            if total_ij > U[j]:
-                if aj > U[j]:
-                    aj = U[j]
-                    ai = total_ij - U[j]
-            else:
-                if ai < 0.0:
-                    ai = 0.0
-                    aj = total_ij
+            ai, aj = clipped_pair(alpha[i] - delta, alpha[j] + delta, total_ij, U[i], U[j])
             alpha[i] = ai
             alpha[j] = aj
             delta = ai - old_ai
