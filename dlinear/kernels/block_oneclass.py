@@ -14,7 +14,7 @@ import numpy as np
 from numba import njit
 
 from .block_dual_cd import _row
-from .oneclass import _select, clipped_pair
+from .oneclass import _select, clipped_pair, dot_rows
 
 INF = np.inf
 
@@ -24,30 +24,6 @@ INF = np.inf
 # ||x_i||; the largest ||x_i|| of the block's rows.
 (G_UP, UP_BLOCK, UP_NORM, G_LOW, LOW_BLOCK, LOW_NORM) = range(6)
 N_EXTREMES = 6
-
-
-@njit(cache=True, nogil=True, inline="always")
-def _dot_rows(indptr_a, indices_a, data_a, ra, indptr_b, indices_b, data_b, rb, bias):
-    """x_a . x_b of two CSR rows (each of its own part) with sorted column indices."""
-    a = indptr_a[ra]
-    a_end = indptr_a[ra + 1]
-    c = indptr_b[rb]
-    c_end = indptr_b[rb + 1]
-    s = 0.0
-    while a < a_end and c < c_end:
-        ia = indices_a[a]
-        ic = indices_b[c]
-        if ia == ic:
-            s += np.float64(data_a[a]) * data_b[c]
-            a += 1
-            c += 1
-        elif ia < ic:
-            a += 1
-        else:
-            c += 1
-    if bias >= 0:
-        s += bias * bias
-    return s
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -165,7 +141,7 @@ def block_round_oneclass(layout, part_of, n_features, bias, U, sq_norms, alpha, 
             pa, xa, va, ra = _row(layout, part_of, i)
             pb, xb, vb, rb = _row(layout, part_of, j)
             quad = sigma * (sq_norms[i] + sq_norms[j]
-                            - 2.0 * _dot_rows(pa, xa, va, ra, pb, xb, vb, rb, bias))
+                            - 2.0 * dot_rows(pa, xa, va, ra, pb, xb, vb, rb, bias))
             if quad <= 0.0:
                 quad = 1e-12
             delta = (Gi - Gj) / quad

@@ -24,18 +24,19 @@ INF = np.inf
 
 
 @njit(cache=True, nogil=True, inline="always")
-def _rows_dot(indptr, indices, data, i, j, bias):
-    """x_i . x_j of two CSR rows with sorted column indices (and the bias column)."""
-    a = indptr[i]
-    a_end = indptr[i + 1]
-    c = indptr[j]
-    c_end = indptr[j + 1]
+def dot_rows(indptr_a, indices_a, data_a, ra, indptr_b, indices_b, data_b, rb, bias):
+    """x_a . x_b of two CSR rows (of one CSR or of two parts) with sorted column indices
+    and the bias column."""
+    a = indptr_a[ra]
+    a_end = indptr_a[ra + 1]
+    c = indptr_b[rb]
+    c_end = indptr_b[rb + 1]
     s = 0.0
     while a < a_end and c < c_end:
-        ia = indices[a]
-        ic = indices[c]
+        ia = indices_a[a]
+        ic = indices_b[c]
         if ia == ic:
-            s += np.float64(data[a]) * data[c]     # float32 data: the product in float64
+            s += np.float64(data_a[a]) * data_b[c]   # float32 data: the product in float64
             a += 1
             c += 1
         elif ia < ic:
@@ -233,7 +234,8 @@ def oneclass_svm(indptr, indices, data, n_features, bias, U, nu, eps, max_iter, 
                 violating = True
             if not violating:
                 continue
-            quad_coef = QD[i] + QD[j] - 2.0 * _rows_dot(indptr, indices, data, i, j, bias)
+            quad_coef = QD[i] + QD[j] - 2.0 * dot_rows(indptr, indices, data, i, indptr, indices,
+                                                         data, j, bias)
             if quad_coef <= 0.0:
                 quad_coef = 1e-12
             delta = (Gi - Gj) / quad_coef
