@@ -175,6 +175,14 @@ class PartitionedBlocks(OnTree):
             self._round_args = None
 
 
+def on_all_columns(result, columns, n_features: int, bias: float):
+    """A FitResult of a fit on the workers' own `columns` with w on all the dataset's
+    columns again (the same, bit for bit); as it is where `columns` is None."""
+    if columns is None:
+        return result
+    return replace(result, w=expand_rows(result.w, columns, n_features, bias))
+
+
 def train_partitioned(dataset, params, label, weighted_C, rule, n_passes, on_round=None,
                       columns=None):
     """FitResults of every binary problem of `label` (or of the regression problem, label
@@ -188,9 +196,7 @@ def train_partitioned(dataset, params, label, weighted_C, rule, n_passes, on_rou
                                           rule, n_passes, on_round)
     finally:
         blocks.close()
-    if blocks.columns is None:
-        return results
-    return [replace(r, w=expand_rows(r.w, blocks.columns, dataset.n_features, params.bias))
+    return [on_all_columns(r, blocks.columns, dataset.n_features, params.bias)
             for r in results]
 
 
@@ -206,10 +212,7 @@ def train_partitioned_crammer_singer(dataset, params, label, weighted_C, rule, n
                                                     params, rule, n_passes, on_round)
     finally:
         blocks.close()
-    if blocks.columns is None:
-        return result
-    return replace(result, w=expand_rows(result.w, blocks.columns, dataset.n_features,
-                                         params.bias))
+    return on_all_columns(result, blocks.columns, dataset.n_features, params.bias)
 
 
 class OneClassPayload:
@@ -284,7 +287,4 @@ def train_partitioned_oneclass(dataset, params, rule, n_passes, on_round=None,
                                               n_passes, on_round)
     finally:
         blocks.close()
-    if blocks.columns is None:
-        return result
-    return replace(result, w=expand_rows(result.w, blocks.columns, dataset.n_features,
-                                         params.bias))
+    return on_all_columns(result, blocks.columns, dataset.n_features, params.bias)
