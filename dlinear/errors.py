@@ -37,14 +37,19 @@ def interrupt_in(error: BaseException):
 
 
 def surfacing_interrupts(function):
-    """`function` with a SystemError that a Ctrl-C caused (interrupt_in) raised as that
-    KeyboardInterrupt: a caller's Ctrl-C is a KeyboardInterrupt, wherever it landed."""
+    """`function` (a fit, a search) stopped within a kernel's step by a Ctrl-C
+    (threads.kernels_stop_on_ctrl_c), and with a SystemError that a Ctrl-C caused
+    (interrupt_in) raised as that KeyboardInterrupt: a caller's Ctrl-C is a prompt
+    KeyboardInterrupt, wherever it landed."""
     import functools
+
+    from .threads import kernels_stop_on_ctrl_c
 
     @functools.wraps(function)
     def run(*args, **kwargs):
         try:
-            return function(*args, **kwargs)
+            with kernels_stop_on_ctrl_c():
+                return function(*args, **kwargs)
         except SystemError as e:
             interrupt = interrupt_in(e)
             if interrupt is None:

@@ -146,6 +146,98 @@ def stop_point() -> None:
         raise PartStopped
 
 
+# Ctrl-C inside a kernel. Python runs a SIGINT's handler on the main thread between
+# bytecodes only, so a main thread inside a kernel of many seconds (a library fit, a
+# notebook cell) would answer when the kernel returns. The long kernels therefore read a
+# flag between bounded steps (a few rows or columns of work) and return early once it is
+# set; while a fit runs on the main thread, a watcher thread sets it as soon as the
+# signal arrives (signal.set_wakeup_fd wakes it from C, whatever the main thread holds).
+# The kernel returns, and Python's handler raises KeyboardInterrupt at the next bytecode.
+_stop = []
+_watching = threading.Lock()
+
+
+def stop_flag():
+    """The one-element uint8 array the long kernels read between bounded steps: nonzero
+    once a Ctrl-C has arrived during a fit (then they return early and their callers
+    raise KeyboardInterrupt: see raise_if_stopped)."""
+    if not _stop:
+        import numpy as np
+        _stop.append(np.zeros(1, dtype=np.uint8))
+    return _stop[0]
+
+
+def raise_if_stopped() -> None:
+    """KeyboardInterrupt if a kernel returned early because of a Ctrl-C: what a caller of
+    a long kernel runs after it, on any thread, so that a stopped kernel's partial result
+    is never taken for a fit's."""
+    if _stop and _stop[0][0]:
+        raise KeyboardInterrupt
+
+
+class kernels_stop_on_ctrl_c:
+    """Context of a fit: on the main thread, with Python's default SIGINT handler, a Ctrl-C
+    sets stop_flag() at once, so the kernels running (on this thread or a pool's) return
+    within a step and the fit ends in a KeyboardInterrupt. Elsewhere (another thread, a
+    handler of the caller's own, nested in another fit) it does nothing. The signals'
+    wakeup file descriptor of the caller (asyncio's) is passed every byte while this
+    one is installed, and restored after."""
+
+    def __enter__(self):
+        import signal
+        self._owner = (threading.current_thread() is threading.main_thread()
+                       and signal.getsignal(signal.SIGINT) is signal.default_int_handler
+                       and _watching.acquire(blocking=False))
+        if not self._owner:
+            return self
+        stop_flag()[0] = 0
+        read_end, write_end = os.pipe()
+        os.set_blocking(write_end, False)
+        try:
+            previous = signal.set_wakeup_fd(write_end, warn_on_full_buffer=False)
+        except ValueError:          # no signals here (an embedded interpreter)
+            os.close(read_end)
+            os.close(write_end)
+            _watching.release()
+            self._owner = False
+            return self
+        self._ends, self._previous = (read_end, write_end), previous
+        self._watcher = threading.Thread(target=self._watch, args=(read_end, previous),
+                                         name="dlinear-ctrl-c", daemon=True)
+        self._watcher.start()
+        return self
+
+    @staticmethod
+    def _watch(read_end: int, previous: int) -> None:
+        import signal
+        while True:
+            try:
+                received = os.read(read_end, 64)
+            except OSError:
+                return
+            if not received:        # the write end closed: the fit is over
+                return
+            if signal.SIGINT in received:
+                stop_flag()[0] = 1
+            if previous >= 0:
+                try:
+                    os.write(previous, received)
+                except OSError:
+                    pass
+
+    def __exit__(self, *exc):
+        if self._owner:
+            import signal
+            signal.set_wakeup_fd(self._previous)
+            read_end, write_end = self._ends
+            os.close(write_end)
+            self._watcher.join()
+            os.close(read_end)
+            stop_flag()[0] = 0
+            _watching.release()
+        return False
+
+
 class PassPool:
     """n_threads threads for the parts of a pass: the calling thread and a pool of
     n_threads - 1, started on first use and shut down with the owner (or `close`)."""

@@ -183,7 +183,7 @@ def solve_pair(a, b, c, gi, gj, lo_i, hi_i, lo_j, hi_j):
 
 @njit(cache=True, nogil=True)
 def block_cd_svc(indptr, indices, data, n_features, bias, y, C, l2_loss, eps, max_iter,
-                 seed, alpha, w, shrinking=True, trace=None):
+                 seed, alpha, w, ctrl_c, shrinking=True, trace=None):
     """Runs the solver in place on `alpha` (warm start; zeros for a cold one) and `w`
     (set to sum_i alpha_i y_i x_i first). Inputs are never written. Instances with
     C_i <= 0 (zero instance weight) take no part: their alpha_i is 0. `shrinking` and
@@ -191,7 +191,8 @@ def block_cd_svc(indptr, indices, data, n_features, bias, y, C, l2_loss, eps, ma
     variable's when it has no partner).
 
     Returns (iterations, final active-set size, shrinking restarts, pair updates,
-    objective)."""
+    objective); early, within a pair's step, once ctrl_c[0] is set (a Ctrl-C:
+    dlinear.threads.stop_flag)."""
     inst, index, n = init_dual_state(indptr, indices, data, n_features, bias, y, C,
                                      l2_loss, alpha, w)
     buf = np.zeros(n_features)     # scratch holding x_i while x_i^T x_j is formed
@@ -211,6 +212,8 @@ def block_cd_svc(indptr, indices, data, n_features, bias, y, C, l2_loss, eps, ma
 
         s = 0
         while s < active_size:
+            if ctrl_c[0]:
+                break
             prefetch_visit(index, s, active_size, indptr, indices, data, inst)
             # first variable of the pair: index[s]
             i = index[s]
@@ -295,6 +298,8 @@ def block_cd_svc(indptr, indices, data, n_features, bias, y, C, l2_loss, eps, ma
                 clear_row(indptr, indices, i, buf)     # buf is all zero again
             steps += 1
 
+        if ctrl_c[0]:
+            break
         if trace is not None:
             trace[it, 0] = steps
             trace[it, 1] = dual_objective(w, inst, l2_loss, alpha)

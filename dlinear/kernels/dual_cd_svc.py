@@ -130,14 +130,17 @@ def dual_objective(w, inst, l2_loss, alpha):
 
 @njit(cache=True, nogil=True, inline="always")
 def sweep_active_set(indptr, indices, data, n_features, bias, l2_loss, inst, index,
-                     active_size, w, PGmax_old, PGmin_old):
+                     active_size, w, PGmax_old, PGmin_old, ctrl_c):
     """One sweep of dual CD over index[:active_size] (in that order), shrinking by the
-    previous sweep's bounds: (active size, PGmax_new, PGmin_new, steps taken)."""
+    previous sweep's bounds: (active size, PGmax_new, PGmin_new, steps taken). Ends early
+    once ctrl_c[0] is set (a Ctrl-C: dlinear.threads.stop_flag)."""
     PGmax_new = -INF
     PGmin_new = INF
     steps = 0
     s = 0
     while s < active_size:
+        if ctrl_c[0]:
+            break
         prefetch_visit(index, s, active_size, indptr, indices, data, inst)
         i = index[s]
         yi = inst[i, Y]
@@ -170,14 +173,15 @@ def sweep_active_set(indptr, indices, data, n_features, bias, l2_loss, inst, ind
 
 @njit(cache=True, nogil=True)
 def dual_cd_svc(indptr, indices, data, n_features, bias, y, C, l2_loss, eps, max_iter,
-                seed, alpha, w, shrinking=True, trace=None):
+                seed, alpha, w, ctrl_c, shrinking=True, trace=None):
     """Runs the solver in place on `alpha` (warm start; zeros for a cold one) and `w`
     (which it sets to sum_i alpha_i y_i x_i first). Inputs are never written.
     shrinking=False keeps every variable active (for convergence studies); a `trace`
     array (max_iter x 2) receives after each outer iteration (CD steps so far, dual
     objective), as scripts/tools/plot_convergence.py --block-cd draws them.
 
-    Returns (iterations, final active-set size, number of shrinking restarts, objective)."""
+    Returns (iterations, final active-set size, number of shrinking restarts, objective);
+    early, within a row's step, once ctrl_c[0] is set (dlinear.threads.stop_flag)."""
     inst, index, l = init_dual_state(indptr, indices, data, n_features, bias, y, C,
                                      l2_loss, alpha, w)
 
@@ -193,8 +197,10 @@ def dual_cd_svc(indptr, indices, data, n_features, bias, y, C, l2_loss, eps, max
 
         active_size, PGmax_new, PGmin_new, done = sweep_active_set(
             indptr, indices, data, n_features, bias, l2_loss, inst, index, active_size, w,
-            PGmax_old, PGmin_old)
+            PGmax_old, PGmin_old, ctrl_c)
         steps += done
+        if ctrl_c[0]:
+            break
 
         if trace is not None:
             trace[it, 0] = steps
@@ -234,7 +240,7 @@ def dual_cd_svc_start(indptr, indices, data, n_features, bias, y, C, l2_loss, al
 
 @njit(cache=True, nogil=True)
 def dual_cd_svc_sweeps(indptr, indices, data, n_features, bias, l2_loss, eps, max_iter,
-                       inst, index, l, state, counts, bounds, w, n_sweeps):
+                       inst, index, l, state, counts, bounds, w, n_sweeps, ctrl_c):
     """At most n_sweeps outer iterations of dual_cd_svc from its state (inst, index, the
     random state, counts, bounds and w; updated in place), the same steps as
     dual_cd_svc's: a fit run in pieces, between which its state can be saved
@@ -243,11 +249,14 @@ def dual_cd_svc_sweeps(indptr, indices, data, n_features, bias, l2_loss, eps, ma
     PGmax_old = bounds[PGMAX_OLD]
     PGmin_old = bounds[PGMIN_OLD]
     done_sweeps = 0
-    while counts[IT] < max_iter and counts[STOPPED] == 0 and done_sweeps < n_sweeps:
+    while (counts[IT] < max_iter and counts[STOPPED] == 0 and done_sweeps < n_sweeps
+           and not ctrl_c[0]):
         shuffle_prefix(state, index, active_size)
         active_size, PGmax_new, PGmin_new, done = sweep_active_set(
             indptr, indices, data, n_features, bias, l2_loss, inst, index, active_size, w,
-            PGmax_old, PGmin_old)
+            PGmax_old, PGmin_old, ctrl_c)
+        if ctrl_c[0]:
+            break
         counts[STEPS] += done
         counts[IT] += 1
         done_sweeps += 1

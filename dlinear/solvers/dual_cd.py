@@ -12,6 +12,7 @@ from ..kernels.dual_cd_svc import (ACTIVE, ALPHA, IT, RESTARTS, STOPPED, dual_cd
                                    dual_cd_svc_sweeps)
 from ..kernels.dual_cd_svr import dual_cd_svr
 from ..kernels.online_dual_cd_svc import online_dual_cd_svc
+from ..threads import raise_if_stopped, stop_flag
 from .parallel_dual_cd import (RUN_LR, RUN_SVR, run_on_threads, scheme_for,
                                solver_threads)
 from .dual_start import balanced, lr_duals, svc_duals, svr_duals
@@ -76,7 +77,8 @@ def fit_dual_cd_svc(task, params):
         details = [f"{scheme} parallel dual CD on {threads} threads"]
     else:
         n_iter, active, restarts, obj = dual_cd_svc(X.indptr, X.indices, X.data,
-                                                    X.n_features, *args)
+                                                    X.n_features, *args, stop_flag())
+        raise_if_stopped()
         details = []
     return dual_svc_result(w, alpha, n_iter, obj, params, [
         f"active set at the end = {active}/{X.n_samples}, shrinking restarts = {restarts}",
@@ -103,7 +105,8 @@ def _checkpointed_dual_cd_svc(task, params, alpha, w):
     def run(n_sweeps):
         dual_cd_svc_sweeps(X.indptr, X.indices, X.data, X.n_features, float(task.bias),
                            l2_loss, float(params.eps), int(params.max_iter), inst, index,
-                           l, rng, counts, bounds, w, n_sweeps)
+                           l, rng, counts, bounds, w, n_sweeps, stop_flag())
+        raise_if_stopped()      # a stopped sweep's state is not saved
         return counts[STOPPED] == 0 and counts[IT] < params.max_iter
 
     run_in_pieces(run, task.checkpoint, lambda: dict(
@@ -132,7 +135,8 @@ def fit_block_cd_svc(task, params):
     n_iter, active, restarts, pairs, obj = block_cd_svc(
         X.indptr, X.indices, X.data, X.n_features, float(task.bias), task.y, task.C,
         params.spec.squared_loss, float(params.eps), int(params.max_iter), int(task.seed),
-        alpha, w)
+        alpha, w, stop_flag())
+    raise_if_stopped()
     return dual_svc_result(w, alpha, n_iter, obj, params, [
         f"two-variable blocks updated = {pairs}",
         f"active set at the end = {active}/{X.n_samples}, shrinking restarts = {restarts}"])

@@ -27,6 +27,7 @@ from scripts.benchmarks.shapes import dense_planted
 from dlinear import Params, train
 from dlinear.datasets.rcv1_like import make_rcv1_like
 from dlinear.solvers.primal_objective_values import primal_objective
+from dlinear.threads import stop_flag
 
 TOLERANCES = {0: [1.0, 0.3, 0.1, 0.03, 0.01, 0.003, 0.001, 1e-4, 1e-5],
               1: [1.0, 0.5, 0.2, 0.1, 0.05, 0.02, 0.01, 0.005, 0.002, 0.001]}
@@ -144,7 +145,7 @@ def block_cd_call(kernel, problem, y, C, l2_loss, eps, max_iter, shrinking, trac
     w = np.zeros(problem.n_features)
     Cv = np.full(problem.n_samples, C)
     return kernel(problem.indptr, problem.indices, problem.data, problem.n_features, -1.0, y,
-                  Cv, l2_loss, eps, max_iter, 1, alpha, w, shrinking, trace)
+                  Cv, l2_loss, eps, max_iter, 1, alpha, w, stop_flag(), shrinking, trace)
 
 
 def newton_dual_optimum(problem, C):

@@ -404,6 +404,7 @@ def test_dual_cd_trace_and_no_shrinking(two_variable):
     shrinking fewer; both reach the same optimum."""
     from dlinear.kernels.block_cd_svc import block_cd_svc
     from dlinear.kernels.dual_cd_svc import dual_cd_svc
+    from dlinear.threads import stop_flag
     kernel = block_cd_svc if two_variable else dual_cd_svc
     X = make_rcv1_like(600, n_features=300, nnz_per_row=15, seed=5)
     y = np.where(X.y > 0, 1.0, -1.0)
@@ -412,7 +413,8 @@ def test_dual_cd_trace_and_no_shrinking(two_variable):
     for shrinking in (True, False):
         trace = np.zeros((200, 2))
         r = kernel(X.indptr, X.indices, X.data, X.n_features, -1.0, y, np.ones(l), False,
-                   1e-6, 200, 1, np.zeros(l), np.zeros(X.n_features), shrinking, trace)
+                   1e-6, 200, 1, np.zeros(l), np.zeros(X.n_features), stop_flag(), shrinking,
+                   trace)
         it = r[0]
         assert it < 200
         assert trace[it - 1, 1] == r[-1]

@@ -1,0 +1,95 @@
+"""Ctrl-C during a library fit on the main thread (a notebook cell, a script): the kernel
+running stops within a step (dlinear.threads.kernels_stop_on_ctrl_c), the fit ends in a
+KeyboardInterrupt well within a second, and the next fit is untouched by it."""
+import os
+import signal
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import dlinear
+from dlinear.datasets.rcv1_like import make_rcv1_like
+from dlinear.threads import stop_flag
+
+ANSWER_WITHIN = 1.0       # seconds from the SIGINT to the KeyboardInterrupt (issue 39)
+SEND_AFTER = 0.6          # seconds into a fit that would run for several more
+# a fit of a few seconds on `data` (bounded: without the stop, the Ctrl-C waits for its end)
+LONG = dict(C=100.0, eps=1e-12, max_iter=3000)
+
+# (id, Params options, train options): every solver with a long kernel, and the variants
+# of the dual CD with kernels of their own
+LONG_FITS = [
+    ("s1", dict(solver_type=1), {}),
+    ("s3", dict(solver_type=3), {}),
+    ("s1-checkpointed", dict(solver_type=1), {"checkpoint": True}),
+    ("s1-cd-block-2", dict(solver_type=1, cd_block=2), {}),
+    ("s3-cd-block-2", dict(solver_type=3, cd_block=2), {}),
+]
+
+
+@pytest.fixture(scope="module")
+def data():
+    return make_rcv1_like(30000, 3000, seed=5)
+
+
+def seconds_to_interrupt(fit):
+    """Seconds from a SIGINT sent SEND_AFTER s into fit() to its KeyboardInterrupt, or
+    None if fit() returned first."""
+    sent = []
+
+    def send():
+        sent.append(time.monotonic())
+        os.kill(os.getpid(), signal.SIGINT)
+
+    timer = threading.Timer(SEND_AFTER, send)
+    timer.start()
+    try:
+        fit()
+    except KeyboardInterrupt:
+        return time.monotonic() - sent[0]
+    finally:
+        timer.cancel()
+    return None
+
+
+@pytest.mark.parametrize("options,train_options", [c[1:] for c in LONG_FITS],
+                         ids=[c[0] for c in LONG_FITS])
+def test_a_ctrl_c_stops_the_fit_within_a_second(data, options, train_options, tmp_path):
+    params = dlinear.Params(**{**LONG, **options})
+    if train_options.pop("checkpoint", False):
+        train_options["checkpoint"] = str(tmp_path / "checkpoint")
+    small = make_rcv1_like(300, 100, seed=1)
+    dlinear.train(small, dlinear.Params(**options), n_threads=1)     # compiled
+    seconds = seconds_to_interrupt(
+        lambda: dlinear.train(data, params, n_threads=1, **train_options))
+    assert seconds is not None, "the fit ended before the Ctrl-C"
+    assert seconds < ANSWER_WITHIN
+    assert stop_flag()[0] == 0                      # the next fit runs whole
+    assert signal.set_wakeup_fd(-1) == -1           # the caller's wakeup fd restored
+
+
+def test_a_fit_after_an_interrupted_one_is_the_same(data):
+    params = dlinear.Params(solver_type=1)
+    before = dlinear.train(data, params, n_threads=1)
+    assert seconds_to_interrupt(lambda: dlinear.train(
+        data, dlinear.Params(solver_type=1, **LONG), n_threads=1)) is not None
+    after = dlinear.train(data, params, n_threads=1)
+    np.testing.assert_array_equal(before.w, after.w)
+
+
+def test_off_the_main_thread_a_fit_is_not_stopped_early():
+    """Only the main thread's fit watches for Ctrl-C (the CLI runs its fit on a thread of
+    its own and ends the process itself); a fit elsewhere runs to its end."""
+    flag_seen = []
+
+    def fit():
+        dlinear.train(make_rcv1_like(500, 100, seed=2), dlinear.Params(solver_type=1),
+                      n_threads=1)
+        flag_seen.append(int(stop_flag()[0]))
+    worker = threading.Thread(target=fit)
+    worker.start()
+    worker.join()
+    assert flag_seen == [0]
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
