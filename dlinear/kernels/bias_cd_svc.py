@@ -141,13 +141,14 @@ TAU = 1e-12      # libsvm's curvature for a pair whose line is (almost) flat
 
 @njit(cache=True, nogil=True)
 def _ranked_pair_passes(indptr, indices, data, n_features, inst, index, n, l2_loss, eps,
-                        max_iter, stall, w):
+                        max_iter, stall, w, ctrl_c):
     """Passes of many pairs each: every gradient computed once a pass (O(nnz)), I_up
     ranked by decreasing v and I_low by increasing v, the k-th of each paired (Joachims'
     SVMlight working set from both ends of the ranking, solved as a sequence of pairs),
     each pair's gradients fresh through w, and the shrinking of a pass. Stops at the
     eps rule on the whole set, after max_iter passes, or when `stall` passes in a row
-    did not halve the gap. Returns (passes, pair steps, shrinking restarts, converged)."""
+    did not halve the gap, or early once ctrl_c[0] is set (a Ctrl-C). Returns (passes,
+    pair steps, shrinking restarts, converged)."""
     l = len(indptr) - 1
     buf = np.zeros(n_features)          # x_i scattered while x_i^T x_j is formed
     v = np.empty(l)                     # -y_t G_t at the start of the iteration
@@ -162,7 +163,7 @@ def _ranked_pair_passes(indptr, indices, data, n_features, inst, index, n, l2_lo
     active = n
     best_gap = INF
     since_best = 0
-    while True:
+    while not ctrl_c[0]:
         # the active variables' gradients and the KKT gap, in one pass
         m_up = -INF
         M_low = INF
@@ -232,7 +233,7 @@ def _ranked_pair_passes(indptr, indices, data, n_features, inst, index, n, l2_lo
         n_touched = 0
         p = 0
         q = 0
-        while p < n_up and q < n_low:
+        while p < n_up and q < n_low and not ctrl_c[0]:
             i = up[up_order[p]]
             if used[i]:
                 p += 1
@@ -294,13 +295,15 @@ def _ranked_pair_passes(indptr, indices, data, n_features, inst, index, n, l2_lo
         for k in range(n_touched):
             used[touched[k]] = False
         it += 1
+    return it, steps, restarts, False
 
 
 @njit(cache=True, nogil=True)
 def _wss2_steps(indptr, indices, data, n_features, inst, index, n, l2_loss, eps, max_steps,
-                w, G):
+                w, G, ctrl_c):
     """libsvm's loop: a WSS 2 pair a step, every gradient kept in G, shrinking. Stops at
-    the eps rule on the whole set at exact gradients, or after max_steps steps. Returns
+    the eps rule on the whole set at exact gradients, after max_steps steps, or once
+    ctrl_c[0] is set (a Ctrl-C). Returns
     (pair steps, whether max_steps ended the run, shrinking restarts)."""
     l = len(indptr) - 1
     col_ptr, row_ind, col_val = csr_to_csc(indptr, indices, data, n_features, -1.0)
@@ -313,7 +316,7 @@ def _wss2_steps(indptr, indices, data, n_features, inst, index, n, l2_loss, eps,
     active = n
     steps = 0
     restarts = 0
-    while steps < max_steps:
+    while steps < max_steps and not ctrl_c[0]:
         counter -= 1
         if counter == 0:
             counter = shrink_period
@@ -448,28 +451,29 @@ WSS2_MAX_STEP_COST = 100_000
 
 @njit(cache=True, nogil=True)
 def bias_dual_cd_svc(indptr, indices, data, n_features, y, C, l2_loss, eps, max_iter, w,
-                     alpha):
+                     alpha, ctrl_c):
     """Solves from `alpha` (a feasible warm start: 0 <= alpha <= U, y^T alpha = 0, e.g.
     zeros, or the solution at another C made feasible by `feasible_warm_start`), which
     receives the solution. w (length >= n_features) receives sum_i alpha_i y_i x_i in its
     first n_features entries. b needs no warm start: it is derived from the gradients.
 
     Returns (iterations, pair steps, whether max_iter ended the run, bias b, dual
-    objective, alpha, shrinking restarts)."""
+    objective, alpha, shrinking restarts); early, within a pair's step or a pass, once
+    ctrl_c[0] is set (dlinear.threads.stop_flag)."""
     l = len(indptr) - 1
     inst, index, n = init_dual_state(indptr, indices, data, n_features, -1.0, y, C,
                                      l2_loss, alpha, w)
     cheap = _wss2_step_cost(indptr, indices, n_features) <= WSS2_MAX_STEP_COST
     passes, steps, restarts, converged = _ranked_pair_passes(
         indptr, indices, data, n_features, inst, index, n, l2_loss, eps, max_iter,
-        STALL_PASSES if cheap else max_iter + 1, w)
+        STALL_PASSES if cheap else max_iter + 1, w, ctrl_c)
     capped = not converged and passes >= max_iter
     iterations = passes
     G = np.zeros(l)
     if not converged and not capped:
         more, capped, more_restarts = _wss2_steps(
             indptr, indices, data, n_features, inst, index, n, l2_loss, eps,
-            (max_iter - passes) * max(n, 1), w, G)
+            (max_iter - passes) * max(n, 1), w, G, ctrl_c)
         iterations += (more + max(n, 1) - 1) // max(n, 1)
         steps += more
         restarts += more_restarts

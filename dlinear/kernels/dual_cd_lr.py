@@ -145,13 +145,14 @@ def lr_objective(w, inst, C, alpha):
 
 @njit(cache=True, nogil=True)
 def dual_cd_lr(indptr, indices, data, n_features, bias, y, C, eps, max_iter, seed,
-               alpha, w):
+               alpha, w, ctrl_c):
     """Runs the solver from the warm start alpha[2i] where > 0 (zeros: LIBLINEAR's start);
     fills `alpha` (length 2l: alpha_i at 2i, C_i - alpha_i at 2i+1)
     and `w` (= sum_i alpha_i y_i x_i). Inputs are never written. Instances with C_i <= 0
     (zero instance weight) take no part: their alpha_i is 0.
 
-    Returns (outer iterations, total inner Newton steps, dual objective)."""
+    Returns (outer iterations, total inner Newton steps, dual objective); early, within a
+    row's step, once ctrl_c[0] is set (a Ctrl-C: dlinear.threads.stop_flag)."""
     inst, index, n = init_lr_state(indptr, indices, data, n_features, bias, y, C, w, alpha)
     innereps = INNER_EPS_START
     innereps_min = min(INNER_EPS_FLOOR, eps)
@@ -163,6 +164,8 @@ def dual_cd_lr(indptr, indices, data, n_features, bias, y, C, eps, max_iter, see
         newton_iter = 0
         Gmax = 0.0
         for s in range(n):
+            if ctrl_c[0]:
+                break
             prefetch_visit(index, s, n, indptr, indices, data, inst)
             i = index[s]
             yc = inst[i, YC]
@@ -178,6 +181,8 @@ def dual_cd_lr(indptr, indices, data, n_features, bias, y, C, eps, max_iter, see
             if inner > 0:
                 row_axpy(store_solution(inst, i, z, sign, Ci) * yi, indptr, indices, data,
                          i, w, n_features, bias)
+        if ctrl_c[0]:
+            break
         it += 1
         total_newton += newton_iter
         if Gmax < eps:

@@ -130,13 +130,14 @@ def svr_objective(w, inst, y, p, l2_loss, beta):
 
 @njit(cache=True, nogil=True)
 def dual_cd_svr(indptr, indices, data, n_features, bias, y, C, p, l2_loss, eps, max_iter,
-                seed, beta, w):
+                seed, beta, w, ctrl_c):
     """Runs the solver from the warm start `beta` (zeros: LIBLINEAR's start); fills
     `beta` (length l) and `w` (= sum_i beta_i x_i).
     Inputs are never written. Instances with C_i <= 0 (zero instance weight) take no
     part: their beta_i is 0.
 
-    Returns (iterations, final active-set size, shrinking restarts, dual objective)."""
+    Returns (iterations, final active-set size, shrinking restarts, dual objective);
+    early, within a row's step, once ctrl_c[0] is set (dlinear.threads.stop_flag)."""
     inst, index, n = init_svr_state(indptr, indices, data, n_features, bias, y, C, l2_loss,
                                     beta, w)
     state = seed_state(seed)
@@ -152,6 +153,8 @@ def dual_cd_svr(indptr, indices, data, n_features, bias, y, C, p, l2_loss, eps, 
 
         s = 0
         while s < active_size:
+            if ctrl_c[0]:
+                break
             prefetch_visit(index, s, active_size, indptr, indices, data, inst)
             i = index[s]
             bi = inst[i, BETA]
@@ -184,6 +187,8 @@ def dual_cd_svr(indptr, indices, data, n_features, bias, y, C, p, l2_loss, eps, 
                 row_axpy(d, indptr, indices, data, i, w, n_features, bias)
             s += 1
 
+        if ctrl_c[0]:
+            break
         if it == 0:
             Gnorm1_init = Gnorm1_new
         it += 1

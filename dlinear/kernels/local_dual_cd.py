@@ -34,12 +34,12 @@ from .sparse_ops import prefetch_visit, row_axpy, row_dot
 
 @njit(cache=True, nogil=True)
 def local_sweep_part(indptr, indices, data, n_features, bias, l2_loss, inst, index, lo, hi,
-                     PGmax_old, PGmin_old, w, v, sigma, step):
+                     PGmax_old, PGmin_old, w, v, sigma, step, ctrl_c):
     """-s 1 / -s 3: the local steps on index[lo:hi] from v = w (written into `v`, the
     part's own copy; `w` is only read); step[s] = the change of the alpha at index[s].
     A variable shrunk by the bounds PGmax_old / PGmin_old moves to the end of the part.
     Returns (kept, PGmax_new, PGmin_new, linear, quadratic): the dual's change from the
-    part's steps, apart from its w terms, is linear + quadratic / 2 (D_ii's terms)."""
+    part's steps, apart from its w terms, is linear + quadratic / 2 (D_ii's terms). Early once ctrl_c[0] is set (a Ctrl-C: dlinear.threads.stop_flag)."""
     for j in range(len(w)):
         v[j] = w[j]
     for s in range(lo, hi):
@@ -51,6 +51,8 @@ def local_sweep_part(indptr, indices, data, n_features, bias, l2_loss, inst, ind
     end = hi
     s = lo
     while s < end:
+        if ctrl_c[0]:
+            break
         prefetch_visit(index, s, end, indptr, indices, data, inst)
         i = index[s]
         yi = inst[i, Y]
@@ -82,14 +84,16 @@ def local_sweep_part(indptr, indices, data, n_features, bias, l2_loss, inst, ind
 
 @njit(cache=True, nogil=True)
 def lr_local_sweep_part(indptr, indices, data, n_features, bias, inst, index, lo, hi,
-                        innereps, w, v, sigma):
+                        innereps, w, v, sigma, ctrl_c):
     """-s 7: the local sub-problems of index[lo:hi] from v = w (written into `v`).
-    Returns (largest |g'(z)| at the sub-problems' current points, Newton steps)."""
+    Returns (largest |g'(z)| at the sub-problems' current points, Newton steps). Early once ctrl_c[0] is set (a Ctrl-C: dlinear.threads.stop_flag)."""
     for j in range(len(w)):
         v[j] = w[j]
     Gmax = 0.0
     newton_iter = 0
     for s in range(lo, hi):
+        if ctrl_c[0]:
+            break
         prefetch_visit(index, s, hi, indptr, indices, data, inst)
         i = index[s]
         yc = inst[i, YC]

@@ -44,11 +44,12 @@ def _gradient(inst, i, l2_loss, w, indptr, indices, data, n_features, bias):
 
 @njit(cache=True, nogil=True)
 def online_dual_cd_svc(indptr, indices, data, n_features, bias, y, C, l2_loss, eps,
-                       max_updates, seed, alpha, w):
+                       max_updates, seed, alpha, w, ctrl_c):
     """Runs in place on `alpha` (warm start) and `w` (set to sum_i alpha_i y_i x_i first).
     Instances with C_i <= 0 (zero instance weight) take no part: their alpha_i is 0.
 
-    Returns (updates, full stopping checks, converged, objective)."""
+    Returns (updates, full stopping checks, converged, objective); early, within an
+    update, once ctrl_c[0] is set (a Ctrl-C: dlinear.threads.stop_flag)."""
     inst, index, n = init_dual_state(indptr, indices, data, n_features, bias, y, C,
                                      l2_loss, alpha, w)
 
@@ -59,7 +60,7 @@ def online_dual_cd_svc(indptr, indices, data, n_features, bias, y, C, l2_loss, e
     window = 0
     PGmax = -INF
     PGmin = INF
-    while updates < max_updates and not converged:
+    while updates < max_updates and not converged and not ctrl_c[0]:
         i = index[rand_below(state, n)]
         G, PG, a_old, U = _gradient(inst, i, l2_loss, w, indptr, indices, data,
                                     n_features, bias)

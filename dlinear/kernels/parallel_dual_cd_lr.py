@@ -19,12 +19,14 @@ def lr_state(indptr, indices, data, n_features, bias, y, C, w, alpha):
 
 @njit(cache=True, nogil=True)
 def lr_async_sweep_part(indptr, indices, data, n_features, bias, inst, index, lo, hi,
-                        innereps, w):
+                        innereps, w, ctrl_c):
     """The sub-problems of index[lo:hi], w shared, each addition atomic. Returns
-    (largest |g'(z)| at the sub-problems' current points, Newton steps)."""
+    (largest |g'(z)| at the sub-problems' current points, Newton steps); early once ctrl_c[0] is set (a Ctrl-C: dlinear.threads.stop_flag)."""
     Gmax = 0.0
     newton_iter = 0
     for s in range(lo, hi):
+        if ctrl_c[0]:
+            break
         prefetch_visit(index, s, hi, indptr, indices, data, inst)
         i = index[s]
         yc = inst[i, YC]

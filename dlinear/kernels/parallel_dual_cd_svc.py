@@ -55,17 +55,19 @@ def row_axpy_atomic(a, indptr, indices, data, i, w, n_features, bias):
 
 @njit(cache=True, nogil=True)
 def async_sweep_part(indptr, indices, data, n_features, bias, l2_loss, inst, index, lo, hi,
-                     PGmax_old, PGmin_old, w, atomic):
+                     PGmax_old, PGmin_old, w, atomic, ctrl_c):
     """CD steps on the variables index[lo:hi] (one thread's share of a sweep), w shared
     and written without locks (each addition atomic when `atomic`, else wild). A
     variable shrunk by the bounds PGmax_old / PGmin_old
     moves to the end of the share. Returns (kept, PGmax_new, PGmin_new): index[lo:lo+kept]
-    stay active."""
+    stay active; early once ctrl_c[0] is set (a Ctrl-C: dlinear.threads.stop_flag)."""
     PGmax_new = -INF
     PGmin_new = INF
     end = hi
     s = lo
     while s < end:
+        if ctrl_c[0]:
+            break
         prefetch_visit(index, s, end, indptr, indices, data, inst)
         i = index[s]
         yi = inst[i, Y]
@@ -164,7 +166,7 @@ LARGEST_BLOCK = 4096
 
 @njit(cache=True, nogil=True, parallel=True)
 def block_parallel_dual_cd_svc(indptr, indices, data, n_features, bias, y, C, l2_loss, eps,
-                               max_iter, seed, alpha, w):
+                               max_iter, seed, alpha, w, ctrl_c):
     """Dual CD with the gradients of each block of candidates computed in parallel and
     the steps taken serially. A candidate is stepped when its projected gradient, from
     the block's starting w, is at least tol/10, where tol starts at 0.1 and falls tenfold
@@ -173,7 +175,8 @@ def block_parallel_dual_cd_svc(indptr, indices, data, n_features, bias, y, C, l2
     Runs in place on `alpha` (warm start) and `w`, like dual_cd_svc.
 
     Returns (iterations, final active-set size, number of shrinking restarts, objective,
-    steps taken)."""
+    steps taken); early, within a block, once ctrl_c[0] is set (a Ctrl-C:
+    dlinear.threads.stop_flag)."""
     inst, index, l = init_dual_state(indptr, indices, data, n_features, bias, y, C,
                                      l2_loss, alpha, w)
     state = seed_state(seed)
@@ -188,13 +191,13 @@ def block_parallel_dual_cd_svc(indptr, indices, data, n_features, bias, y, C, l2
     it = 0
     restarts = 0
     steps = 0
-    while it < max_iter:
+    while it < max_iter and not ctrl_c[0]:
         PGmax_new = -INF
         PGmin_new = INF
         updates = 0
         shuffle_prefix(state, index, active_size)
         t = 0
-        while t < active_size:
+        while t < active_size and not ctrl_c[0]:
             send = min(block, active_size - t)
             for s in prange(send):
                 i = index[t + s]

@@ -19,15 +19,17 @@ def svr_state(indptr, indices, data, n_features, bias, y, C, l2_loss, beta, w):
 
 @njit(cache=True, nogil=True)
 def svr_async_sweep_part(indptr, indices, data, n_features, bias, p, l2_loss, inst, index,
-                         lo, hi, Gmax_old, w, atomic):
+                         lo, hi, Gmax_old, w, atomic, ctrl_c):
     """CD steps on the variables index[lo:hi], w shared (additions atomic when
     `atomic`). A variable shrunk by Gmax_old moves to the end of the share. Returns
-    (kept, largest violation, sum of violations)."""
+    (kept, largest violation, sum of violations); early once ctrl_c[0] is set (a Ctrl-C: dlinear.threads.stop_flag)."""
     Gmax_new = 0.0
     Gnorm1_new = 0.0
     end = hi
     s = lo
     while s < end:
+        if ctrl_c[0]:
+            break
         prefetch_visit(index, s, end, indptr, indices, data, inst)
         i = index[s]
         bi = inst[i, BETA]

@@ -78,8 +78,8 @@ def fit_dual_cd_svc(task, params):
     else:
         n_iter, active, restarts, obj = dual_cd_svc(X.indptr, X.indices, X.data,
                                                     X.n_features, *args, stop_flag())
-        raise_if_stopped()
         details = []
+    raise_if_stopped()
     return dual_svc_result(w, alpha, n_iter, obj, params, [
         f"active set at the end = {active}/{X.n_samples}, shrinking restarts = {restarts}",
         *details])
@@ -153,7 +153,8 @@ def fit_bias_dual_cd_svc(task, params):
     alpha = feasible_warm_start(task, params)
     n_iter, steps, capped, b, obj, alpha, restarts = bias_dual_cd_svc(
         X.indptr, X.indices, X.data, X.n_features, task.y, task.C, params.spec.squared_loss,
-        float(params.eps), int(params.max_iter), w, alpha)
+        float(params.eps), int(params.max_iter), w, alpha, stop_flag())
+    raise_if_stopped()
     w[X.n_features] = b / task.bias
     result = dual_svc_result(w, alpha, n_iter, obj, params, [
         f"two-variable steps = {steps}, bias b = {b:g}, shrinking restarts = {restarts}"])
@@ -180,7 +181,9 @@ def fit_online_dual_cd_svc(task, params):
     w = np.zeros(task.w_size)
     updates, checks, converged, obj = online_dual_cd_svc(
         X.indptr, X.indices, X.data, X.n_features, float(task.bias), task.y, task.C,
-        params.spec.squared_loss, float(params.eps), budget, int(task.seed), alpha, w)
+        params.spec.squared_loss, float(params.eps), budget, int(task.seed), alpha, w,
+        stop_flag())
+    raise_if_stopped()
     log = [
         f"optimization finished, #updates = {updates} ({updates / max(l, 1):.2f} passes), "
         f"full stopping checks = {checks}",
@@ -209,7 +212,8 @@ def fit_dual_cd_lr(task, params):
         details = [f"{scheme} parallel dual CD on {threads} threads"]
     else:
         n_iter, newton_steps, obj = dual_cd_lr(X.indptr, X.indices, X.data, X.n_features,
-                                               *args)
+                                               *args, stop_flag())
+    raise_if_stopped()
     log = [
         f"optimization finished, #iter = {n_iter}",
         f"Objective value = {obj:f}",
@@ -237,7 +241,8 @@ def fit_dual_cd_svr(task, params):
         details = [f"{scheme} parallel dual CD on {threads} threads"]
     else:
         n_iter, active, restarts, obj = dual_cd_svr(X.indptr, X.indices, X.data,
-                                                    X.n_features, *args)
+                                                    X.n_features, *args, stop_flag())
+    raise_if_stopped()
     log = [
         f"optimization finished, #iter = {n_iter}",
         f"Objective value = {obj:f}",

@@ -34,7 +34,7 @@ from ..kernels.parallel_dual_cd_lr import (lr_async_sweep_part, lr_state, object
 from ..kernels.parallel_dual_cd_svr import (objective_of_svr, svr_async_sweep_part,
                                             svr_state, w_from_beta)
 from ..kernels.rng import seed_state
-from ..threads import PassPool, nonzero_ranges
+from ..threads import PassPool, nonzero_ranges, raise_if_stopped, stop_flag
 
 SCHEMES = ("local", "block", "wild", "atomic")
 # the default for n_threads > 1 (BENCHMARKS.md, "Dual CD on threads that share no written
@@ -83,7 +83,9 @@ def async_dual_cd_svc(X, bias, y, C, l2_loss, eps, max_iter, seed, alpha, w, n_t
             bounds = np.linspace(0, active_size, n_shares + 1).astype(np.int64)
             shares = pool.run(async_sweep_part, [
                 (indptr, indices, data, n, bias, l2_loss, inst, index, bounds[q],
-                 bounds[q + 1], PGmax_old, PGmin_old, w, atomic) for q in range(n_shares)])
+                 bounds[q + 1], PGmax_old, PGmin_old, w, atomic, stop_flag())
+                for q in range(n_shares)])
+            raise_if_stopped()
             kept = np.array([r[0] for r in shares], dtype=np.int64)
             PGmax_new = max([r[1] for r in shares])
             PGmin_new = min([r[2] for r in shares])
@@ -119,9 +121,10 @@ def block_dual_cd_svc(X, bias, y, C, l2_loss, eps, max_iter, seed, alpha, w, n_t
     try:
         it, active, restarts, obj, _ = block_parallel_dual_cd_svc(
             X.indptr, X.indices, X.data, X.n_features, bias, y, C, l2_loss, eps, max_iter,
-            seed, alpha, w)
+            seed, alpha, w, stop_flag())
     finally:
         numba.set_num_threads(previous)
+    raise_if_stopped()
     return it, active, restarts, obj
 
 
@@ -203,8 +206,9 @@ def local_dual_cd_svc(X, bias, y, C, l2_loss, eps, max_iter, seed, alpha, w, n_t
             for r in range(0, n_parts, n_threads):
                 parts = pool.run(local_sweep_part, [
                     (indptr, indices, data, n, bias, l2_loss, inst, index, bounds[r + k],
-                     bounds[r + k + 1], PGmax_old, PGmin_old, w, copies[k], sigma, step)
-                    for k in range(n_threads)])
+                     bounds[r + k + 1], PGmax_old, PGmin_old, w, copies[k], sigma, step,
+                     stop_flag()) for k in range(n_threads)])
+                raise_if_stopped()
                 w_dW, dW2, parts2 = round_terms(w, copies, n_threads, sigma)
                 gamma = safe_fraction(w_dW, dW2, sum([part[3] for part in parts]),
                                       sum([part[4] for part in parts]))
@@ -261,7 +265,8 @@ def async_dual_cd_svr(X, bias, y, C, p, l2_loss, eps, max_iter, seed, beta, w, n
             bounds = np.linspace(0, active_size, n_shares + 1).astype(np.int64)
             shares = pool.run(svr_async_sweep_part, [
                 (indptr, indices, data, n, bias, p, l2_loss, inst, index, bounds[q],
-                 bounds[q + 1], Gmax_old, w, True) for q in range(n_shares)])
+                 bounds[q + 1], Gmax_old, w, True, stop_flag()) for q in range(n_shares)])
+            raise_if_stopped()
             kept = np.array([r[0] for r in shares], dtype=np.int64)
             Gmax_new = max([r[1] for r in shares])
             Gnorm1_new = float(sum([r[2] for r in shares]))
@@ -299,7 +304,8 @@ def async_dual_cd_lr(X, bias, y, C, eps, max_iter, seed, alpha, w, n_threads):
             shuffle_active(state, index, n_all)
             shares = pool.run(lr_async_sweep_part, [
                 (indptr, indices, data, n, bias, inst, index, bounds[q], bounds[q + 1],
-                 innereps, w) for q in range(len(bounds) - 1)])
+                 innereps, w, stop_flag()) for q in range(len(bounds) - 1)])
+            raise_if_stopped()
             newton_iter = sum([r[1] for r in shares])
             it += 1
             total_newton += newton_iter
@@ -334,8 +340,9 @@ def local_dual_cd_lr(X, bias, y, C, eps, max_iter, seed, alpha, w, n_threads):
             for r in range(0, n_parts, n_threads):
                 parts = pool.run(lr_local_sweep_part, [
                     (indptr, indices, data, n, bias, inst, index, bounds[r + k],
-                     bounds[r + k + 1], innereps, w, copies[k], sigma)
+                     bounds[r + k + 1], innereps, w, copies[k], sigma, stop_flag())
                     for k in range(n_threads)])
+                raise_if_stopped()
                 merge_parts(w, copies, n_threads, sigma)
                 Gmax = max([Gmax] + [part[0] for part in parts])
                 newton_iter += sum([part[1] for part in parts])

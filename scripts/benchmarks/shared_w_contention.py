@@ -20,6 +20,7 @@ import numpy as np
 
 from dlinear.kernels.local_dual_cd import local_sweep_part
 from dlinear.kernels.parallel_dual_cd_svc import async_sweep_part, dual_state, shuffle_active
+from dlinear.threads import stop_flag
 from dlinear.kernels.rng import seed_state
 
 from . import harness
@@ -51,11 +52,11 @@ def main(argv=None):
 
     def shared(inst, index, lo, hi, w, own, atomic):
         async_sweep_part(p.indptr, p.indices, p.data, n, -1.0, True, inst, index, lo, hi,
-                         INF, -INF, own if own is not None else w, atomic)
+                         INF, -INF, own if own is not None else w, atomic, stop_flag())
 
     def local(inst, index, lo, hi, w, own, atomic):
         local_sweep_part(p.indptr, p.indices, p.data, n, -1.0, True, inst, index, lo, hi,
-                         INF, -INF, w, own, 2.0, np.empty(len(y)))
+                         INF, -INF, w, own, 2.0, np.empty(len(y)), stop_flag())
 
     def run(part, n_threads, private, atomic):
         inst, index, l, w = fresh()

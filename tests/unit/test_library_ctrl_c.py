@@ -11,6 +11,7 @@ import pytest
 
 import dlinear
 from dlinear.datasets.rcv1_like import make_rcv1_like
+from dlinear.solvers import parallel_dual_cd
 from dlinear.threads import stop_flag
 
 ANSWER_WITHIN = 1.0       # seconds from the SIGINT to the KeyboardInterrupt (issue 39)
@@ -26,6 +27,16 @@ LONG_FITS = [
     ("s1-checkpointed", dict(solver_type=1), {"checkpoint": True}),
     ("s1-cd-block-2", dict(solver_type=1, cd_block=2), {}),
     ("s3-cd-block-2", dict(solver_type=3, cd_block=2), {}),
+    ("s1-true-bias", dict(solver_type=1, bias=1.0, regularize_bias=False), {}),
+    ("s3-online", dict(solver_type=3, online=True), {}),
+    ("s7", dict(solver_type=7), {}),
+    ("s12", dict(solver_type=12), {}),
+    ("s13", dict(solver_type=13), {}),
+    ("s1-2-threads-local", dict(solver_type=1), {"n_threads": 2}),
+    ("s1-2-threads-block", dict(solver_type=1), {"n_threads": 2, "scheme": "block"}),
+    ("s1-2-threads-atomic", dict(solver_type=1), {"n_threads": 2, "scheme": "atomic"}),
+    ("s7-2-threads-local", dict(solver_type=7), {"n_threads": 2}),
+    ("s12-2-threads-atomic", dict(solver_type=12), {"n_threads": 2, "scheme": "atomic"}),
 ]
 
 
@@ -56,14 +67,17 @@ def seconds_to_interrupt(fit):
 
 @pytest.mark.parametrize("options,train_options", [c[1:] for c in LONG_FITS],
                          ids=[c[0] for c in LONG_FITS])
-def test_a_ctrl_c_stops_the_fit_within_a_second(data, options, train_options, tmp_path):
+def test_a_ctrl_c_stops_the_fit_within_a_second(data, options, train_options, tmp_path,
+                                                monkeypatch):
     params = dlinear.Params(**{**LONG, **options})
+    train_options = {"n_threads": 1, **train_options}
+    if "scheme" in train_options:       # a parallel dual CD scheme other than the default
+        monkeypatch.setattr(parallel_dual_cd, "DEFAULT_SCHEME", train_options.pop("scheme"))
     if train_options.pop("checkpoint", False):
         train_options["checkpoint"] = str(tmp_path / "checkpoint")
     small = make_rcv1_like(300, 100, seed=1)
     dlinear.train(small, dlinear.Params(**options), n_threads=1)     # compiled
-    seconds = seconds_to_interrupt(
-        lambda: dlinear.train(data, params, n_threads=1, **train_options))
+    seconds = seconds_to_interrupt(lambda: dlinear.train(data, params, **train_options))
     assert seconds is not None, "the fit ended before the Ctrl-C"
     assert seconds < ANSWER_WITHIN
     assert stop_flag()[0] == 0                      # the next fit runs whole

@@ -7,6 +7,7 @@ import pytest
 from dlinear.kernels.local_dual_cd import (local_sweep_part, merge_parts, part_copies,
                                            round_terms, safe_fraction, scale_round)
 from dlinear.kernels.parallel_dual_cd_svc import dual_state
+from dlinear.threads import stop_flag
 
 INF = np.inf
 
@@ -29,7 +30,8 @@ def one_round(sigma):
     copies = part_copies(2, 1)
     step = np.empty(2)
     parts = [local_sweep_part(indptr, indices, data, 1, -1.0, False, inst, index, k, k + 1,
-                              INF, -INF, w, copies[k], sigma, step) for k in range(2)]
+                              INF, -INF, w, copies[k], sigma, step, stop_flag())
+             for k in range(2)]
     return inst, index, w, copies, step, parts
 
 

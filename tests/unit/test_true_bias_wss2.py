@@ -16,6 +16,7 @@ from dlinear.errors import ConvergenceWarning
 from dlinear.kernels.bias_cd_svc import bias_dual_cd_svc
 from dlinear.model import Model
 from dlinear.solvers.primal_objective_values import primal_objective
+from dlinear.threads import stop_flag
 
 EXAMPLE = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "rcv1_small.train")
 
@@ -86,7 +87,7 @@ def test_true_bias_duality_gap_closes_at_tight_eps(data, l2_loss):
     alpha = np.zeros(problem.n_samples)
     _, _, capped, b, dual, alpha, _ = bias_dual_cd_svc(
         problem.indptr, problem.indices, problem.data, problem.n_features, y,
-        np.ones(problem.n_samples), l2_loss, 1e-8, 300, w, alpha)
+        np.ones(problem.n_samples), l2_loss, 1e-8, 300, w, alpha, stop_flag())
     assert not capped and abs(y @ alpha) <= 1e-9 * alpha.sum()
     margins = y * (problem.to_scipy() @ w[:-1] + b)
     loss = np.maximum(1.0 - margins, 0.0)
