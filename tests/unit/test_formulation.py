@@ -110,3 +110,14 @@ def test_one_dense_column_alone_keeps_the_dual():
     with_bias = scale_of(X.indptr, X.indices, X.data, 1000, 1.0, bias=1.0)
     assert with_bias.c_lambda == pytest.approx(without.c_lambda, rel=0.05)
     assert not choose_formulation(DUAL, with_bias).primal
+
+
+def test_energy_sums_are_the_sums_of_the_energies():
+    """The rule's sums of the column energies (a loop, not an OpenBLAS call: see
+    dlinear.kernels.data_scale) on more columns than OpenBLAS splits across threads."""
+    from dlinear.kernels.data_scale import energy_sums
+    s = np.random.default_rng(4).exponential(size=30_000)
+    squares, total, top = energy_sums(s)
+    assert (squares, total) == pytest.approx((s @ s, s.sum()), rel=1e-12)
+    assert top == s.max()
+    assert energy_sums(np.zeros(0)) == (0.0, 0.0, 0.0)
