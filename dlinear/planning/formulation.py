@@ -136,8 +136,11 @@ def scale_from_energies(n_rows: int, s: np.ndarray, largest: float, row_C_sum: f
 def problem_scale(problem, params: Params) -> Scale:
     """The Scale of a Problem's rows trained with `params`: each row's C is params.C times
     its class's -wi weights and its instance weight."""
-    labels, row_class = np.unique(problem.y, return_inverse=True)
-    row_C = class_C(labels, params)[0][row_class]
+    if params.class_weights:
+        labels, row_class = np.unique(problem.y, return_inverse=True)
+        row_C = class_C(labels, params)[0][row_class]
+    else:                               # one C for every row: no sort of the labels
+        row_C = float(params.C)
     if problem.sample_weight is not None:
         row_C = row_C * problem.sample_weight
     return scale_of(problem.indptr, problem.indices, problem.data, problem.n_features,
