@@ -31,7 +31,7 @@ from typing import Optional
 
 import numpy as np
 
-from ..kernels.data_scale import column_energy
+from ..kernels.data_scale import column_energy, energy_sums
 from ..params import Params, class_C
 from ..solver_table import SOLVERS
 
@@ -120,9 +120,7 @@ def scale_from_energies(n_rows: int, s: np.ndarray, largest: float, row_C_sum: f
     """The Scale from the column energies s and the rows' C (their sum and largest; the
     bias column added when bias >= 0), leaving out the heaviest column
     (DUAL_COPES_WITH_ONE_DENSE_COLUMN)."""
-    s = np.asarray(s, dtype=np.float64)
-    squares, total = float(s @ s), float(s.sum())
-    top = float(s.max(initial=0.0))
+    squares, total, top = energy_sums(np.ascontiguousarray(s, dtype=np.float64))
     if bias >= 0:                       # the bias column (not appended: s may be large)
         bias_energy = bias * bias * row_C_sum
         squares, total = squares + bias_energy * bias_energy, total + bias_energy
@@ -138,8 +136,11 @@ def scale_from_energies(n_rows: int, s: np.ndarray, largest: float, row_C_sum: f
 def problem_scale(problem, params: Params) -> Scale:
     """The Scale of a Problem's rows trained with `params`: each row's C is params.C times
     its class's -wi weights and its instance weight."""
-    labels, row_class = np.unique(problem.y, return_inverse=True)
-    row_C = class_C(labels, params)[0][row_class]
+    if params.class_weights:
+        labels, row_class = np.unique(problem.y, return_inverse=True)
+        row_C = class_C(labels, params)[0][row_class]
+    else:                               # one C for every row: no sort of the labels
+        row_C = float(params.C)
     if problem.sample_weight is not None:
         row_C = row_C * problem.sample_weight
     return scale_of(problem.indptr, problem.indices, problem.data, problem.n_features,

@@ -2,8 +2,10 @@
 default (the scale pass of dlinear.planning.formulation, then the solver it chose), of
 -s 1 (dual CD, with LIBLINEAR's switch to -s 2 at its iteration cap) and of -s 2 (Newton)
 at their default tolerances, in this process on --threads threads, and the default's
-time over the better of the two measured in the same run; with the primal objectives
-(the default's relative to -s 2's).
+time over the better of the two measured in the same run (wall clock, and this process's
+CPU seconds, the steadier figure on a loaded machine); with the primal objectives (the
+default's relative to -s 2's). --repeat N runs the three in turn N times and keeps each
+one's best.
 
     python -m scripts.benchmarks.default_solver [--shapes click,rcv1,...] [--scale 1]
         [--repeat 1] [--threads 2] [--lock /work/bench.lock]
@@ -75,28 +77,32 @@ def main(argv=None):
     args = parser.parse_args(argv)
     base = Params()
     print("shape | rows | nonzeros | C*lambda | rows/eff. column | chose | -s 1 s | -s 2 s "
-          "| default s | default / better | default f / -s 2 f - 1", flush=True)
+          "| default s | default / better | CPU default / better | default f / -s 2 f - 1",
+          flush=True)
     for name in args.shapes.split(","):
         problem = make_shape(name, args.scale)
         chosen = choose_formulation(DUAL, problem_scale(problem, base))
         harness.warm_up(problem, [Params(solver_type=DUAL), Params(solver_type=PRIMAL)],
                         args.threads)
         with harness.benchmark_lock(args.lock):
-            dual_t = harness.best_of(lambda: harness.dlinear_fit(
-                problem, Params(solver_type=DUAL), args.threads), args.repeat)
-            primal_t = harness.best_of(lambda: harness.dlinear_fit(
-                problem, Params(solver_type=PRIMAL), args.threads), args.repeat)
-            default_t = harness.best_of(lambda: default_fit(problem, base, args.threads),
-                                        args.repeat)
+            best = harness.best_of_rounds({
+                "dual": lambda: harness.dlinear_fit(problem, Params(solver_type=DUAL),
+                                                    args.threads),
+                "primal": lambda: harness.dlinear_fit(problem, Params(solver_type=PRIMAL),
+                                                      args.threads),
+                "default": lambda: default_fit(problem, base, args.threads)}, args.repeat)
+        dual_t, primal_t, default_t = best["dual"], best["primal"], best["default"]
         f_primal = primal_objective(problem, Params(solver_type=PRIMAL),
                                     primal_t.value[1])
         f_default = primal_objective(problem, Params(solver_type=PRIMAL),
                                      default_t.value[1])
         better = min(dual_t.wall, primal_t.wall)
+        better_cpu = min(dual_t.cpu, primal_t.cpu)
         print(f"{name} | {problem.n_samples} | {problem.nnz} | {chosen.scale.c_lambda:.3g} | "
               f"{chosen.scale.rows_per_effective_column:.3g} | -s {chosen.solver_type} | "
               f"{dual_t.wall:.2f} | {primal_t.wall:.2f} | {default_t.wall:.2f} | "
-              f"{default_t.wall / better:.2f}x | {f_default / f_primal - 1:+.1e}", flush=True)
+              f"{default_t.wall / better:.2f}x | {default_t.cpu / better_cpu:.2f}x | "
+              f"{f_default / f_primal - 1:+.1e}", flush=True)
 
 
 if __name__ == "__main__":

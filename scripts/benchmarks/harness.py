@@ -58,6 +58,18 @@ def best_of(fn: Callable[[], Any], repeat: int) -> Timing:
     return Timing(min(r.wall for r in runs), min(r.cpu for r in runs), runs[-1].value)
 
 
+def best_of_rounds(fns: dict, repeat: int) -> dict:
+    """{name: best_of Timing} of the calls in `fns` run in turn, `repeat` rounds: on a
+    shared machine each call of a round sees about the same load, so ratios between them
+    are steadier than those of back-to-back repeats of one call."""
+    runs = {name: [] for name in fns}
+    for _ in range(max(repeat, 1)):
+        for name, fn in fns.items():
+            runs[name].append(timed(fn))
+    return {name: Timing(min(r.wall for r in rs), min(r.cpu for r in rs), rs[-1].value)
+            for name, rs in runs.items()}
+
+
 def relative_gap(f: float, f_ref: float) -> float:
     return (f - f_ref) / abs(f_ref)
 

@@ -95,6 +95,18 @@ def test_problem_scale_takes_class_and_instance_weights():
         _scale_by_definition(X, row_C), rel=1e-12)
 
 
+def test_problem_scale_without_class_weights_is_C_times_the_instance_weights():
+    X = sp.random(200, 30, density=0.2, random_state=5, format="csr")
+    y = np.where(np.arange(200) % 3 == 0, 1.0, -1.0)
+    w = np.random.default_rng(6).uniform(0.5, 2.0, 200)
+    got = problem_scale(Problem.from_arrays(X, y, sample_weight=w), Params(C=3.0))
+    assert (got.c_lambda, got.rows_per_effective_column) == pytest.approx(
+        _scale_by_definition(X, 3.0 * w), rel=1e-12)
+    unweighted = problem_scale(Problem.from_arrays(X, y), Params(C=3.0))
+    assert unweighted.c_lambda == pytest.approx(
+        _scale_by_definition(X, np.full(200, 3.0))[0], rel=1e-12)
+
+
 def test_empty_data_keeps_the_dual():
     X = sp.csr_matrix((3, 4))
     s = scale_of(X.indptr, X.indices, X.data, 4, 1.0)
@@ -110,3 +122,14 @@ def test_one_dense_column_alone_keeps_the_dual():
     with_bias = scale_of(X.indptr, X.indices, X.data, 1000, 1.0, bias=1.0)
     assert with_bias.c_lambda == pytest.approx(without.c_lambda, rel=0.05)
     assert not choose_formulation(DUAL, with_bias).primal
+
+
+def test_energy_sums_are_the_sums_of_the_energies():
+    """The rule's sums of the column energies (a loop, not an OpenBLAS call: see
+    dlinear.kernels.data_scale) on more columns than OpenBLAS splits across threads."""
+    from dlinear.kernels.data_scale import energy_sums
+    s = np.random.default_rng(4).exponential(size=30_000)
+    squares, total, top = energy_sums(s)
+    assert (squares, total) == pytest.approx((s @ s, s.sum()), rel=1e-12)
+    assert top == s.max()
+    assert energy_sums(np.zeros(0)) == (0.0, 0.0, 0.0)
