@@ -1,7 +1,7 @@
 """A job sent with dlinear-submit --checkpoint DIR resumes from its checkpoint after the
 worker running it is killed: the scheduler runs the job's task again on the other
 worker, which finds the state in DIR (shared storage), and the model is the one of an
-uninterrupted fit."""
+uninterrupted fit; the job's record tells the lost run (dlinear-status)."""
 import os
 import signal
 import time
@@ -11,7 +11,7 @@ import pytest
 
 import dlinear
 from dlinear import Params
-from dlinear.cluster.jobs import submit
+from dlinear.cluster.jobs import attempts_story, read_attempts, submit
 from dlinear.datasets.rcv1_like import make_rcv1_like
 from tests.support.clusters import start_cluster, stop_cluster, wait_for_workers
 
@@ -45,6 +45,11 @@ def test_job_resumes_from_its_checkpoint_after_a_lost_worker(tmp_path):
             deadline = time.monotonic() + 300
             while not (tmp_path / "job.model").exists() and time.monotonic() < deadline:
                 time.sleep(0.1)
+            # what dlinear-status tells of it: the first run lost with its worker
+            starts = read_attempts(client, "resumed")
+            assert len(starts) == 2, starts
+            assert attempts_story(starts, starts[1] + 1.0).startswith(
+                " (attempt 2: 1 lost with their worker after ")
     finally:
         stop_cluster(procs)
     model = dlinear.load_model(tmp_path / "job.model")
