@@ -18,6 +18,19 @@ from step 1 (1 / ||v||_2 on the first iteration) while projecting each trial poi
 the orthant of w (a coordinate that would cross zero stays at zero), until the Armijo
 condition on F holds for the projected step.
 
+Support-only rounds (with `support_rounds`, as on a cluster: the proximal quasi-Newton
+methods with support identification, DPLBFGS of Lee, Lim & Wright, KDD 2018, and MADPQN
+of Li, Chiang & Lee, ICML 2020, ship only the support's coordinates once it settles):
+after SUPPORT_SETTLED iterations with an unchanged orthant, the iteration runs on the
+coordinates S of w's nonzeros (and the unpenalised ones) alone, its L-BFGS pairs cut to S;
+a round then carries w and the gradient on S only, and S shrinks when a weight reaches
+zero. Every FULL_CHECK_EVERY such iterations, and when LIBLINEAR's rule holds on S, one
+round at the same point is full: the rule is tested over all coordinates, and if a zero
+weight outside S violates optimality (its pseudo-gradient is not zero) the iteration
+returns to all coordinates (the pairs padded with zeros) until the orthant settles again.
+On S the steps are OWL-QN's restricted to the face where the other weights are zero, so
+the point where it stops is a point where the full rule holds.
+
 The reductions are dlinear.solvers.vectors.dot's (in index order, not BLAS): a fit on
 the occurring columns takes the same steps as on all columns, whose extra entries are
 zeros.
