@@ -469,8 +469,10 @@ def _fit_l1_map_reduced(placement, label, weighted_C, params, columns=None):
                                              placement, columns)
         try:
             result = fit_owlqn(term.loss_gradient, term.n_variables, counts, params,
-                               unreg_bias, reported_w_size=w_size, w0=initial_w(params, k))
-            traffic.append(_traffic(term))
+                               unreg_bias, reported_w_size=w_size, w0=initial_w(params, k),
+                               support_rounds=term)
+            traffic.append(dict(_traffic(term), support_rounds=term.support_rounds,
+                                support_bytes=term.support_bytes))
             return result
         finally:
             term.close()
@@ -478,7 +480,8 @@ def _fit_l1_map_reduced(placement, label, weighted_C, params, columns=None):
     with ThreadPoolExecutor(max_workers=min(len(ks), 8)) as pool:
         results = list(pool.map(fit, ks))
     stats = dict(mode="map-reduce", method="owlqn", workers=len(placement.by_worker))
-    for key in ("rounds", "bytes_to_workers", "bytes_from_workers", "busy_seconds"):
+    for key in ("rounds", "bytes_to_workers", "bytes_from_workers", "busy_seconds",
+                "support_rounds", "support_bytes"):
         stats[key] = sum(t[key] for t in traffic)
     return results, stats
 

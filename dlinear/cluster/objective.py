@@ -31,16 +31,42 @@ from .tree import ActorTree, ColumnCodec, OnTree, Placement
 
 
 class CountedLossTerm(LossTerm):
-    """A LossTerm that also counts the rows of its binary problem."""
+    """A LossTerm that also counts the rows of its binary problem, and serves OWL-QN's
+    rounds: on all its columns, or on a support it takes from the point it holds."""
+
+    _point = None               # the last point evaluated (w, on this worker's columns)
+    _support = None             # the coordinates of support-only rounds
 
     def counts(self):
         """(#positive rows, #rows), for the stopping tolerance."""
         return np.array([np.count_nonzero(self.y > 0), len(self.y)], dtype=np.int64)
 
+    def at(self, w):
+        self._point = np.asarray(w, dtype=np.float64)
+        return super().at(w)
+
     def loss_gradient(self, w):
         """(loss at w, its gradient): all a first-order driver (OWL-QN) asks of a round."""
         loss = self.at(w)
+        self._support = None
         return loss, self.grad_precond()[0]
+
+    def restrict_to_nonzeros(self, keep_last: bool):
+        """The next rounds carry the nonzeros of the last point evaluated (then the last
+        coordinate, the unpenalised bias, when `keep_last`): the support needs no bytes."""
+        support = np.flatnonzero(self._point)
+        if keep_last and (len(support) == 0 or support[-1] != self.n_variables - 1):
+            support = np.append(support, self.n_variables - 1)
+        self._support = support
+
+    def loss_gradient_on_support(self, w_support):
+        """(loss, gradient on the support) at the point that is w_support on the support
+        and zero elsewhere: X w is computed anew from it, exact, and the gradient's
+        entries are those of the full round's, bit for bit."""
+        w = np.zeros(self.n_variables)
+        w[self._support] = w_support
+        loss = self.at(w)
+        return loss, self.grad_precond()[0][self._support]
 
 
 def binary_rows(share, label, k, weighted_C, params) -> CountedLossTerm:
@@ -85,14 +111,27 @@ class TreeLossTerm(OnTree):
         self._s = None
         self._curvature = False
         self._pending_move = None
+        # support-only rounds (OWL-QN's, once the support settles): the coordinates, the
+        # point whose nonzeros they are, and the restriction still to send
+        self._support = None
+        self._support_point = None
+        self._pending_restrict = None
+        self.support_rounds = 0
+        self.support_bytes = 0
         self.tree = ActorTree(placement, make, args, replay=self._replay, codec=codec)
 
-    def _round(self, method, *args):
+    def _round(self, method, *args, on_rows=None):
         move, self._pending_move = self._pending_move, None
-        return self.tree.round(method, *args,
-                               prelude=None if move is None else (TermRequest.MOVE, (move,)))
+        restrict, self._pending_restrict = self._pending_restrict, None
+        prelude = (None if move is None and restrict is None
+                   else (TermRequest.MOVE, (move,)) if restrict is None
+                   else ("restrict_to_nonzeros", (restrict,)))
+        return self.tree.round(method, *args, prelude=prelude, on_rows=on_rows)
 
     def _replay(self):
+        if self._support is not None:
+            self.tree.call(TermRequest.AT, self._support_point)
+            self.tree.call("restrict_to_nonzeros", self._keeps_last(self._support))
         self.tree.call(TermRequest.AT, self._w)
         if self._s is not None:
             self.tree.call(TermRequest.ALONG, self._s, 0.0)
@@ -112,7 +151,39 @@ class TreeLossTerm(OnTree):
         """(loss, gradient) at w in one round (dlinear.solvers.owlqn's evaluate)."""
         w = np.ascontiguousarray(w, dtype=np.float64)
         self._w, self._s, self._curvature = w.copy(), None, False
+        self._support = self._support_point = self._pending_restrict = None
         loss, g = self._round("loss_gradient", w)
+        return float(loss), g
+
+    def _keeps_last(self, support) -> bool:
+        return bool(len(support)) and int(support[-1]) == self.n_variables - 1
+
+    def restrict(self, support):
+        """The next rounds (loss_gradient_on_support) carry the coordinates `support`
+        only: the nonzeros of the point evaluated last, then the last coordinate (the
+        unpenalised bias) if in `support`. Each worker takes them from the point it holds,
+        so the restriction costs no bytes; it travels as the next round's prelude."""
+        support = np.asarray(support, dtype=np.int64)
+        keep_last = self._keeps_last(support)
+        nonzeros = np.flatnonzero(self._w)
+        if keep_last and (len(nonzeros) == 0 or nonzeros[-1] != self.n_variables - 1):
+            nonzeros = np.append(nonzeros, self.n_variables - 1)
+        if not np.array_equal(nonzeros, support):
+            raise ValueError("a support-only round's support must be the nonzeros of "
+                             "the point evaluated last")
+        self._support, self._support_point = support, self._w.copy()
+        self._pending_restrict = keep_last
+
+    def loss_gradient_on_support(self, w_support):
+        """(loss, gradient on the support) at the point that is w_support there and zero
+        elsewhere, in one round whose vectors hold the support's coordinates only."""
+        w_support = np.ascontiguousarray(w_support, dtype=np.float64)
+        self._w = np.zeros(self.n_variables)
+        self._w[self._support] = w_support
+        before = self.tree.bytes_to_workers + self.tree.bytes_from_workers
+        loss, g = self._round("loss_gradient_on_support", w_support, on_rows=self._support)
+        self.support_rounds += 1
+        self.support_bytes += self.tree.bytes_to_workers + self.tree.bytes_from_workers - before
         return float(loss), g
 
     def grad_precond(self):

@@ -121,6 +121,14 @@ class ColumnCodec:
             raise ValueError("a worker's own columns are as many as the statistics of "
                              "its payload")
 
+    def on_rows(self, rows: np.ndarray) -> "ColumnCodec":
+        """The codec of vectors that hold the driver's rows `rows` (sorted) only: each
+        actor gets those of its own columns, in their order (the support-only rounds of
+        the L1 driver)."""
+        sub = ColumnCodec(rows, bias=False)
+        sub.rows = [np.flatnonzero(np.isin(rows, own)) for own in self.rows]
+        return sub
+
     def down(self, value, block: int):
         if isinstance(value, dict):
             return {k: self.down(v, block) for k, v in value.items()}
@@ -305,6 +313,8 @@ class ActorTree:
         self.n_calls = 0                # rounds
         self.bytes_to_workers = 0       # arrays the client sent to the root
         self.bytes_from_workers = 0     # arrays the client received from the root
+        self.round_bytes_each = []      # the last round's bytes per actor, both ways
+        self._rows_codec = None
         self.workers, self.actors = [], []
         self._futures = {}              # worker: the future of its linked actor
         self._stale = False
@@ -343,17 +353,22 @@ class ActorTree:
         """Releases the actors (and what their payloads hold) on the workers."""
         self.actors, self._futures = [], {}
 
-    def round(self, method, *args, prelude=None):
+    def round(self, method, *args, prelude=None, on_rows=None):
         """The payloads' `method`(*args) combined over the tree, the `prelude` call
         (method, args) made on each payload first; counted (rounds and bytes) unless it
-        is "stats". A round that loses a worker is repeated on a recovered tree."""
+        is "stats". A round that loses a worker is repeated on a recovered tree.
+        `on_rows`: the vectors of the call and its result hold the driver's rows
+        `on_rows` only (on the workers' own columns, each actor gets and returns those of
+        its columns; else every actor gets them all)."""
         for attempt in range(MAX_RECOVERIES + 1):
             try:
                 if self._stale:
                     self._recover()
                     prelude = None
                 if self.codec is not None:
-                    result = self._call_each(method, args, prelude, count=True)
+                    codec = None if on_rows is None else self._codec_on(on_rows)
+                    result = self._call_each(method, args, prelude, count=True,
+                                             codec=codec)
                 else:
                     result = self.call(method, *args, prelude=prelude)
                 break
@@ -383,22 +398,34 @@ class ActorTree:
                 if self._worker_left(0.0):
                     raise WorkerLost(method) from None
 
-    def _call_each(self, method, args, prelude, count=False):
+    def _codec_on(self, rows):
+        """The codec of vectors on the driver's rows `rows`, made once per support and
+        tree (a recovery renumbers the actors' columns)."""
+        key = (self._generation, rows.tobytes())
+        if self._rows_codec is None or self._rows_codec[0] != key:
+            self._rows_codec = (key, self.codec.on_rows(rows))
+        return self._rows_codec[1]
+
+    def _call_each(self, method, args, prelude, count=False, codec=None):
         """A call on the workers' own columns (see the class text): each actor gets its
         rows of the vectors in `args`, and the results come back at their rows, added in
-        the tree's order (actor i's own, then its children 2i+1 and 2i+2's subtrees)."""
-        own_args = [self.codec.down(args, b) for b in range(len(self.actors))]
+        the tree's order (actor i's own, then its children 2i+1 and 2i+2's subtrees).
+        `codec`: another than the tree's (vectors on some of the driver's rows)."""
+        codec = codec or self.codec
+        own_args = [codec.down(args, b) for b in range(len(self.actors))]
         futures = [actor.call_own(prelude, method, *a)
                    for actor, a in zip(self.actors, own_args)]
         results = [self._wait(f, method) for f in futures]
         if method == "stats":
             return results
         if count:
+            self.round_bytes_each = [nbytes(a) + nbytes(r)
+                                     for a, r in zip(own_args, results)]
             self.bytes_to_workers += sum(nbytes(a) for a in own_args)
             self.bytes_from_workers += sum(nbytes(r) for r in results)
         totals = [None] * len(results)
         for i in reversed(range(len(results))):
-            total = self.codec.up(results[i], i)
+            total = codec.up(results[i], i)
             for j in (2 * i + 1, 2 * i + 2):
                 if j < len(results):
                     total = self._combine(method, total, totals[j])

@@ -6,7 +6,8 @@ workers' parts) against the in-process solvers on the same rcv1-shaped rows.
 For each solver: the in-process fit (one thread: its iterations, wall time, objective)
 and the map-reduced fit on a LocalCluster of --workers single-threaded processes (OWL-QN
 iterations, rounds, bytes per round, wall time), the objectives' relative gap and the
-time ratio, both measured in this run.
+time ratio, both measured in this run; then the rounds that carried the support only
+(once it settled) and the bytes against the same fit with every round full.
 """
 from __future__ import annotations
 
@@ -18,6 +19,7 @@ from dataclasses import replace
 
 from dlinear import Params, train
 from dlinear.datasets.rcv1_like import make_rcv1_like
+from dlinear.solvers import owlqn
 from dlinear.solvers.primal_objective_values import primal_objective
 
 
@@ -66,6 +68,18 @@ def main(argv=None):
                   f"({per_round / 1e3:.0f} kB a round), {spread_s:.2f} s "
                   f"({spread_s / local_s:.2f}x); objective gap "
                   f"{(f_spread - f_local) / abs(f_local):.1e}")
+            settled, owlqn.SUPPORT_SETTLED = owlqn.SUPPORT_SETTLED, 10**9
+            try:
+                full = train(data, replace(params, partition=True)).fit_stats
+            finally:
+                owlqn.SUPPORT_SETTLED = settled
+            total = stats["bytes_to_workers"] + stats["bytes_from_workers"]
+            full_total = full["bytes_to_workers"] + full["bytes_from_workers"]
+            support = stats["support_rounds"]
+            print(f"       {support} rounds on the support "
+                  f"({stats['support_bytes'] / max(support, 1) / 1e3:.1f} kB a round), "
+                  f"{total / 1e6:.1f} MB in all; every round full: {full['rounds']} rounds, "
+                  f"{full_total / 1e6:.1f} MB ({total / full_total:.2f}x the bytes)")
 
 
 if __name__ == "__main__":

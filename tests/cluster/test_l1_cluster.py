@@ -15,7 +15,10 @@ import dlinear
 from dlinear import DlinearError, Params, train
 from dlinear.cluster import Dataset
 from dlinear.cluster.engine import train_on_cluster
+from dlinear.cluster.objective import TreeLossTerm
+from dlinear.datasets.click_like import make_click_like
 from dlinear.datasets.rcv1_like import make_rcv1_like
+from dlinear.solvers import owlqn
 from dlinear.solvers.primal_objective_values import primal_objective
 from tests.cluster.test_wide_columns import wide_problem
 from tests.support.clusters import SMALL_WORKER_LIMIT as LIMIT, SPILL_ONLY
@@ -30,6 +33,7 @@ distributed = pytest.importorskip("distributed")
 EPS = 1e-4
 TOL = 1e-3
 PARITY_TOL = 1e-6
+SUPPORT_TOL = 1e-6      # support-only rounds against all-full ones, both at -e 1e-4
 
 
 @pytest.fixture(scope="module")
@@ -91,6 +95,47 @@ def test_a_round_carries_each_workers_occurring_columns(client):
                         + full.fit_stats["bytes_from_workers"]) / full.fit_stats["rounds"] / 3
     # OWL-QN walks no columns, and its reductions add in index order: the same steps
     assert same_bits(compacted.w, full.w)
+
+
+@pytest.mark.cluster
+@pytest.mark.parametrize("solver,extra", [(6, {}), (5, {"regularize_bias": False})])
+def test_once_the_support_settles_rounds_carry_its_coordinates_only(client, monkeypatch,
+                                                                    solver, extra):
+    """Hashed rows over n = 2^24 columns: once the orthant settles, a round carries w's
+    nonzeros only, at most 2 x 8 bytes each per worker (w down, the gradient up; the
+    loss is a scalar), and the model is the one all-full rounds reach."""
+    problem = make_click_like(1000, hash_bits=24)
+    assert problem.n_features == 2**24
+    data = Dataset.from_arrays(problem, None, client, n_parts=4)
+    params = Params(solver_type=solver, C=0.5, bias=1.0, eps=EPS, partition=True,
+                    **extra).resolved()
+    carried = []     # per support-only round: (coordinates, the most bytes of one worker)
+    on_support = TreeLossTerm.loss_gradient_on_support
+
+    def counted(term, w_support):
+        result = on_support(term, w_support)
+        carried.append((len(w_support), max(term.tree.round_bytes_each)))
+        return result
+
+    monkeypatch.setattr(TreeLossTerm, "loss_gradient_on_support", counted)
+    model = train_on_cluster(data, params)
+    stats = model.fit_stats
+    assert stats["support_rounds"] == len(carried) > 0
+    assert all(worst <= 2 * 8 * n for n, worst in carried)
+    assert stats["support_bytes"] <= 2 * 2 * 8 * sum(n for n, _ in carried)   # 2 workers
+    # the last support carried is the model's nonzeros (and, with -R, the bias)
+    assert carried[-1][0] == np.count_nonzero(model.w) + (model.w[-1] == 0) * (not
+                                                         params.regularize_bias)
+    full_round = (stats["bytes_to_workers"] + stats["bytes_from_workers"]
+                  - stats["support_bytes"]) / (stats["rounds"] - stats["support_rounds"])
+    assert stats["support_bytes"] / stats["support_rounds"] < full_round / 10
+
+    monkeypatch.setattr(owlqn, "SUPPORT_SETTLED", 10**9)       # every round full
+    full = train_on_cluster(data, params)
+    assert full.fit_stats["support_rounds"] == 0
+    f, f_full = (primal_objective(problem, params, m) for m in (model, full))
+    assert abs(f - f_full) <= SUPPORT_TOL * f_full, (f, f_full)
+    assert ((model.w != 0) != (full.w != 0)).sum() <= 0.02 * np.count_nonzero(full.w)
 
 
 # small_workers: no copy of the data below fits in one (LIMIT); the parts spill instead

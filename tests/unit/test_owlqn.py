@@ -72,3 +72,65 @@ def test_it_stops_on_liblinears_rule(problem):
     w_before, *_ = minimize_owlqn(_evaluate(term), term.n_variables, l1, 0 * l1, tol,
                                   max_iter=n_iter - 1)
     assert violation(w_before) > tol * v0
+
+
+class SupportOnlyRounds:
+    """The workers' side of support-only rounds, in process: the support taken from the
+    point evaluated last, X w computed anew on each round, the gradient returned on the
+    support only."""
+
+    def __init__(self, term, unpenalized_last):
+        self.term, self.unpenalized_last = term, unpenalized_last
+        self.point, self.support, self.carried, self.full_rounds = None, None, [], 0
+
+    def _round(self, w):
+        self.point = w
+        loss = self.term.at(w)
+        return loss, self.term.grad_precond()[0]
+
+    def evaluate(self, w):
+        self.full_rounds += 1
+        self.support = None
+        return self._round(w)
+
+    def restrict(self, support):
+        nonzeros = np.flatnonzero(self.point)
+        if self.unpenalized_last:
+            nonzeros = np.union1d(nonzeros, [len(self.point) - 1])
+        np.testing.assert_array_equal(support, nonzeros)
+        self.support = support
+
+    def loss_gradient_on_support(self, w_support):
+        w = np.zeros(self.term.n_variables)
+        w[self.support] = w_support
+        self.carried.append(len(self.support))
+        loss, g = self._round(w)
+        return loss, g[self.support]
+
+
+@pytest.mark.parametrize("solver,extra", [(5, {}), (6, {}), (6, {"l1_ratio": 0.3}),
+                                          (6, {"regularize_bias": False})])
+def test_support_only_rounds_reach_the_same_optimum(problem, solver, extra):
+    """Once the orthant settles the rounds carry w's nonzeros; the stop is still
+    LIBLINEAR's rule over all coordinates (a full round checks it), and the optimum is
+    the in-process one."""
+    params = Params(solver_type=solver, eps=1e-4, bias=1.0, C=2.0, **extra).resolved()
+    local = train(problem, params)
+    y, term = _term(problem, params, local.label[0])
+    counts = (int(np.count_nonzero(y > 0)), len(y))
+    rounds = SupportOnlyRounds(term, not params.regularize_bias)
+    result = fit_owlqn(rounds.evaluate, term.n_variables, counts, params,
+                       not params.regularize_bias, support_rounds=rounds)
+    assert rounds.carried and max(rounds.carried) < 0.7 * term.n_variables
+    assert rounds.support is None            # the last round was a full one
+    spread = local.__class__(**{**vars(local), "w": result.w.copy()})
+    f_owlqn = primal_objective(problem, params, spread)
+    f_local = primal_objective(problem, params, local)
+    assert abs(f_owlqn - f_local) <= 1e-5 * abs(f_local), (f_owlqn, f_local)
+    rho = 1.0 if params.l1_ratio is None else params.l1_ratio
+    l1 = np.full(term.n_variables, rho)
+    l1[-1] *= params.regularize_bias
+    g = _evaluate(term)(result.w)[1] + (1.0 - rho) * (l1 > 0) * result.w
+    v0 = pseudo_gradient(np.zeros_like(result.w), _evaluate(term)(0 * result.w)[1], l1)
+    tol = primal_solver_tol(params.eps, None, False, counts)
+    assert np.abs(pseudo_gradient(result.w, g, l1)).sum() <= tol * np.abs(v0).sum()
