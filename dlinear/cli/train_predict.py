@@ -17,6 +17,7 @@ import math
 from ..cluster.session import CONNECT_TIMEOUT, SCHEDULER_ENV
 from ..errors import ConvergenceWarning, DataError, DlinearError, WarmStartError
 from .path_models import path_models_directory, write_path_models
+from .startup import give_back_freed_arrays
 from .exit import UsageError, _HelpRequested, _VersionRequested, answering_ctrl_c, command_line
 from ..data.fileio import SAVE_FAILURE, check_writable, write_text_atomically
 from ..planning.memory_budget import parse_size
@@ -370,6 +371,7 @@ def train_main(argv=None) -> int:
 
 def _train_command(argv: list[str]) -> int:
     params, opts, train_file, model_file = parse_train_args(argv)
+    give_back_freed_arrays()
     try:
         return _run_training(params, opts, train_file, model_file)
     except DataError as e:          # the content of the training file: name it

@@ -197,7 +197,8 @@ class TreeLossTerm(OnTree):
     def along(self, s, alpha):
         s = np.ascontiguousarray(s, dtype=np.float64)
         loss = float(self._round(TermRequest.ALONG, s, float(alpha)))
-        self._s = s.copy()
+        # a LossTerm's X s takes the place of its Hessian's row weights
+        self._s, self._curvature = s.copy(), False
         return loss
 
     def loss_along(self, alpha):

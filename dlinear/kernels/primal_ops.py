@@ -19,14 +19,16 @@ The two X^T accumulations add into their n-vectors, so a worker's several blocks
 into one output without a temporary per block.
 
 Data are raw CSR arrays (indptr int64, indices int32, data float64) plus LIBLINEAR's -B
-bias as a virtual last column (see sparse_ops). Inputs are never written: every output
+bias as a virtual last column (see sparse_ops). y is float64, or the +1/-1 labels as int8
+(exact in the float64 arithmetic); C is float64, contiguous or one value broadcast over
+the rows (a zero-stride view, when all rows share it). Inputs are never written: every output
 array is passed in separately by the caller, which owns it. X^T v accumulations are scatter
 loops over rows (row_axpy), as LIBLINEAR does; loop counters and column ids are unsigned,
 which removes Numba's negative-index wraparound checks.
 
 Per-row state is kept in separate contiguous float64 arrays (z, Xs) streamed in row order;
 the rows with nonzero curvature and their Hessian weights are compacted into two arrays
-(`rows`, `coef`), so an Hv pass reads exactly the rows it needs, in order.
+(`rows` int32 or int64, `coef`), so an Hv pass reads exactly the rows it needs, in order.
 
 Several columns at once (one-vs-rest or k-fold runs carrying k weight vectors through one
 pass of X) fit the same loops: v/s/g become (n, k) C-order arrays and z/zs/coef (l, k), so

@@ -134,6 +134,18 @@ def _target_column(y, sample_weight, label, k, weighted_C, params: Params):
     return target, C
 
 
+def lean_targets(y, C, classification: bool):
+    """One binary or regression problem's (y, C) as the Newton solvers' kernels take them,
+    in fewer bytes a row: the +1/-1 labels as int8 (exact in the kernels' float64
+    arithmetic) and, where every row has the same C (no instance weights), that value
+    broadcast over the rows (a read-only view of one float64): 1 byte a row instead of 16."""
+    if classification:
+        y = y.astype(np.int8)
+    if len(C) and bool((C == C[0]).all()):
+        C = np.broadcast_to(C[:1].copy(), C.shape)
+    return y, C
+
+
 def multinomial_C(class_of_row, sample_weight, weighted_C):
     """Per-row C of the multinomial loss: the row's class's (weighted) C x its weight."""
     C = np.asarray(weighted_C, dtype=np.float64)[class_of_row]
@@ -225,6 +237,8 @@ def subproblem(problem: Problem, label, k: int, weighted_C, params: Params,
     LIBLINEAR does); or, with label None, the regression / one-class problem. Used in
     process and on Dask workers, on their local copy of the data."""
     y, C = target_column(problem.y, problem.sample_weight, label, k, weighted_C, params)
+    if params.spec.newton and not params.primal_cd:
+        y, C = lean_targets(y, C, classification=label is not None)
     return SubProblem(problem, y, C, float(params.bias), problem_seed(params.seed, k),
                       w0=initial_w(params, k), shared_columns=shared_columns)
 

@@ -32,7 +32,7 @@ n = obj.n_variables, never of the number of rows l):
         H s, the (generalised) Hessian at the w of the last grad, times s.
     obj.diag_precond() -> ndarray
         diag(H) at the w of the last grad (LIBLINEAR's get_diag_preconditioner; the driver
-        mixes it as (1 - 0.01) + 0.01 M).
+        mixes it as (1 - 0.01) + 0.01 M), asked once after each grad.
     obj.linesearch_and_update(w, s, f, g, alpha) -> (step, f_new)
         LIBLINEAR's linesearch_and_update: with f = f(w) and g = grad f(w) (w the point of
         the last fun or accepted step), try step = alpha, alpha/2, ... (at most 20) until
@@ -129,15 +129,16 @@ def _start(w):
 
 def _pcg(g, M, eps_cg, log, work=None, max_cg_iter=None):
     """newton.cpp's pcg: preconditioned CG on H s = -g, stopped by the quadratic model.
-    Returns (s, r, cg_iter) with r = -g - H s. `work`: five n-vectors to compute in
-    (s, r, z, d and a scratch), reused from one Newton iteration to the next (s and r
-    are returned in them), so that no n-vector is allocated in the loop (a fresh one of
-    tens of MB is page-faulted in on first touch). At most max_cg_iter steps (default
-    LIBLINEAR's max(n, 5))."""
+    Returns (s, r, cg_iter) with r = -g - H s. `work`: four n-vectors to compute in
+    (s, r, z, d), reused from one Newton iteration to the next (s and r are returned in
+    them), so that no n-vector is allocated in the loop (a fresh one of tens of MB is
+    page-faulted in on first touch); z, free from the top of a CG step until it is
+    computed again, is the scratch of the step's two updates. At most max_cg_iter steps
+    (default LIBLINEAR's max(n, 5))."""
     n = len(g)
     if work is None:
-        work = [np.empty(n) for _ in range(5)]
-    s, r, z, d, tmp = work
+        work = [np.empty(n) for _ in range(4)]
+    s, r, z, d = work
     s.fill(0.0)
     np.negative(g, out=r)
     np.divide(r, M, out=z)
@@ -154,8 +155,8 @@ def _pcg(g, M, eps_cg, log, work=None, max_cg_iter=None):
         if dHd <= 1.0e-16:      # avoid 0/0
             break
         alpha = zTr / dHd
-        s += np.multiply(d, alpha, out=tmp)
-        r -= np.multiply(Hd, alpha, out=tmp)
+        s += np.multiply(d, alpha, out=z)
+        r -= np.multiply(Hd, alpha, out=z)
         newQ = -0.5 * (dot(s, r) - dot(s, g))
         Qdiff = newQ - Q
         if newQ <= 0 and Qdiff <= 0:
@@ -199,7 +200,7 @@ def newton_steps(w, eps, eps_cg=NEWTON_EPS_CG, max_newton_iter=NEWTON_MAX_ITER,
     converged = gnorm <= eps * gnorm0
     status = Status.CONVERGED
     stopped = converged
-    work = [np.empty(len(g)) for _ in range(5)]
+    work = [np.empty(len(g)) for _ in range(4)]
     while n_iter < max_newton_iter and not stopped:
         M = np.multiply((yield Request(ObjectiveRequest.DIAG_PRECOND)), ALPHA_PCG)   # (1 - a) + a diag(H)
         M += 1.0 - ALPHA_PCG
@@ -213,6 +214,7 @@ def newton_steps(w, eps, eps_cg=NEWTON_EPS_CG, max_newton_iter=NEWTON_MAX_ITER,
             stopped = True
             break
         n_iter += 1
+        del g, M    # not held through the pass that makes the next ones
         g = yield Request(ObjectiveRequest.GRAD, (w,))
         gnorm = norm(g)
         log.append("iter %2d f %5.3e |g| %5.3e CG %3d step_size %4.2e"

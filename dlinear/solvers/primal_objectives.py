@@ -84,6 +84,16 @@ def add_regularizer(out, v, regularize_bias=True, n_bias=1):
     return out
 
 
+def _row_values(values, keep):
+    """A per-row array as the kernels read it: float64 1-D as given (a broadcast C, one
+    value over all rows, stays a zero-stride view), or of dtype `keep` as given (+1/-1
+    labels as int8), else a float64 contiguous copy."""
+    values = np.asarray(values)
+    if values.ndim == 1 and (values.dtype == np.float64 or values.dtype == keep):
+        return values
+    return np.ascontiguousarray(values, dtype=np.float64)
+
+
 class LossTerm:
     """The data term sum_i C_i loss(x_i . w) on the rows of one or more CSR blocks (a
     Problem, or a list of Problems taken as their rows in order, never concatenated), with
@@ -108,8 +118,8 @@ class LossTerm:
         self.n_features = int(n_features if n_features is not None
                               else max(b.n_features for b in blocks))
         self.bias = float(bias)
-        self.y = np.ascontiguousarray(y, dtype=np.float64)
-        self.C = np.ascontiguousarray(C, dtype=np.float64)
+        self.y = _row_values(y, keep=np.int8)
+        self.C = _row_values(C, keep=None)
         self.loss = int(loss)
         self.p = float(p)
         self.n_variables = self.n_features + (1 if self.bias >= 0 else 0)
@@ -118,9 +128,12 @@ class LossTerm:
         if len(self.y) != l or len(self.C) != l:
             raise ValueError(f"y and C must have one value per row ({l})")
         self._z = np.zeros(l)           # X w at the last `at` / accepted line-search step
-        self._zs = np.empty(l)          # X s of the line search
-        self._rows = np.empty(l, dtype=np.int64)
-        self._coef = np.empty(l)
+        # X s of the line search, and the Hessian's row weights in the same bytes: a
+        # line search runs between a pass's last hv and the next grad_precond, which
+        # makes the weights again (hv checks that none ran since)
+        self._zs = self._coef = np.empty(l)
+        self._rows = np.empty(l, dtype=np.int32 if l < 2**31 else np.int64)
+        self._curvature = False         # _rows and _coef hold the last grad_precond's
         self._n_active = np.zeros(len(self.blocks), dtype=np.int64)
         self.n_passes = 0               # passes over X, for benchmarks
         self._chunks = None if n_threads is None else _Chunks(self, int(n_threads))
@@ -151,6 +164,7 @@ class LossTerm:
     def grad_precond(self):
         """(gradient, diag(X^T H X)) of the loss at the current point; fixes the Hessian
         that `hv` multiplies by."""
+        self._curvature = True
         if self._chunks is not None:
             self.n_passes += 1
             return self._chunks.grad_precond()
@@ -165,6 +179,8 @@ class LossTerm:
         return g, M
 
     def hv(self, s):
+        if not self._curvature:
+            raise RuntimeError("hv needs a grad_precond since the last line search")
         s = np.ascontiguousarray(s, dtype=np.float64)
         if self._chunks is not None:
             self.n_passes += 1
@@ -180,6 +196,7 @@ class LossTerm:
         """Fixes the line-search direction s (zs = X s); the loss at w + alpha s."""
         s = np.ascontiguousarray(s, dtype=np.float64)
         self.n_passes += 1
+        self._curvature = False         # zs overwrites the Hessian's row weights
         if self._chunks is not None:
             return self._chunks.loss_along(alpha, s)
         self._xv(s, self._zs)
@@ -225,7 +242,7 @@ class _Chunks:
         # chunk's part is 8 bytes a column, its chunk NNZ_PER_PART nonzeros a column)
         n_parts = min(len(self.views), T) if len(self.views) > 1 else 0
         self.parts_g = np.empty((n_parts, n))
-        self.parts_m = np.empty((n_parts, n))
+        self.parts_m = None     # made for each grad_precond pass: hv passes need none
         self.feature_ranges = [(q * n // T, (q + 1) * n // T) for q in range(T)]
         self.feature_ranges = [r for r in self.feature_ranges if r[1] > r[0]]
 
@@ -295,7 +312,11 @@ class _Chunks:
                                               self.parts_m[slot], rows, coef)
         g = np.empty(t.n_variables)
         M = np.empty(t.n_variables)
-        self._scatter_and_add(chunk, g, M)
+        self.parts_m = np.empty_like(self.parts_g)
+        try:
+            self._scatter_and_add(chunk, g, M)
+        finally:
+            self.parts_m = None
         return g, M
 
     def hv(self, s):
@@ -333,7 +354,7 @@ class RegularizedObjective:
         self.n_variables = int(n_variables)
         self.regularize_bias = bool(regularize_bias)
         self.n_bias = int(n_bias)       # trailing bias weights that -R leaves out
-        self._M = np.ones(self.n_variables)
+        self._M = None          # diag(H) of the last grad, until a driver asks for it
         self._wTw = 0.0
 
     def _sq(self, u, v):
@@ -350,7 +371,7 @@ class RegularizedObjective:
         return serve(self._hv(s), self.loss_term)
 
     def diag_precond(self):
-        return self._M.copy()
+        return self._preconditioner()
 
     def linesearch_and_update(self, w, s, f, g, alpha):
         return serve(self._linesearch_and_update(w, s, f, g, alpha), self.loss_term)
@@ -360,7 +381,7 @@ class RegularizedObjective:
         """The data-term requests that answer a driver's request (method, args), as a
         generator returning the answer."""
         if method == ObjectiveRequest.DIAG_PRECOND:
-            return self._M.copy()
+            return self._preconditioner()
         as_requests = {ObjectiveRequest.FUN: self._fun, ObjectiveRequest.GRAD: self._grad,
                        ObjectiveRequest.HV: self._hv,
                        ObjectiveRequest.LINESEARCH_AND_UPDATE: self._linesearch_and_update}
@@ -377,6 +398,15 @@ class RegularizedObjective:
         except StopIteration as stop:
             return stop.value
 
+    def _preconditioner(self):
+        """diag(H) of the last grad, handed over: the drivers ask once after each grad
+        and make their own M from it, so the objective keeps no reference through the
+        CG passes that follow (one n-vector fewer at their peak)."""
+        M, self._M = self._M, None
+        if M is None:
+            raise RuntimeError("diag_precond is asked once after each grad")
+        return M
+
     def _fun(self, w):
         w = np.ascontiguousarray(w, dtype=np.float64)
         self._wTw = self._sq(w, w)
@@ -385,6 +415,7 @@ class RegularizedObjective:
 
     def _grad(self, w):
         w = np.ascontiguousarray(w, dtype=np.float64)
+        self._M = None      # the last preconditioner is not held through the pass
         g, M = yield Request(TermRequest.GRAD_PRECOND)
         self._M = add_regularizer(M, 1.0, self.regularize_bias, self.n_bias)
         return add_regularizer(g, w, self.regularize_bias, self.n_bias)

@@ -43,8 +43,12 @@ class SubProblem:
     LIBLINEAR's train_one gets one of these."""
 
     problem: Problem      # X as raw CSR arrays (y of the problem is ignored)
-    y: np.ndarray         # float64 +1/-1 (classification) or targets (regression)
-    C: np.ndarray         # float64 per instance: class weight x instance weight x C
+    # float64 +1/-1 (classification) or targets (regression); for the Newton solvers, the
+    # +1/-1 as int8 (dlinear.planning.class_plan.lean_targets)
+    y: np.ndarray
+    # float64 per instance: class weight x instance weight x C; for the Newton solvers,
+    # one value broadcast over the rows (a zero-stride view) where all rows share it
+    C: np.ndarray
     bias: float           # < 0: no bias feature; else the value of the virtual last column
     seed: int
     w0: Optional[np.ndarray] = None

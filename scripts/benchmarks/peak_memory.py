@@ -32,8 +32,9 @@ GOAL_SCALE, GOAL_EXTRA = 1.2, 200 * MB
 _PHASES = r"""
 import sys
 import dlinear.cli.train_predict as cli
+import dlinear.data.binary_format as reader
 import dlinear.in_process.train as fit
-import dlinear.solvers as solvers
+import dlinear.model as model
 
 
 def status():
@@ -51,11 +52,12 @@ def after(name, fn):
 
 
 sys.stderr.write("phase start rss=%d MB peak=%d MB\n" % status())
-cli.read_dataset = after("read", cli.read_dataset)
+# train_main imports these two when it runs: patched in their own modules
+reader.read_dataset = after("read", reader.read_dataset)
 fit.compact_problem = after("compaction", fit.compact_problem)
 fit._fit_in_mode = after("fit", fit._fit_in_mode)
 fit.assemble_model = after("model", fit.assemble_model)
-cli.save_model = after("save", cli.save_model)
+model.save_model = after("save", model.save_model)
 sys.exit(cli.train_main(sys.argv[1:]))
 """
 
