@@ -11,6 +11,7 @@ import pytest
 
 import dlinear
 from dlinear.datasets.rcv1_like import make_rcv1_like
+from dlinear.solvers import l1r
 from dlinear.threads import stop_flag
 
 ANSWER_WITHIN = 1.0       # seconds from the SIGINT to the KeyboardInterrupt (issue 39)
@@ -26,6 +27,15 @@ LONG_FITS = [
     ("s1-checkpointed", dict(solver_type=1), {"checkpoint": True}),
     ("s1-cd-block-2", dict(solver_type=1, cd_block=2), {}),
     ("s3-cd-block-2", dict(solver_type=3, cd_block=2), {}),
+    ("s4", dict(solver_type=4, C=10.0, eps=0.01), {}),
+    ("s5", dict(solver_type=5), {}),
+    ("s5-checkpointed", dict(solver_type=5), {"checkpoint": True}),
+    ("s5-two-row-parts", dict(solver_type=5), {"row_parts": 2}),
+    ("s6", dict(solver_type=6), {}),
+    ("s6-l1-ratio", dict(solver_type=6, l1_ratio=0.5), {}),
+    ("s2-primal-cd", dict(solver_type=2, primal_cd=True, max_iter=100), {}),
+    # Newton returns to Python after each pass over the data, where the Ctrl-C is raised
+    ("s0", dict(solver_type=0), {}),
 ]
 
 
@@ -56,14 +66,19 @@ def seconds_to_interrupt(fit):
 
 @pytest.mark.parametrize("options,train_options", [c[1:] for c in LONG_FITS],
                          ids=[c[0] for c in LONG_FITS])
-def test_a_ctrl_c_stops_the_fit_within_a_second(data, options, train_options, tmp_path):
+def test_a_ctrl_c_stops_the_fit_within_a_second(data, options, train_options, tmp_path,
+                                                monkeypatch):
     params = dlinear.Params(**{**LONG, **options})
+    train_options = dict(train_options)
     if train_options.pop("checkpoint", False):
         train_options["checkpoint"] = str(tmp_path / "checkpoint")
+    n_threads = train_options.pop("row_parts", 1)
+    if n_threads > 1:     # -s 5 on threads that meet per column, whatever the cores
+        monkeypatch.setattr(l1r, "row_split_threads", lambda *_: n_threads)
     small = make_rcv1_like(300, 100, seed=1)
     dlinear.train(small, dlinear.Params(**options), n_threads=1)     # compiled
     seconds = seconds_to_interrupt(
-        lambda: dlinear.train(data, params, n_threads=1, **train_options))
+        lambda: dlinear.train(data, params, n_threads=n_threads, **train_options))
     assert seconds is not None, "the fit ended before the Ctrl-C"
     assert seconds < ANSWER_WITHIN
     assert stop_flag()[0] == 0                      # the next fit runs whole
@@ -93,3 +108,19 @@ def test_off_the_main_thread_a_fit_is_not_stopped_early():
     worker.join()
     assert flag_seen == [0]
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_the_one_class_kernel_stops_within_a_step():
+    """-s 21 ends within seconds on any data here, too soon for a timed SIGINT: with the
+    flag set before it starts, its kernel takes no outer iteration."""
+    from dlinear.kernels.oneclass import oneclass_svm
+    X = make_rcv1_like(2000, 200, seed=3)
+    U = np.ones(X.n_samples)
+
+    def run(flag):
+        w = np.zeros(X.n_features)
+        return oneclass_svm(X.indptr, X.indices, X.data, X.n_features, -1.0, U, 0.5, 1e-6,
+                            1000, np.zeros(X.n_samples), w, np.array([flag], np.uint8),
+                            False)[0]
+    assert run(0) > 0
+    assert run(1) == 0
