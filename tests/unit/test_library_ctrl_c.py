@@ -30,11 +30,12 @@ LONG_FITS = [
     ("s4", dict(solver_type=4, C=10.0, eps=0.01), {}),
     ("s5", dict(solver_type=5), {}),
     ("s5-checkpointed", dict(solver_type=5), {"checkpoint": True}),
-    ("s5-two-row-parts", dict(solver_type=5), {"row_parts": 2}),
+    ("s5-two-row-parts", dict(solver_type=5, C=10.0, eps=1e-4), {"row_parts": 2}),
     ("s6", dict(solver_type=6), {}),
     ("s6-l1-ratio", dict(solver_type=6, l1_ratio=0.5), {}),
     ("s2-primal-cd", dict(solver_type=2, primal_cd=True, max_iter=100), {}),
-    # Newton returns to Python after each pass over the data, where the Ctrl-C is raised
+    # Newton (and -s 6 between its Newton iterations, here a fraction of a second each:
+    # see the test of its kernel below) returns to Python, where the Ctrl-C is raised
     ("s0", dict(solver_type=0), {}),
 ]
 
@@ -124,3 +125,26 @@ def test_the_one_class_kernel_stops_within_a_step():
                             False)[0]
     assert run(0) > 0
     assert run(1) == 0
+
+
+def test_the_l1_logistic_kernel_stops_within_a_newton_iteration(monkeypatch):
+    """-s 6 returns to Python between its Newton iterations, which here take well under a
+    second: with the flag set (and the driver's raise taken out), its kernel returns
+    before its first coordinate step, and the fit takes no Newton iteration. Off the main
+    thread, so that no fit's watcher clears the flag."""
+    X = make_rcv1_like(2000, 200, seed=3)
+    monkeypatch.setattr(l1r, "raise_if_stopped", lambda: None)
+
+    def newton_iterations(flag):
+        found = []
+        stop_flag()[0] = flag
+        try:
+            worker = threading.Thread(target=lambda: found.append(dlinear.train(
+                X, dlinear.Params(solver_type=6), n_threads=1).n_iter[0]))
+            worker.start()
+            worker.join()
+        finally:
+            stop_flag()[0] = 0
+        return found[0]
+    assert newton_iterations(0) > 0
+    assert newton_iterations(1) == 0
