@@ -31,7 +31,7 @@ import numpy as np
 from numba import njit
 
 from .rng import seed_state, shuffle_prefix
-from .spin import combined, wait_for_all
+from .spin import combined, combined_unless_stopped, wait_for_all
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -123,8 +123,8 @@ def l1r_l2_svc_state(n_parts: int, w_size: int, seed: int):
 @njit(cache=True, nogil=True)
 def l1r_l2_svc(col_ptr, row_ind, vals, y, sqrtC, unreg_bias, eps, max_outer_iter, seed, w,
                t, starts, row_bounds, yx, b, xj_sq_parts, partials, arrivals, warm,
-               gnorm1_start, index_parts, rng_parts, counts_parts, bounds_parts, n_passes,
-               setup):
+               gnorm1_start, index_parts, rng_parts, counts_parts, bounds_parts, ctrl_c,
+               n_passes, setup):
     """-s 5 from w = 0 (w is overwritten), or with `warm` from w as given and the stop
     relative to gnorm1_start (the violations at w = 0, LIBLINEAR's reference), as part t of len(row_bounds) - 1 parts that run
     at once on as many threads, each on the entries of its rows [row_bounds[t],
@@ -141,7 +141,9 @@ def l1r_l2_svc(col_ptr, row_ind, vals, y, sqrtC, unreg_bias, eps, max_outer_iter
     xj_sq_parts (the first call in a process; they depend on the data only).
 
     Returns (passes, objective, non-zero weights, shrinking restarts, b recomputations);
-    the objective is NaN where the run goes on (not stopped, passes below the cap)."""
+    the objective is NaN where the run goes on (not stopped, passes below the cap), as
+    when ctrl_c[0] is set (a Ctrl-C: dlinear.threads.stop_flag): then every part returns
+    before its next column's step, with w, b and the state as after the last one."""
     l = len(y)
     w_size = len(col_ptr) - 1
     n_parts = len(row_bounds) - 1
@@ -201,6 +203,7 @@ def l1r_l2_svc(col_ptr, row_ind, vals, y, sqrtC, unreg_bias, eps, max_outer_iter
     recomputes = counts[RECOMPUTES]
     stopped = counts[STOPPED] != 0
     passes = 0
+    interrupted = False
     while it < max_outer_iter and not stopped and passes < n_passes:
         passes += 1
         Gmax_new = 0.0
@@ -221,8 +224,11 @@ def l1r_l2_svc(col_ptr, row_ind, vals, y, sqrtC, unreg_bias, eps, max_outer_iter
                 in_loss = br > 0.0
                 G_loss -= v * (br if in_loss else 0.0)
                 H += (v if in_loss else 0.0) * v
-            G_loss, H = combined(partials, arrivals, t, n_parts, meeting, G_loss, H)
+            G_loss, H, interrupted = combined_unless_stopped(
+                partials, arrivals, t, n_parts, meeting, G_loss, H, ctrl_c)
             meeting += 1
+            if interrupted:
+                break
             G_loss *= 2.0
             G = G_loss
             H *= 2.0
@@ -308,6 +314,8 @@ def l1r_l2_svc(col_ptr, row_ind, vals, y, sqrtC, unreg_bias, eps, max_outer_iter
                          row_hi, b)
             s += 1
 
+        if interrupted:
+            break
         if it == 0 and not warm:
             Gnorm1_init = Gnorm1_new
         it += 1

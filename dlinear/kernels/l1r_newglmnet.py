@@ -33,7 +33,7 @@ from numba import njit
 
 from .l1r_cd import INF, l1_newton_step, l1_violation, own_entries
 from .rng import seed_state, shuffle_prefix
-from .spin import combined
+from .spin import combined, combined_unless_stopped
 
 D, TAU = 0, 1      # fields of the gradient pass's per-row records
 XTD = 1            # the CD passes' records: (D, XTD)
@@ -130,11 +130,13 @@ def gradient_columns(col_ptr, row_ind, vals, grad_rec, xjneg_sum, w, l2, last_pe
 @njit(cache=True, nogil=True)
 def newton_step(col_ptr, row_ind, vals, y, C, unreg_bias, l1_ratio, eps, max_inner_iter,
                 first, rng, w, index, Hdiag, Grad, wpd, exp_wTx, exp_wTx_new, grad_rec,
-                cd_rec, scalars, t, starts, row_bounds, partials, arrivals):
+                cd_rec, scalars, t, starts, row_bounds, partials, arrivals, ctrl_c):
     """One Newton iteration after gradient_columns of every column (w, the arrays and
     the scalars updated): the outer shrinking and stopping test, coordinate descent on
     the quadratic model, the line search. Returns the CD passes, or -1 when the outer
-    stop is met (nothing changed then).
+    stop is met (nothing changed then), or -2 once ctrl_c[0] is set (a Ctrl-C:
+    dlinear.threads.stop_flag): every part returns before its next column's CD step, the
+    iteration unfinished (its caller raises KeyboardInterrupt).
 
     As part t of len(row_bounds) - 1 parts that run at once on as many threads (as
     l1r_cd.l1r_l2_svc's): each part takes every step on the entries and rows of its rows
@@ -206,8 +208,11 @@ def newton_step(col_ptr, row_ind, vals, y, C, unreg_bias, l1_ratio, eps, max_inn
             for k in range(lo, hi):
                 r = np.uint64(row_ind[k])
                 G += vals[k] * cd_rec[r, D] * cd_rec[r, XTD]
-            G, _ = combined(partials, arrivals, t, n_parts, meeting, G, 0.0)
+            G, _, interrupted = combined_unless_stopped(partials, arrivals, t, n_parts,
+                                                        meeting, G, 0.0, ctrl_c)
             meeting += 1
+            if interrupted:
+                return -2
 
             free = unreg_bias and j == w_size - 1
             violation, shrink = l1_violation(G, wpd[j], free, QP_Gmax_old / l, l1)

@@ -95,13 +95,15 @@ def _solve_sub_problem(A, B, yidx, C_y, active, D, alpha_new):
 
 
 @njit(cache=True, nogil=True)
-def mcsvm_cs(indptr, indices, data, n_features, bias, y, C, eps, max_iter, seed, alpha, w):
+def mcsvm_cs(indptr, indices, data, n_features, bias, y, C, eps, max_iter, seed, alpha, w,
+             ctrl_c):
     """Solves from `alpha` (l x nr_class: zeros, LIBLINEAR's start, or a feasible warm
     start, dlinear.solvers.dual_start) and writes W = its sum_i alpha_i x_i and on into
     `w` (w_size x nr_class, overwritten).
     y: int64 class index per row (0..nr_class-1); C: float64 per row.
 
-    Returns (iterations, dual objective, nSV, shrinking reactivations)."""
+    Returns (iterations, dual objective, nSV, shrinking reactivations); early, within a
+    row's step, once ctrl_c[0] is set (a Ctrl-C: dlinear.threads.stop_flag)."""
     l = len(indptr) - 1
     nr_class = w.shape[1]
     w_size = w.shape[0]
@@ -149,6 +151,8 @@ def mcsvm_cs(indptr, indices, data, n_features, bias, y, C, eps, max_iter, seed,
 
         s = 0
         while s < active_size:
+            if ctrl_c[0]:
+                break
             prefetch_visit(index, s, active_size, indptr, indices, data, alpha)
             i = index[s]
             Ai = QD[i]
@@ -289,6 +293,8 @@ def mcsvm_cs(indptr, indices, data, n_features, bias, y, C, eps, max_iter, seed,
                     w[n_features, d_ind[m]] += d_val[m] * bias
             s += 1
 
+        if ctrl_c[0]:
+            break
         it += 1
         if stopping < eps_shrink:
             if stopping < eps and start_from_all:

@@ -136,12 +136,14 @@ def _select(cand, n, G, k, largest, out):
 
 @njit(cache=True, nogil=True)
 def oneclass_svm(indptr, indices, data, n_features, bias, U, nu, eps, max_iter, alpha, w,
-                 warm):
+                 ctrl_c, warm):
     """Solves into `alpha` (length l) and `w` (overwritten), from LIBLINEAR's start, or
     with `warm` from `alpha` as given (feasible: 0 <= alpha_i <= U_i, sum nu sum U_i;
     dlinear.solvers.dual_start).
 
-    Returns (outer iterations, dual objective 0.5 ||w||^2, nSV, rho, shrinking restarts)."""
+    Returns (outer iterations, dual objective 0.5 ||w||^2, nSV, rho, shrinking restarts);
+    early, within a row's gradient or a pair's step, once ctrl_c[0] is set (a Ctrl-C:
+    dlinear.threads.stop_flag)."""
     l = len(indptr) - 1
     QD = np.empty(l)
     G = np.zeros(l)
@@ -179,12 +181,16 @@ def oneclass_svm(indptr, indices, data, n_features, bias, U, nu, eps, max_iter, 
         negGmax = -INF
         negGmin = INF
         for s in range(active_size):
+            if ctrl_c[0]:
+                break
             i = index[s]
             G[i] = row_dot(w, indptr, indices, data, i, n_features, bias)
             if alpha[i] < U[i] and -G[i] > negGmax:
                 negGmax = -G[i]
             if alpha[i] > 0.0 and -G[i] < negGmin:
                 negGmin = -G[i]
+        if ctrl_c[0]:
+            break
 
         if negGmax - negGmin < eps:
             if active_size == l:
@@ -221,6 +227,8 @@ def oneclass_svm(indptr, indices, data, n_features, bias, U, nu, eps, max_iter, 
             _select(low, np.int64(n_low), G, np.int64(n_pairs), np.bool_(False), pick_low)
 
         for s in range(n_pairs):
+            if ctrl_c[0]:
+                break
             i = pick_up[s]
             j = pick_low[s]
             if (alpha[i] == 0.0 and alpha[j] == 0.0) or (alpha[i] == U[i] and alpha[j] == U[j]):
@@ -247,6 +255,8 @@ def oneclass_svm(indptr, indices, data, n_features, bias, U, nu, eps, max_iter, 
             delta = ai - old_ai
             row_axpy(delta, indptr, indices, data, i, w, n_features, bias)
             row_axpy(-delta, indptr, indices, data, j, w, n_features, bias)
+        if ctrl_c[0]:
+            break
         it += 1
 
     v = 0.0

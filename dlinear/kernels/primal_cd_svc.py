@@ -119,12 +119,13 @@ def _coordinate_step(j, colptr, rows, vals, n_features, bias, y, C, reg_j, H_j, 
 
 @njit(cache=True, nogil=True)
 def primal_cd_l2svc(colptr, rows, vals, n_features, bias, y, C, regularize_bias, tol_rel,
-                    max_iter, online, max_updates, seed, w):
+                    max_iter, online, max_updates, seed, w, ctrl_c):
     """Runs in place on `w` (the starting point: zeros or a warm start).
 
     Returns (outer iterations or windows of n updates, updates, converged, line-search
     function evaluations, ||grad f(0)||, ||grad f(w)|| at the last exact check (-1 if
-    none), objective)."""
+    none), objective); early, within a coordinate's step, once ctrl_c[0] is set (a
+    Ctrl-C: dlinear.threads.stop_flag)."""
     l = len(y)
     n_w = len(w)
     reg = np.ones(n_w)
@@ -161,6 +162,8 @@ def primal_cd_l2svc(colptr, rows, vals, n_features, bias, y, C, regularize_bias,
         gsq = 0.0
         window = 0
         while updates < max_updates and n_w > 0:
+            if ctrl_c[0]:
+                break
             j = rand_below(state, n_w)
             Dp, e = _coordinate_step(j, colptr, rows, vals, n_features, bias, y, C,
                                      reg[j], H[j], w, b)
@@ -182,11 +185,15 @@ def primal_cd_l2svc(colptr, rows, vals, n_features, bias, y, C, regularize_bias,
             shuffle_prefix(state, perm, n_w)
             gsq = 0.0
             for s in range(n_w):
+                if ctrl_c[0]:
+                    break
                 j = perm[s]
                 Dp, e = _coordinate_step(j, colptr, rows, vals, n_features, bias, y, C,
                                          reg[j], H[j], w, b)
                 evals += e
                 gsq += Dp * Dp
+            if ctrl_c[0]:
+                break
             updates += n_w
             it += 1
             if math.sqrt(gsq) <= tol:

@@ -194,7 +194,27 @@ def combined(partials, arrivals, t, n_threads, meeting, a, b):
     return sa, sb
 
 
+# partials[buffer, thread]: the two partial sums, and (thread 0's) the stop it read
+STOP = 2
+
+
+@njit(cache=True, nogil=True, inline="always")
+def combined_unless_stopped(partials, arrivals, t, n_threads, meeting, a, b, ctrl_c):
+    """combined(...), and whether ctrl_c[0] (a Ctrl-C: dlinear.threads.stop_flag) was set
+    when thread 0 came to the meeting: thread 0's reading, handed over with its partial
+    sums, so that every thread gets the same answer and all stop at the same step (a
+    thread that read the flag itself could stop while another waits for it at the next
+    meeting)."""
+    if n_threads == 1:
+        return a, b, ctrl_c[0] != 0
+    buf = meeting & 1
+    if t == 0:
+        partials[buf, 0, STOP] = 1.0 if ctrl_c[0] != 0 else 0.0
+    sa, sb = combined(partials, arrivals, t, n_threads, meeting, a, b)
+    return sa, sb, partials[buf, 0, STOP] != 0.0
+
+
 def meeting_place(n_threads: int):
     """(partials, arrivals) for `combined` / `wait_for_all` among n_threads threads (the
     arrivals counter and the generation word each on its own cache line)."""
-    return np.zeros((2, max(n_threads, 1), 2)), np.zeros(16, dtype=np.int64)
+    return np.zeros((2, max(n_threads, 1), 3)), np.zeros(16, dtype=np.int64)

@@ -6,6 +6,7 @@ import numpy as np
 
 from ..kernels.mcsvm_cs import mcsvm_cs
 from ..params import class_C
+from ..threads import raise_if_stopped, stop_flag
 from .dual_start import crammer_singer_duals
 from .status import Status, note
 from .task import FitResult
@@ -33,7 +34,8 @@ def fit_crammer_singer(problem, class_of_row, weighted_C, params, seed,
              crammer_singer_duals(problem, bias, y, C, w0))
     n_iter, obj, nSV, _ = mcsvm_cs(
         problem.indptr, problem.indices, problem.data, int(problem.n_features), bias, y, C,
-        float(params.eps), int(max_outer_iter), int(seed), alpha, w)
+        float(params.eps), int(max_outer_iter), int(seed), alpha, w, stop_flag())
+    raise_if_stopped()
     log = [f"optimization finished, #iter = {n_iter}"]
     hit = n_iter >= max_outer_iter
     status = note(log, Status.MAX_ITER) if hit else Status.CONVERGED

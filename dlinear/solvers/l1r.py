@@ -32,7 +32,8 @@ from ..kernels import l1r_newglmnet as NG
 from ..kernels.l1r_cd import l1r_l2_svc, l1r_l2_svc_state, part_starts
 from ..kernels.rng import seed_state
 from ..kernels.spin import meeting_place
-from ..threads import PassPool, available_cores, nonzero_ranges
+from ..threads import (PassPool, available_cores, nonzero_ranges, raise_if_stopped,
+                       stop_flag)
 from .checkpoint import run_in_pieces
 from .newton import primal_solver_tol
 from .status import Status, note
@@ -145,14 +146,17 @@ def l1r_l2svc(columns, row_ptr, y, C, unreg_bias, eps, max_outer_iter, seed, w,
     index_parts, rng_parts, counts_parts, bounds_parts = l1r_l2_svc_state(n_parts, w_size,
                                                                           seed)
     pool = PassPool(n_parts, "l1r")
+    ctrl_c = stop_flag()
 
     def run(n_passes, setup=True):
         arrivals[:] = 0
-        return pool.run(l1r_l2_svc, [
+        result = pool.run(l1r_l2_svc, [
             (col_ptr, row_ind, vals, y, sqrtC, unreg_bias, eps, max_outer_iter, seed,
              own_w[t], t, starts, row_bounds, yx, b, xj_sq_parts, partials, arrivals,
              bool(warm), gnorm1_start, index_parts, rng_parts, counts_parts, bounds_parts,
-             n_passes, setup) for t in range(n_parts)])[0]
+             ctrl_c, n_passes, setup) for t in range(n_parts)])[0]
+        raise_if_stopped()      # a stopped pass's state is not saved
+        return result
     try:
         if checkpoint is None:
             return run(max_outer_iter)
@@ -221,6 +225,7 @@ def l1r_lr(columns, row_ptr, y, C, xjneg_sum, unreg_bias, l1_ratio, eps, max_new
     n_parts = len(row_bounds) - 1
     starts = part_starts(col_ptr, row_ind, row_bounds)
     partials, arrivals = meeting_place(n_parts)
+    ctrl_c = stop_flag()
     # each part's own copies of what every part writes alike (part 0's are the solver's)
     own = [(seed_state(seed), w, index, wpd, scalars)] + [
         (seed_state(seed), w.copy(), index.copy(), wpd.copy(), scalars.copy())
@@ -235,7 +240,7 @@ def l1r_lr(columns, row_ptr, y, C, xjneg_sum, unreg_bias, l1_ratio, eps, max_new
         return NG.newton_step(col_ptr, row_ind, vals, y, C, unreg_bias, l1_ratio, eps,
                               max_inner_iter, first, rng, w_t, index_t, Hdiag, Grad, wpd_t,
                               exp_wTx, exp_wTx_new, grad_rec, cd_rec, scalars_t, t, starts,
-                              row_bounds, partials, arrivals)
+                              row_bounds, partials, arrivals, ctrl_c)
     # what a Newton iteration leaves for the next (the parts' copies are alike then)
     state = dict(w=w, wpd=wpd, index=index, scalars=scalars, exp_wTx=exp_wTx,
                  grad_rec=grad_rec, cd_rec=cd_rec, rng=own[0][0], cd_passes=cd_passes)
@@ -253,6 +258,7 @@ def l1r_lr(columns, row_ptr, y, C, xjneg_sum, unreg_bias, l1_ratio, eps, max_new
             pool.run(gradient, ranges)
             arrivals[:] = 0
             it = pool.run(step, [(t, newton_iter == 0) for t in range(n_parts)])[0]
+            raise_if_stopped()      # a stopped iteration's state is not saved
             if it < 0:
                 break
             cd_passes[newton_iter] = it

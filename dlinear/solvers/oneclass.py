@@ -11,6 +11,7 @@ import numpy as np
 
 from ..kernels.oneclass import oneclass_svm
 from ..predict import decision_values
+from ..threads import raise_if_stopped, stop_flag
 from .dual_start import oneclass_duals
 from .status import Status, note
 from .task import FitResult
@@ -32,7 +33,9 @@ def fit_oneclass(task, params, max_outer_iter: int = ONECLASS_MAX_OUTER_ITER) ->
     w = np.zeros(task.w_size)
     n_iter, obj, nSV, rho, _ = oneclass_svm(
         X.indptr, X.indices, X.data, int(X.n_features), float(task.bias), U,
-        float(params.nu), float(params.eps), int(max_outer_iter), alpha, w, warm)
+        float(params.nu), float(params.eps), int(max_outer_iter), alpha, w, stop_flag(),
+        warm)
+    raise_if_stopped()
     log = [f"optimization finished, #iter = {n_iter}"]
     hit = n_iter >= max_outer_iter
     status = note(log, Status.MAX_ITER) if hit else Status.CONVERGED

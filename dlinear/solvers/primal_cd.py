@@ -2,6 +2,7 @@
 batch or --online)."""
 import math
 
+from ..threads import raise_if_stopped, stop_flag
 from .dual_cd import online_update_budget
 from .newton import primal_solver_tol
 from .status import Status, note
@@ -23,7 +24,8 @@ def fit_primal_cd_l2svc(task, params):
     it, updates, converged, evals, gnorm0, gnorm, obj = primal_cd_l2svc(
         colptr, rows, vals, X.n_features, float(task.bias), task.y, task.C,
         bool(params.regularize_bias), tol_rel, int(params.max_iter), online, budget,
-        int(task.seed), w)
+        int(task.seed), w, stop_flag())
+    raise_if_stopped()
     what = "windows of n updates" if online else "iter"
     log = [
         f"primal coordinate descent: #{what} = {it}, #updates = {updates}, "

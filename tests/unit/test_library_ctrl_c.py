@@ -11,7 +11,7 @@ import pytest
 
 import dlinear
 from dlinear.datasets.rcv1_like import make_rcv1_like
-from dlinear.solvers import parallel_dual_cd
+from dlinear.solvers import l1r, parallel_dual_cd
 from dlinear.threads import stop_flag
 
 ANSWER_WITHIN = 1.0       # seconds from the SIGINT to the KeyboardInterrupt (issue 39)
@@ -37,6 +37,16 @@ LONG_FITS = [
     ("s1-2-threads-atomic", dict(solver_type=1), {"n_threads": 2, "scheme": "atomic"}),
     ("s7-2-threads-local", dict(solver_type=7), {"n_threads": 2}),
     ("s12-2-threads-atomic", dict(solver_type=12), {"n_threads": 2, "scheme": "atomic"}),
+    ("s4", dict(solver_type=4, C=10.0, eps=0.01), {}),
+    ("s5", dict(solver_type=5), {}),
+    ("s5-checkpointed", dict(solver_type=5), {"checkpoint": True}),
+    ("s5-two-row-parts", dict(solver_type=5, C=10.0, eps=1e-4), {"row_parts": 2}),
+    ("s6", dict(solver_type=6), {}),
+    ("s6-l1-ratio", dict(solver_type=6, l1_ratio=0.5), {}),
+    ("s2-primal-cd", dict(solver_type=2, primal_cd=True, max_iter=100), {}),
+    # Newton (and -s 6 between its Newton iterations, here a fraction of a second each:
+    # see the test of its kernel below) returns to Python, where the Ctrl-C is raised
+    ("s0", dict(solver_type=0), {}),
 ]
 
 
@@ -75,6 +85,10 @@ def test_a_ctrl_c_stops_the_fit_within_a_second(data, options, train_options, tm
         monkeypatch.setattr(parallel_dual_cd, "DEFAULT_SCHEME", train_options.pop("scheme"))
     if train_options.pop("checkpoint", False):
         train_options["checkpoint"] = str(tmp_path / "checkpoint")
+    row_parts = train_options.pop("row_parts", 1)
+    if row_parts > 1:     # -s 5 on threads that meet per column, whatever the cores
+        monkeypatch.setattr(l1r, "row_split_threads", lambda *_: row_parts)
+        train_options["n_threads"] = row_parts
     small = make_rcv1_like(300, 100, seed=1)
     dlinear.train(small, dlinear.Params(**options), n_threads=1)     # compiled
     seconds = seconds_to_interrupt(lambda: dlinear.train(data, params, **train_options))
@@ -107,3 +121,42 @@ def test_off_the_main_thread_a_fit_is_not_stopped_early():
     worker.join()
     assert flag_seen == [0]
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler
+
+
+def test_the_one_class_kernel_stops_within_a_step():
+    """-s 21 ends within seconds on any data here, too soon for a timed SIGINT: with the
+    flag set before it starts, its kernel takes no outer iteration."""
+    from dlinear.kernels.oneclass import oneclass_svm
+    X = make_rcv1_like(2000, 200, seed=3)
+    U = np.ones(X.n_samples)
+
+    def run(flag):
+        w = np.zeros(X.n_features)
+        return oneclass_svm(X.indptr, X.indices, X.data, X.n_features, -1.0, U, 0.5, 1e-6,
+                            1000, np.zeros(X.n_samples), w, np.array([flag], np.uint8),
+                            False)[0]
+    assert run(0) > 0
+    assert run(1) == 0
+
+
+def test_the_l1_logistic_kernel_stops_within_a_newton_iteration(monkeypatch):
+    """-s 6 returns to Python between its Newton iterations, which here take well under a
+    second: with the flag set (and the driver's raise taken out), its kernel returns
+    before its first coordinate step, and the fit takes no Newton iteration. Off the main
+    thread, so that no fit's watcher clears the flag."""
+    X = make_rcv1_like(2000, 200, seed=3)
+    monkeypatch.setattr(l1r, "raise_if_stopped", lambda: None)
+
+    def newton_iterations(flag):
+        found = []
+        stop_flag()[0] = flag
+        try:
+            worker = threading.Thread(target=lambda: found.append(dlinear.train(
+                X, dlinear.Params(solver_type=6), n_threads=1).n_iter[0]))
+            worker.start()
+            worker.join()
+        finally:
+            stop_flag()[0] = 0
+        return found[0]
+    assert newton_iterations(0) > 0
+    assert newton_iterations(1) == 0
