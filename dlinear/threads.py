@@ -28,22 +28,28 @@ def available_cores(proc: str = "/proc") -> int:
     return max(1, min(cores, quota) if quota is not None else cores)
 
 
-# libraries that size a thread pool by the machine's cores, not by the affinity or a
-# container's quota, read these when imported: Numba's threading layer (the prange of the
-# parallel dual CD) and OpenBLAS (loaded by NumPy and SciPy; no kernel calls it, yet it
-# starts a thread per core)
-LIBRARY_THREAD_VARIABLES = ("NUMBA_NUM_THREADS", "OPENBLAS_NUM_THREADS")
+# Numba's threading layer (the prange of the parallel dual CD) sizes its pool by the
+# machine's cores, not by the affinity or a container's quota, when imported
+LIBRARY_THREAD_VARIABLES = ("NUMBA_NUM_THREADS",)
+
+# OpenBLAS (loaded by NumPy and SciPy) gets one thread: no kernel calls it, and a NumPy
+# BLAS call on more than 10,000 entries wakes a thread per core that spins on after it
+# returns, taking a core from the kernel pass that follows (docs/guide/threads.rst has
+# the figures)
+BLAS_THREAD_VARIABLE = "OPENBLAS_NUM_THREADS"
 
 
 def limit_library_threads(environ=os.environ) -> None:
-    """Sets the variables above to available_cores() where the user has not: run before
-    NumPy and Numba are imported (dlinear/__init__.py), and inherited by the processes
-    started from here."""
+    """Sets NUMBA_NUM_THREADS to available_cores() and OPENBLAS_NUM_THREADS to 1 where
+    the user has not: run before NumPy and Numba are imported (dlinear/__init__.py), and
+    inherited by the processes started from here."""
     missing = [name for name in LIBRARY_THREAD_VARIABLES if not environ.get(name)]
     if missing:
         cores = str(available_cores())
         for name in missing:
             environ[name] = cores
+    if not environ.get(BLAS_THREAD_VARIABLE):
+        environ[BLAS_THREAD_VARIABLE] = "1"
 
 
 def cgroup_cpu_limit(proc: str = "/proc"):

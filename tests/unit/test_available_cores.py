@@ -67,9 +67,26 @@ def test_available_cores_is_the_affinity_capped_by_the_quota(tmp_path, monkeypat
 
 def test_library_pools_follow_unless_the_user_says(monkeypatch):
     monkeypatch.setattr(threads, "available_cores", lambda: 3)
-    environ = {"OPENBLAS_NUM_THREADS": "8"}
+    environ = {}
     threads.limit_library_threads(environ)
-    assert environ == {"OPENBLAS_NUM_THREADS": "8", "NUMBA_NUM_THREADS": "3"}
+    assert environ == {"OPENBLAS_NUM_THREADS": "1", "NUMBA_NUM_THREADS": "3"}
+    environ = {"OPENBLAS_NUM_THREADS": "8", "NUMBA_NUM_THREADS": "2"}
+    threads.limit_library_threads(environ)
+    assert environ == {"OPENBLAS_NUM_THREADS": "8", "NUMBA_NUM_THREADS": "2"}
+
+
+@pytest.mark.parametrize("setting, expected", [(None, "1"), ("2", "2")])
+def test_a_command_runs_one_blas_thread_unless_the_user_says(setting, expected):
+    """Where the library reads it: a process that imports dlinear first, as its commands
+    do, sees OPENBLAS_NUM_THREADS at 1, or at the user's own value."""
+    env = {k: v for k, v in os.environ.items() if k != threads.BLAS_THREAD_VARIABLE}
+    if setting is not None:
+        env[threads.BLAS_THREAD_VARIABLE] = setting
+    script = "import dlinear, os; print(os.environ['OPENBLAS_NUM_THREADS'])"
+    out = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True,
+                         text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == [expected]
 
 
 def _cpu_v1_mount():
@@ -112,7 +129,7 @@ def test_under_a_one_core_quota_no_more_threads_than_pinned_to_one_core():
         with open(os.path.join(group, "cpu.cfs_quota_us"), "w") as f:
             f.write("100000")
         env = {k: v for k, v in os.environ.items()
-               if k not in threads.LIBRARY_THREAD_VARIABLES}
+               if k not in (*threads.LIBRARY_THREAD_VARIABLES, threads.BLAS_THREAD_VARIABLE)}
 
         def run(enter):
             out = subprocess.run([sys.executable, "-c", THREADS_AFTER_TRAINING], env=env,
