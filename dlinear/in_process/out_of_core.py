@@ -265,13 +265,24 @@ class RowCache:
         self.data = np.zeros(0, dtype=value_dtype)
         self.rows = np.zeros(0, dtype=np.int64)
 
-    def others(self, r0: int, r1: int):
-        """The cached rows outside [r0, r1): (indptr, indices, data, rows)."""
-        keep = (self.rows < r0) | (self.rows >= r1)
-        if keep.all():
+    def arrays(self):
+        """(indptr, indices, data, rows): every cached row; visit_block skips those of the
+        block it visits."""
+        return self.indptr, self.indices, self.data, self.rows
+
+    def _without(self, r0: int, r1: int):
+        """The cache less its rows in [r0, r1): one contiguous run, since a refresh
+        appends a block's rows together, so slices rather than a gather."""
+        inside = np.flatnonzero((self.rows >= r0) & (self.rows < r1))
+        if len(inside) == 0:
             return self.indptr, self.indices, self.data, self.rows
-        at = np.flatnonzero(keep)
-        return (*take_rows(self.indptr, self.indices, self.data, at), self.rows[at])
+        lo, hi = int(inside[0]), int(inside[-1]) + 1
+        z_lo, z_hi = int(self.indptr[lo]), int(self.indptr[hi])
+        indptr = np.concatenate([self.indptr[:lo + 1],
+                                 self.indptr[hi + 1:] - (z_hi - z_lo)])
+        return (indptr, np.concatenate([self.indices[:z_lo], self.indices[z_hi:]]),
+                np.concatenate([self.data[:z_lo], self.data[z_hi:]]),
+                np.concatenate([self.rows[:lo], self.rows[hi:]]))
 
     def refresh(self, block_arrays, r0: int, alphas, bounds):
         """After a visit to the block of rows r0..: its cached rows replaced by its rows
@@ -287,7 +298,7 @@ class RowCache:
         share = int(self.capacity * n / self.n_rows / max(bytes_per_row, 1.0))
         chosen = np.concatenate([np.flatnonzero(free), np.flatnonzero(support & ~free)])
         chosen = np.sort(chosen[:share])
-        kept_indptr, kept_indices, kept_data, kept_rows = self.others(r0, r0 + n)
+        kept_indptr, kept_indices, kept_data, kept_rows = self._without(r0, r0 + n)
         new_indptr, new_indices, new_data = take_rows(indptr, indices, data, chosen)
         self.indptr = np.concatenate([kept_indptr, kept_indptr[-1] + new_indptr[1:]])
         self.indices = np.concatenate([kept_indices, new_indices])
@@ -376,7 +387,7 @@ def _block_minimization(reader, cache, n_rows, n_features, Y, C, params,
         PG_new = [(-np.inf, np.inf)] * k
         for b, (indptr_b, indices_b, data_b) in reader.pass_over(order, then=order[-1]):
             r0, r1 = blocks[b].rows
-            cached = cache.others(r0, r1)
+            cached = cache.arrays()
             for c in range(k):
                 if done[c]:
                     continue
