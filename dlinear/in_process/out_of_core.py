@@ -21,12 +21,14 @@ from __future__ import annotations
 import os
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Callable, Optional
 
 import numpy as np
 
 from ..data.binary_format import _npy_layout, _read_range, read_header
+from ..data.columns import (expand_rows, fits_on_occurring_columns, union_columns,
+                            worth_compacting)
 from ..errors import DlinearError
 from ..kernels.block_minimization import dual_objective_part, visit_block
 from ..kernels.dual_cd_svc import ALPHA, end_of_sweep
@@ -127,6 +129,28 @@ def plan_blocks(header, bytes_per_nonzero: int, budget: int, resident: int) -> l
     return blocks
 
 
+# indices renumbered this many at a time: searchsorted's int64 result stays small
+RENUMBER_CHUNK = 1 << 20
+
+
+def _renumber(indices, used):
+    """indices (columns of `used`, sorted) replaced in place by their positions in used."""
+    for start in range(0, len(indices), RENUMBER_CHUNK):
+        chunk = indices[start:start + RENUMBER_CHUNK]
+        chunk[:] = np.searchsorted(used, chunk)
+
+
+def occurring_columns(h, params) -> Optional[np.ndarray]:
+    """The sorted columns the dataset's rows use, when the fit runs on those alone (as
+    in memory, data.columns: the same w on them, zeros elsewhere), else None. Its
+    n-vectors then take the occurring columns' bytes: 1.83M of 2^24 on click-shaped data."""
+    if not (fits_on_occurring_columns(params) and h.parts
+            and worth_compacting(h.occurring_columns, h.n_features)):
+        return None
+    every = np.array(_read_range(h, "columns", 0, None))
+    return union_columns([every[p.columns[0]:p.columns[1]] for p in h.parts], h.n_features)
+
+
 def _size(n: int) -> str:
     return f"{n / 2**20:.0f} MiB" if n < 2**30 else f"{n / 2**30:.2f} GiB"
 
@@ -135,8 +159,9 @@ class BlockReader:
     """A block's CSR arrays read from the dataset's files by byte range, the page cache
     told to drop them; `get(b)` returns block b, `ahead(b)` starts reading it."""
 
-    def __init__(self, header, indptr, blocks):
+    def __init__(self, header, indptr, blocks, used=None):
         self.indptr, self.blocks = indptr, blocks
+        self.used = used            # the occurring columns the fit runs on, or None
         self.arrays = {}
         for name in ("indices", "data"):
             path = header.file(name)
@@ -173,6 +198,8 @@ class BlockReader:
                     os.posix_fadvise(fd, start, values.nbytes, os.POSIX_FADV_DONTNEED)
             finally:
                 os.close(fd)
+            if name == "indices" and self.used is not None:
+                _renumber(values, self.used)
             out.append(values)
         with self.lock:
             self.reads += 1
@@ -325,27 +352,33 @@ def train_out_of_core(path: str, params: Params, memory: int,
     weights = np.array(_read_range(h, "weights", 0, None)) if h.weights else None
     plan = plan_classes(params, lambda: first_appearance(y), emit)
     Y, C = targets(y, weights, plan.label, plan.weighted_C, params)
-    w_size = h.n_features + (1 if params.bias >= 0 else 0)
+    used = occurring_columns(h, params)
+    n_features = h.n_features if used is None else len(used)
+    w_size = n_features + (1 if params.bias >= 0 else 0)
     newton = params.spec.newton
     resident = resident_bytes(h.rows, w_size, plan.n_problems, newton)
-    reader = BlockReader(h, np.array(_read_range(h, "indptr", 0, None)), [])
+    reader = BlockReader(h, np.array(_read_range(h, "indptr", 0, None)), [], used)
     reader.blocks = plan_blocks(h, reader.bytes_per_nonzero, memory, resident)
     try:
         if newton:
             emit(f"streamed Newton: {len(reader.blocks)} blocks of at most "
                  f"{_size(block_room(memory, resident))} for a budget of {_size(memory)}")
-            results = _newton(reader, h.n_features, Y, C, params)
+            results = _newton(reader, n_features, Y, C, params)
         else:
             cache = RowCache(cache_room(memory, resident), h.rows,
                              reader.arrays["indices"][1], reader.arrays["data"][1])
             emit(f"selective block minimization: {len(reader.blocks)} blocks of at most "
                  f"{_size(block_room(memory, resident))}, a cache of "
                  f"{_size(cache_room(memory, resident))} for a budget of {_size(memory)}")
-            results = _block_minimization(reader, cache, h.rows, h.n_features, Y, C, params,
+            results = _block_minimization(reader, cache, h.rows, n_features, Y, C, params,
                                           sweeps_per_visit)
     finally:
         reader.close()
-    return assemble_model(params, h.n_features, plan.label, results, emit)
+    model = assemble_model(params, n_features, plan.label, results, emit)
+    if used is None:
+        return model
+    return replace(model, nr_feature=h.n_features,
+                   w=expand_rows(model.w, used, h.n_features, params.bias))
 
 
 def _newton(reader, n_features, Y, C, params) -> list:
