@@ -31,6 +31,7 @@ from ..data.columns import (expand_rows, fits_on_occurring_columns, union_column
                             worth_compacting)
 from ..errors import DlinearError
 from ..kernels.block_minimization import dual_objective_part, visit_block
+from ..kernels.columns import mark_columns, renumber_into, used_columns
 from ..kernels.dual_cd_svc import ALPHA, end_of_sweep
 from ..kernels.rng import seed_state
 from ..model import Model
@@ -129,17 +130,6 @@ def plan_blocks(header, bytes_per_nonzero: int, budget: int, resident: int) -> l
     return blocks
 
 
-# indices renumbered this many at a time: searchsorted's int64 result stays small
-RENUMBER_CHUNK = 1 << 20
-
-
-def _renumber(indices, used):
-    """indices (columns of `used`, sorted) replaced in place by their positions in used."""
-    for start in range(0, len(indices), RENUMBER_CHUNK):
-        chunk = indices[start:start + RENUMBER_CHUNK]
-        chunk[:] = np.searchsorted(used, chunk)
-
-
 def occurring_columns(h, params) -> Optional[np.ndarray]:
     """The sorted columns the dataset's rows use, when the fit runs on those alone (as
     in memory, data.columns: the same w on them, zeros elsewhere), else None. Its
@@ -161,7 +151,13 @@ class BlockReader:
 
     def __init__(self, header, indptr, blocks, used=None):
         self.indptr, self.blocks = indptr, blocks
-        self.used = used            # the occurring columns the fit runs on, or None
+        # the occurring columns the fit runs on as a bitmap and its ranks (n_features / 8
+        # and / 16 bytes): renumbering by them is a popcount a nonzero, where a
+        # binary search in the columns took more time than the pass's Newton work
+        self.columns = None
+        if used is not None:
+            words = mark_columns(used, int(header.n_features))
+            self.columns = (words, used_columns(words)[1])
         self.arrays = {}
         for name in ("indices", "data"):
             path = header.file(name)
@@ -198,8 +194,8 @@ class BlockReader:
                     os.posix_fadvise(fd, start, values.nbytes, os.POSIX_FADV_DONTNEED)
             finally:
                 os.close(fd)
-            if name == "indices" and self.used is not None:
-                _renumber(values, self.used)
+            if name == "indices" and self.columns is not None:
+                renumber_into(values, *self.columns, values)
             out.append(values)
         with self.lock:
             self.reads += 1
@@ -357,6 +353,8 @@ def train_out_of_core(path: str, params: Params, memory: int,
     w_size = n_features + (1 if params.bias >= 0 else 0)
     newton = params.spec.newton
     resident = resident_bytes(h.rows, w_size, plan.n_problems, newton)
+    if used is not None:        # the occurring columns, their bitmap and ranks
+        resident += used.nbytes + h.n_features // 8 + h.n_features // 16
     reader = BlockReader(h, np.array(_read_range(h, "indptr", 0, None)), [], used)
     reader.blocks = plan_blocks(h, reader.bytes_per_nonzero, memory, resident)
     try:
