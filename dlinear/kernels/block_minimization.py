@@ -32,7 +32,8 @@ def visit_block(indptr, indices, data, n_features, bias, y, C, l2_loss, alpha, i
                 rng, n_sweeps, PGmax_old, PGmin_old, w):
     """One visit to the block of rows r0.. (their CSR arrays, targets y, C and warm-start
     alpha; inst: every row's records; index: the block's active list, kept between
-    visits) with the cached rows (a CSR of copies and their row numbers). On the first
+    visits) with the cached rows (a CSR of copies and their row numbers; those of this
+    block are skipped, so the whole cache is passed without a copy). On the first
     visit the block's records are built and w += sum alpha_i y_i x_i. Returns (active,
     PGmax, PGmin): the block's active count after the visit and the projected-gradient
     bounds of its rows in the first sweep (LIBLINEAR's stopping test reads them over all
@@ -55,9 +56,12 @@ def visit_block(indptr, indices, data, n_features, bias, y, C, l2_loss, alpha, i
         # block row i as i >= 0, cached row j as -1 - j
         for s in range(active):
             order[s] = index[s]
+        # the cache's copies of this block's own rows are skipped: the block has them
+        m = active
         for j in range(n_cache):
-            order[active + j] = -1 - j
-        m = active + n_cache
+            if cache_rows[j] < r0 or cache_rows[j] >= r0 + n:
+                order[m] = -1 - j
+                m += 1
         shuffle_prefix(rng, order, m)
         PGmax_new = -INF
         PGmin_new = INF

@@ -131,3 +131,34 @@ def test_dlinear_train_goes_out_of_core_when_the_budget_is_exceeded(tmp_path, ca
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "training in memory needs about" in err
     assert not other.exists()
+
+
+@pytest.mark.parametrize("solver", [0, 1])
+def test_wide_data_fits_on_its_occurring_columns(tmp_path, solver):
+    """On hashed-wide data (most columns never occur) the fit's n-vectors take the
+    occurring columns only, as in memory: the model has every column, zero where none
+    occurs, and is the in-memory one."""
+    import scipy.sparse as sp
+    rng = np.random.default_rng(11)
+    n_rows, n_features = 3000, 1 << 18
+    columns = rng.choice(n_features, 4000, replace=False)
+    X = sp.random(n_rows, 4000, density=0.01, random_state=11, format="csr")
+    X.data[:] = 1.0
+    X = sp.csr_matrix((X.data, columns[X.indices], X.indptr), shape=(n_rows, n_features))
+    X.sort_indices()
+    y = np.where(X @ rng.standard_normal(n_features) > 0, 1.0, -1.0)
+    write_libsvm(str(tmp_path / "wide.svm"), X, y)
+    path = str(tmp_path / "wide.bin")
+    header = convert_libsvm(str(tmp_path / "wide.svm"), path, part_text_bytes=1 << 14)
+    assert header.occurring_columns < n_features // 2
+    params = Params(solver_type=solver, C=1.0, eps=1e-4)
+    budget = (resident_bytes(header.rows, header.occurring_columns + 1, 1, solver == 0)
+              + (1 << 20) + int(header.nnz * 12 / 4 / 0.3))
+    assert budget < resident_bytes(header.rows, n_features + 1, 1, solver == 0)
+    model = train_out_of_core(path, params, budget)
+    problem = read_binary(path)
+    reference = train(problem, params)
+    assert model.nr_feature == reference.nr_feature == header.n_features
+    assert not model.w[np.setdiff1d(np.arange(header.n_features), columns)].any()
+    f, f_ref = (primal_objective(problem, params, m) for m in (model, reference))
+    assert abs(f - f_ref) <= 1e-4 * f_ref, (f, f_ref)
