@@ -44,6 +44,7 @@ from ..solvers.newton import fit_steps, newton_tol
 from ..solvers.primal_objectives import LOSS_CODE, LossTerm, RegularizedObjective
 from ..solvers.requests import serve
 from ..solvers.status import Status, note
+from ..threads import raise_if_stopped, stop_flag
 
 # dual CD sweeps over a block each time it is in memory. The reader thread hides the
 # read behind the sweep, so more sweeps only add CD work: measured on 300k rcv1-shaped
@@ -427,7 +428,8 @@ def _block_minimization(reader, cache, n_rows, n_features, Y, C, params,
                     indptr_b, indices_b, data_b, n_features, bias, Y[r0:r1, c],
                     C[r0:r1, c], l2_loss, alpha[c][r0:r1], inst[c], r0, first_pass,
                     index[c][r0:r1], active[c, b], *cached, rng[c], sweeps_per_visit,
-                    PG_old[c][0], PG_old[c][1], w[c])
+                    PG_old[c][0], PG_old[c][1], w[c], stop_flag())
+                raise_if_stopped()
                 active[c, b] = visited[0]
                 PG_new[c] = (max(PG_new[c][0], visited[1]), min(PG_new[c][1], visited[2]))
             del cached

@@ -29,7 +29,7 @@ from .sparse_ops import row_axpy, row_dot
 @njit(cache=True, nogil=True)
 def visit_block(indptr, indices, data, n_features, bias, y, C, l2_loss, alpha, inst, r0,
                 first, index, active, cache_indptr, cache_indices, cache_data, cache_rows,
-                rng, n_sweeps, PGmax_old, PGmin_old, w):
+                rng, n_sweeps, PGmax_old, PGmin_old, w, ctrl_c):
     """One visit to the block of rows r0.. (their CSR arrays, targets y, C and warm-start
     alpha; inst: every row's records; index: the block's active list, kept between
     visits) with the cached rows (a CSR of copies and their row numbers; those of this
@@ -37,7 +37,8 @@ def visit_block(indptr, indices, data, n_features, bias, y, C, l2_loss, alpha, i
     visit the block's records are built and w += sum alpha_i y_i x_i. Returns (active,
     PGmax, PGmin): the block's active count after the visit and the projected-gradient
     bounds of its rows in the first sweep (LIBLINEAR's stopping test reads them over all
-    blocks)."""
+    blocks); early, within a row's step, once ctrl_c[0] is set (a Ctrl-C:
+    dlinear.threads.stop_flag), with the block's state not to be used again."""
     n = len(indptr) - 1
     if first:
         init_records(indptr, indices, data, n_features, bias, y, C, l2_loss, alpha,
@@ -66,6 +67,8 @@ def visit_block(indptr, indices, data, n_features, bias, y, C, l2_loss, alpha, i
         PGmax_new = -INF
         PGmin_new = INF
         for s in range(m):
+            if ctrl_c[0]:
+                return active, PGmax_new, PGmin_new
             code = order[s]
             kept[s] = True
             if code >= 0:

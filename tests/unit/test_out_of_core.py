@@ -162,3 +162,23 @@ def test_wide_data_fits_on_its_occurring_columns(tmp_path, solver):
     assert not model.w[np.setdiff1d(np.arange(header.n_features), columns)].any()
     f, f_ref = (primal_objective(problem, params, m) for m in (model, reference))
     assert abs(f - f_ref) <= 1e-4 * f_ref, (f, f_ref)
+
+
+def test_a_ctrl_c_stops_a_block_visit_within_a_step(tmp_path, monkeypatch):
+    """Block minimization's kernel reads the Ctrl-C flag (dlinear.threads.stop_flag) a row
+    at a time: with the flag set, the fit raises KeyboardInterrupt; with the raise taken
+    out, no dual step is taken at all (w stays 0)."""
+    from dlinear.in_process import out_of_core
+    from dlinear.threads import stop_flag
+    path, header = dataset(tmp_path)
+    params = Params(solver_type=1, max_iter=2)
+    stop_flag()[0] = 1
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            train_out_of_core(path, params, small_budget(header))
+        monkeypatch.setattr(out_of_core, "raise_if_stopped", lambda: None)
+        stopped = train_out_of_core(path, params, small_budget(header))
+    finally:
+        stop_flag()[0] = 0
+    assert not np.any(stopped.w)
+    assert np.any(train_out_of_core(path, params, small_budget(header)).w)
