@@ -21,10 +21,9 @@ the same minimizer (spark_reg_param).
 
 Then the rounds for K workers on paper: OWL-QN's rounds map-reduce the exact loss and
 gradient, so their number does not depend on K (the partitioned fit's count holds for
-every K), and so do the bytes between the client and the workers' tree (w and the
-gradient on the occurring columns); the bytes on the workers' own links grow with K, 2 x 8
-bytes for each column occurring in each worker's rows, counted here for K contiguous row
-blocks.
+every K); the bytes of a full round grow with K, 2 x 8 bytes for each column occurring in
+each worker's rows, counted here on paper for K contiguous row blocks (next to the
+partitioned fit's measured bytes a round at --workers).
 """
 from __future__ import annotations
 
@@ -183,10 +182,9 @@ def main(argv=None):
                 - stats["support_bytes"]) / full_rounds
     print(f"OWL-QN rounds: {stats['rounds']} for every K (an exact map-reduced gradient), "
           f"{stats['support_rounds']} of them on the support only; measured "
-          f"{measured / 1e3:.0f} kB a full round between the client and the tree's root "
-          f"at K={args.workers} (w and the gradient on the occurring columns: the same "
-          f"for every K); the workers' own links, w on each one's columns out and its "
-          f"gradient back, summed over K:")
+          f"{measured / 1e3:.0f} kB a full round measured (fit_stats) at K={args.workers}; "
+          f"on paper, w on each worker's occurring columns out and its gradient back, "
+          f"summed over K contiguous row blocks:")
     K = 2
     while K <= args.max_k:
         full = _bytes_per_round(problem, K)
