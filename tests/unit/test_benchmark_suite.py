@@ -67,3 +67,26 @@ def test_only_benchmarks_carry_asv_prefixes(on_root):
         for name, value in vars(module).items():
             if inspect.isfunction(value) and value.__module__ == module.__name__:
                 assert not name.startswith(prefixes), f"{path.name}: {name}"
+
+
+def test_spark_peer_reg_param_scales_sparks_objective_to_dlinears(on_root):
+    """Spark's (1/n) sum loss + regParam ||w||_1 at regParam = spark_reg_param(C, n) is
+    dlinear's -s 6 objective divided by C n at every w (so the same minimizer), with Spark's
+    coefficients signed for dlinear's first label."""
+    from dlinear import Params, train
+    from dlinear.datasets.rcv1_like import make_rcv1_like
+    from dlinear.solvers.primal_objective_values import primal_objective
+    from scripts.benchmarks.spark_peer import _with_weights, spark_reg_param
+
+    problem = make_rcv1_like(300, n_features=200, seed=3)
+    params = Params(solver_type=6, C=0.7, bias=-1)
+    model = train(problem, params, n_threads=1)
+    X, n = problem.to_scipy(), problem.n_samples
+    reg = spark_reg_param(params.C, n)
+    for seed in range(3):
+        coefficients = np.random.default_rng(seed).normal(size=problem.n_features)
+        spark_y = np.where(problem.y > 0, 1.0, -1.0)       # Spark's label 1 is the positive
+        spark = np.log1p(np.exp(-spark_y * (X @ coefficients))).mean() \
+            + reg * np.abs(coefficients).sum()
+        dlinear = primal_objective(problem, params, _with_weights(model, coefficients))
+        assert dlinear == pytest.approx(params.C * n * spark, rel=1e-12)
