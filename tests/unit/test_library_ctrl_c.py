@@ -50,6 +50,16 @@ LONG_FITS = [
 ]
 
 
+@pytest.fixture(autouse=True)
+def pythons_own_ctrl_c_handler():
+    """The tests' premise: Python's own SIGINT handler, as in a notebook or a script
+    (an import in another test may have left its own: dask_jobqueue's runner module
+    installs one that exits), put back as it was after each test."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
 @pytest.fixture(scope="module")
 def data():
     return make_rcv1_like(30000, 3000, seed=5)
