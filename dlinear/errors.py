@@ -38,23 +38,35 @@ def interrupt_in(error: BaseException):
 
 def surfacing_interrupts(function):
     """`function` (a fit, a search) stopped within a kernel's step by a Ctrl-C
-    (threads.kernels_stop_on_ctrl_c), and with a SystemError that a Ctrl-C caused
-    (interrupt_in) raised as that KeyboardInterrupt: a caller's Ctrl-C is a prompt
-    KeyboardInterrupt, wherever it landed."""
+    (threads.kernels_stop_on_ctrl_c), and ended in a KeyboardInterrupt whenever a Ctrl-C
+    arrived during it: an error its interruption caused (a SystemError of Numba's wrapper,
+    see interrupt_in; an error of a kernel's compilation that the Ctrl-C broke off) is
+    raised as that KeyboardInterrupt, and so is a normal return after a Ctrl-C whose
+    KeyboardInterrupt Python dropped (raised in a ctypes callback of the compiler, where
+    it is reported and ignored). A caller's Ctrl-C is a prompt KeyboardInterrupt, wherever
+    it landed."""
     import functools
 
     from .threads import kernels_stop_on_ctrl_c
 
     @functools.wraps(function)
     def run(*args, **kwargs):
+        watch = kernels_stop_on_ctrl_c()
         try:
-            with kernels_stop_on_ctrl_c():
-                return function(*args, **kwargs)
-        except SystemError as e:
+            with watch:
+                result = function(*args, **kwargs)
+        except KeyboardInterrupt:
+            raise
+        except Exception as e:
             interrupt = interrupt_in(e)
-            if interrupt is None:
-                raise
-            raise interrupt from None
+            if interrupt is not None:
+                raise interrupt from None
+            if watch.ctrl_c_arrived:
+                raise KeyboardInterrupt from None
+            raise
+        if watch.ctrl_c_arrived:
+            raise KeyboardInterrupt
+        return result
     return run
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import os
 import threading
+import time
 import weakref
 from concurrent.futures import ThreadPoolExecutor
 
@@ -161,6 +162,7 @@ def stop_point() -> None:
 # The kernel returns, and Python's handler raises KeyboardInterrupt at the next bytecode.
 _stop = []
 _watching = threading.Lock()
+_ctrl_c_seen_at = [None]
 
 
 def stop_flag():
@@ -171,6 +173,12 @@ def stop_flag():
         import numpy as np
         _stop.append(np.zeros(1, dtype=np.uint8))
     return _stop[0]
+
+
+def ctrl_c_seen_at():
+    """time.monotonic() when the last watched Ctrl-C set stop_flag() (None before one):
+    how long the flag took, for a report of a slow stop."""
+    return _ctrl_c_seen_at[0]
 
 
 def raise_if_stopped() -> None:
@@ -187,7 +195,10 @@ class kernels_stop_on_ctrl_c:
     within a step and the fit ends in a KeyboardInterrupt. Elsewhere (another thread, a
     handler of the caller's own, nested in another fit) it does nothing. The signals'
     wakeup file descriptor of the caller (asyncio's) is passed every byte while this
-    one is installed, and restored after."""
+    one is installed, and restored after. `ctrl_c_arrived` says, after it, whether a
+    Ctrl-C came while it watched."""
+
+    ctrl_c_arrived = False
 
     def __enter__(self):
         import signal
@@ -225,6 +236,7 @@ class kernels_stop_on_ctrl_c:
                 return
             if signal.SIGINT in received:
                 stop_flag()[0] = 1
+                _ctrl_c_seen_at[0] = time.monotonic()
             if previous >= 0:
                 try:
                     os.write(previous, received)
@@ -239,6 +251,7 @@ class kernels_stop_on_ctrl_c:
             os.close(write_end)
             self._watcher.join()
             os.close(read_end)
+            self.ctrl_c_arrived = bool(stop_flag()[0])
             stop_flag()[0] = 0
             _watching.release()
         return False
