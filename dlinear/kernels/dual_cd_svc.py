@@ -20,7 +20,7 @@ INF = np.inf
 
 
 # Per-instance state packed in one 32-byte record: an instance visited in random order
-# then costs one cache miss instead of one per array (BENCHMARKS.md, "Dual CD -s 1 and -s 3
+# then costs one cache miss instead of one per array (BENCHMARKS.md, "Every solver
 # against LIBLINEAR").
 ALPHA, QD, BOUND, Y = 0, 1, 2, 3   # BOUND: D_ii for L2-loss (U_i = inf), U_i for L1-loss
 
