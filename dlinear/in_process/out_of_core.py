@@ -36,8 +36,8 @@ from ..kernels.dual_cd_svc import ALPHA, end_of_sweep
 from ..kernels.rng import seed_state
 from ..model import Model
 from ..params import Params, check_parameter
-from ..planning.class_plan import (assemble_model, first_appearance, plan_classes,
-                                   problem_seed, targets)
+from ..planning.class_plan import (assemble_model, first_appearance, lean_targets,
+                                   plan_classes, problem_seed, target_column, targets)
 from ..solvers.checkpoint import refuse
 from ..solvers.dual_cd import dual_svc_result
 from ..solvers.newton import fit_steps, newton_tol
@@ -52,16 +52,21 @@ from ..threads import raise_if_stopped, stop_flag
 # 114 s), the cache of support vectors already carrying most of what repeated sweeps gave
 SWEEPS_PER_VISIT = 1
 # what the budget leaves beside the fit's state: a block each for the one in use and the
-# one being read, and the cache of informative rows (old and new while it is rebuilt)
+# one being read, and (dual CD) the cache of informative rows (old and new while it is
+# rebuilt); Newton keeps no cache, so its two blocks share all of it
 BLOCK_SHARE = 0.3
 CACHE_SHARE = 0.4
+NEWTON_BLOCK_SHARE = 0.5
 # bytes a row keeps in memory for the whole fit, per binary problem: the dual record (4
 # float64), the active list (int64), target and C (float64 each)
 ROW_STATE_BYTES = 32 + 8 + 8 + 8
 # and once: the row pointer, the label and the weight
 ROW_SHARED_BYTES = 8 + 8 + 8
-# a Newton fit's rows: X w, X s, the rows with curvature and their weights (LossTerm)
-NEWTON_ROW_BYTES = 4 * 8
+# a Newton fit's rows (LossTerm, one problem at a time): X w, X s sharing its array with
+# the curvature weights, the rows with curvature (int32), the +1/-1 labels (int8) and C
+# where instances are weighted (the float64 targets made first, before X w and X s, fit
+# in the same bytes)
+NEWTON_ROW_BYTES = 8 + 8 + 4 + 1 + 8
 # and its n-vectors: w, the gradient, the preconditioner, CG's vectors, the step
 NEWTON_VECTORS = 10
 
@@ -85,17 +90,16 @@ class Block:
 
 def resident_bytes(n_rows: int, w_size: int, n_problems: int, newton: bool = False) -> int:
     """What stays in memory for the whole fit, whatever the blocks."""
-    if newton:      # one problem at a time; its targets and C for all problems
-        return (n_rows * (ROW_SHARED_BYTES + NEWTON_ROW_BYTES + 16 * n_problems)
-                + NEWTON_VECTORS * w_size * 8)
+    if newton:      # one problem at a time, its targets made when it starts
+        return n_rows * (ROW_SHARED_BYTES + NEWTON_ROW_BYTES) + NEWTON_VECTORS * w_size * 8
     return (n_rows * (ROW_SHARED_BYTES + n_problems * ROW_STATE_BYTES)
             + 2 * n_problems * w_size * 8)
 
 
-def block_room(budget: int, resident: int) -> int:
-    """The bytes of one block: BLOCK_SHARE of what the budget leaves beside `resident`
-    (the block in use and the one being read take two shares)."""
-    return int(BLOCK_SHARE * (budget - resident))
+def block_room(budget: int, resident: int, newton: bool = False) -> int:
+    """The bytes of one block: BLOCK_SHARE (NEWTON_BLOCK_SHARE) of what the budget leaves
+    beside `resident` (the block in use and the one being read take two shares)."""
+    return int((NEWTON_BLOCK_SHARE if newton else BLOCK_SHARE) * (budget - resident))
 
 
 def cache_room(budget: int, resident: int) -> int:
@@ -104,17 +108,19 @@ def cache_room(budget: int, resident: int) -> int:
     return int(CACHE_SHARE / 2 * (budget - resident))
 
 
-def plan_blocks(header, bytes_per_nonzero: int, budget: int, resident: int) -> list:
+def plan_blocks(header, bytes_per_nonzero: int, budget: int, resident: int,
+                newton: bool = False) -> list:
     """Runs of consecutive parts, each at most block_room bytes. A part larger than that
     is one clear error naming the budget that would hold it."""
-    room = block_room(budget, resident)
+    room = block_room(budget, resident, newton)
+    share = NEWTON_BLOCK_SHARE if newton else BLOCK_SHARE
     blocks, start, size = [], None, 0
     for part in header.parts:
         r0, r1 = part.rows
         z0, z1 = part.nnz
         part_bytes = (z1 - z0) * bytes_per_nonzero + (r1 - r0 + 1) * 8
         if part_bytes > room:
-            need = resident + int(part_bytes / BLOCK_SHARE) + 1
+            need = resident + int(part_bytes / share) + 1
             raise DlinearError(
                 f"{header.path}: a memory budget of {_size(budget)} leaves no room for a "
                 f"block of its rows beside the fit's state ({_size(resident)}): it needs "
@@ -348,7 +354,6 @@ def train_out_of_core(path: str, params: Params, memory: int,
     y = np.array(_read_range(h, "y", 0, None))
     weights = np.array(_read_range(h, "weights", 0, None)) if h.weights else None
     plan = plan_classes(params, lambda: first_appearance(y), emit)
-    Y, C = targets(y, weights, plan.label, plan.weighted_C, params)
     used = occurring_columns(h, params)
     n_features = h.n_features if used is None else len(used)
     w_size = n_features + (1 if params.bias >= 0 else 0)
@@ -357,13 +362,15 @@ def train_out_of_core(path: str, params: Params, memory: int,
     if used is not None:        # the occurring columns, their bitmap and ranks
         resident += used.nbytes + h.n_features // 8 + h.n_features // 16
     reader = BlockReader(h, np.array(_read_range(h, "indptr", 0, None)), [], used)
-    reader.blocks = plan_blocks(h, reader.bytes_per_nonzero, memory, resident)
+    reader.blocks = plan_blocks(h, reader.bytes_per_nonzero, memory, resident, newton)
     try:
         if newton:
             emit(f"streamed Newton: {len(reader.blocks)} blocks of at most "
-                 f"{_size(block_room(memory, resident))} for a budget of {_size(memory)}")
-            results = _newton(reader, n_features, Y, C, params)
+                 f"{_size(block_room(memory, resident, newton))} for a budget of "
+                 f"{_size(memory)}")
+            results = _newton(reader, n_features, y, weights, plan, params)
         else:
+            Y, C = targets(y, weights, plan.label, plan.weighted_C, params)
             cache = RowCache(cache_room(memory, resident), h.rows,
                              reader.arrays["indices"][1], reader.arrays["data"][1])
             emit(f"selective block minimization: {len(reader.blocks)} blocks of at most "
@@ -380,18 +387,23 @@ def train_out_of_core(path: str, params: Params, memory: int,
                    w=expand_rows(model.w, used, h.n_features, params.bias))
 
 
-def _newton(reader, n_features, Y, C, params) -> list:
-    """One Newton fit per binary problem, each pass over the data streamed."""
+def _newton(reader, n_features, y, weights, plan, params) -> list:
+    """One Newton fit per binary problem, each pass over the data streamed; a problem's
+    targets are made when it starts, in the Newton kernels' lean form."""
     results = []
-    for c in range(Y.shape[1]):
-        term = StreamedLossTerm(reader, Y[:, c], C[:, c], float(params.bias),
+    for c in range(plan.n_problems):
+        target, C = target_column(y, weights, plan.label, c, plan.weighted_C, params)
+        tol = newton_tol(params, target)
+        target, C = lean_targets(target, C, classification=plan.label is not None)
+        term = StreamedLossTerm(reader, target, C, float(params.bias),
                                 LOSS_CODE[params.spec.loss], params.p, n_features)
+        del target, C
         objective = RegularizedObjective(term, term.n_variables, params.regularize_bias)
-        result = serve(fit_steps(params, None, term.n_variables,
-                                 newton_tol(params, Y[:, c])), objective)
+        result = serve(fit_steps(params, None, term.n_variables, tol), objective)
         result.log.append(f"streamed Newton: {len(reader.blocks)} blocks, "
                           f"{term.n_passes} passes over the data")
         results.append(result)
+        del term, objective
     return results
 
 
