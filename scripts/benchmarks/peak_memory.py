@@ -46,12 +46,12 @@ def status():
 def after(name, fn):
     def step(*args, **kwargs):
         value = fn(*args, **kwargs)
-        sys.stderr.write("phase %s rss=%d MB peak=%d MB\n" % ((name,) + status()))
+        sys.stderr.write("phase %s rss=%d MiB peak=%d MiB\n" % ((name,) + status()))
         return value
     return step
 
 
-sys.stderr.write("phase start rss=%d MB peak=%d MB\n" % status())
+sys.stderr.write("phase start rss=%d MiB peak=%d MiB\n" % status())
 # train_main imports these two when it runs: patched in their own modules
 reader.read_dataset = after("read", reader.read_dataset)
 fit.compact_problem = after("compaction", fit.compact_problem)
