@@ -438,6 +438,31 @@ def convert_libsvm(source, target, weights: np.ndarray | None = None,
     return read_header(target)
 
 
+def write_binary_dataset(target, parts, dtype=np.float64) -> Header:
+    """Writes the Problems `parts` (an iterable of consecutive runs of rows, as a
+    generator makes them) as the binary dataset directory `target`, holding one part at a
+    time: values stored as `dtype` and column indices as the reader holds them for it
+    (index_dtype). The directory appears whole or not at all, as convert_libsvm's."""
+    dtype = data_dtype(dtype)
+    target = os.path.abspath(os.fspath(target))
+    if os.path.exists(target) and not is_binary_dataset(target):
+        raise DlinearError(f"can't write output directory {target}: it exists and is not a "
+                           "dlinear binary dataset")
+
+    def stored():
+        for part in parts:
+            part = Problem(indptr=part.indptr,
+                           indices=part.indices.astype(index_dtype(part.n_features, dtype),
+                                                       copy=False),
+                           data=part.data.astype(dtype, copy=False), y=part.y,
+                           n_features=part.n_features)
+            yield part, _occurring(part)
+
+    with atomic_directory(target) as work:
+        _write_parts(target, work, stored(), None, dtype)
+    return read_header(target)
+
+
 def open_input_size(name, storage_options):
     with open_input(name, storage_options) as (_, size):
         return size

@@ -39,6 +39,7 @@ FIELD_CARDINALITIES = (1460, 583, 10131227, 2202608, 305, 24, 12517, 633, 3, 931
                        8351593, 3194, 27, 14992, 5461306, 10, 5652, 2173, 4, 7046547, 18,
                        15, 286181, 105, 142572)
 N_FIELDS = len(FIELD_CARDINALITIES)
+CLICK_NONZEROS_PER_ROW = N_COUNT_FEATURES + N_FIELDS      # at most; fewer where two collide
 DEFAULT_HASH_BITS = 24
 
 # A count is 2**k - 1 + a uniform integer below 2**k, k uniform in [0, COUNT_OCTAVES): a
@@ -150,13 +151,17 @@ def _check(n_samples, hash_bits, seed):
         raise DlinearError(f"seed must be >= 0, got {seed}")
 
 
-def _draw(n_samples: int, hash_bits: int, seed: int, purpose: int) -> Problem:
+def _draw(n_samples: int, hash_bits: int, seed: int, purpose: int, blocks=None) -> Problem:
+    """Rows of the first n_samples, those of `blocks` (a range of block numbers; default
+    all)."""
     _check(n_samples, hash_bits, seed)
     n_columns = 1 << int(hash_bits)
     threshold = _click_threshold(int(seed), int(hash_bits))
+    if blocks is None:
+        blocks = range(-(-int(n_samples) // ROWS_PER_BLOCK))
     parts = []
-    for block, start in enumerate(range(0, int(n_samples), ROWS_PER_BLOCK)):
-        n_rows = min(ROWS_PER_BLOCK, int(n_samples) - start)
+    for block in blocks:
+        n_rows = min(ROWS_PER_BLOCK, int(n_samples) - block * ROWS_PER_BLOCK)
         # a whole block is drawn, so that its first rows never depend on how many are kept
         columns, values, score = (a[:n_rows] for a in
                                   _block(int(seed), purpose, block, int(hash_bits)))
@@ -180,6 +185,23 @@ def make_click_like(n_samples: int, hash_bits: int = DEFAULT_HASH_BITS,
     """A click-log-shaped training set of `n_samples` rows and 2**hash_bits columns (see
     the module text)."""
     return _draw(n_samples, hash_bits, seed, _TRAIN)
+
+
+def click_like_parts(n_train: int, n_test: int, part_rows: int,
+                     hash_bits: int = DEFAULT_HASH_BITS, seed: int = 0) -> tuple:
+    """(train parts, test parts): make_click_like_split's rows as two iterators of Problems
+    of about `part_rows` rows each (whole blocks of ROWS_PER_BLOCK), drawn as they are
+    taken."""
+    _check(n_train, hash_bits, seed)
+    _check(n_test, hash_bits, seed)
+    per_part = max(1, int(part_rows) // ROWS_PER_BLOCK)
+
+    def parts(purpose, n_rows):
+        n_blocks = -(-int(n_rows) // ROWS_PER_BLOCK)
+        for first in range(0, n_blocks, per_part):
+            yield _draw(n_rows, hash_bits, seed, purpose,
+                        range(first, min(n_blocks, first + per_part)))
+    return parts(_TRAIN, n_train), parts(_TEST, n_test)
 
 
 def make_click_like_split(n_train: int, n_test: int, hash_bits: int = DEFAULT_HASH_BITS,

@@ -35,7 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 from numba import njit
 
-from .click_like import make_click_like_split
+from .click_like import CLICK_NONZEROS_PER_ROW, click_like_parts, make_click_like_split
 from ..data.libsvm_reader import Problem
 from ..errors import DlinearError
 
@@ -380,10 +380,14 @@ def _build_model(seed, n_features, n_classes, nnz_per_row, label_noise) -> _Plan
     return model
 
 
-def _draw_rows(model: _PlantedModel, purpose: int, n_rows: int) -> Problem:
+def _draw_rows(model: _PlantedModel, purpose: int, n_rows: int, blocks=None) -> Problem:
+    """Rows of the first n_rows, those of `blocks` (a range of block numbers; default all)."""
+    if blocks is None:
+        blocks = range(math.ceil(n_rows / ROWS_PER_BLOCK))
     indptr_parts, column_parts, data_parts, label_parts = [], [], [], []
     nnz_before = 0
-    for block, first_row in enumerate(range(0, n_rows, ROWS_PER_BLOCK)):
+    for block in blocks:
+        first_row = block * ROWS_PER_BLOCK
         rng = _stream(model.seed, purpose, block)
         indptr, columns, counts = _draw_rows_structure(
             model, rng, min(ROWS_PER_BLOCK, n_rows - first_row))
@@ -450,6 +454,25 @@ def make_rcv1_like_split(n_train: int, n_test: int, n_features: int = 47236,
     return _draw_rows(model, _TRAIN, int(n_train)), _draw_rows(model, _TEST, int(n_test))
 
 
+def rcv1_like_parts(n_train: int, n_test: int, part_rows: int, n_features: int = 47236,
+                    n_classes: int = 2, nnz_per_row: float = 75, label_noise: float = 0.02,
+                    seed: int = 0) -> tuple:
+    """(train parts, test parts): make_rcv1_like_split's rows as two iterators of Problems
+    of about `part_rows` rows each (whole blocks of ROWS_PER_BLOCK), drawn as they are
+    taken, so that a set larger than memory can be written part by part."""
+    _check_arguments({"n_train": n_train, "n_test": n_test}, n_features, n_classes,
+                     nnz_per_row, label_noise, seed)
+    model = _build_model(int(seed), int(n_features), int(n_classes), nnz_per_row, label_noise)
+    per_part = max(1, int(part_rows) // ROWS_PER_BLOCK)
+
+    def parts(purpose, n_rows):
+        n_blocks = math.ceil(n_rows / ROWS_PER_BLOCK)
+        for first in range(0, n_blocks, per_part):
+            yield _draw_rows(model, purpose, n_rows,
+                             range(first, min(n_blocks, first + per_part)))
+    return parts(_TRAIN, int(n_train)), parts(_TEST, int(n_test))
+
+
 def round_values(problem: Problem, decimals: int) -> Problem:
     """A copy with the feature values rounded to `decimals` decimal places (at least
     10**-decimals, so no stored zeros appear): short LIBSVM text, rows unit norm only to
@@ -489,6 +512,13 @@ def _argument_parser(prog: str | None) -> argparse.ArgumentParser:
     parser.add_argument("--decimals", type=int, default=None,
                         help="round values to this many decimal places for smaller files "
                              "(default: full precision, exact round trip)")
+    parser.add_argument("--binary", action="store_true",
+                        help="write binary dataset directories OUT_PREFIX.train.bin (and "
+                             "OUT_PREFIX.test.bin) instead of text, a part at a time: sets "
+                             "larger than memory")
+    parser.add_argument("--float32", action="store_true",
+                        help="--binary: store 4-byte values (and 2-byte column ids where "
+                             "the columns fit)")
     return parser
 
 
@@ -498,6 +528,11 @@ def main(argv=None, prog: str = "dlinear make-data") -> int:
     args = _argument_parser(prog).parse_args(argv)
     from ..data.libsvm_reader import write_libsvm
     try:
+        if args.float32 and not args.binary:
+            raise DlinearError("--float32 applies to --binary output only")
+        if args.binary:
+            _write_binary(args)
+            return 0
         if args.shape == "click":
             train, test = make_click_like_split(args.rows, args.test_rows,
                                                 hash_bits=args.hash_bits, seed=args.seed)
@@ -518,6 +553,41 @@ def main(argv=None, prog: str = "dlinear make-data") -> int:
         print(f"{prog}: {error}", file=sys.stderr)
         return 1
     return 0
+
+
+def _write_binary(args) -> None:
+    """make-data --binary: each set drawn and written a part of about PART_TEXT_BYTES'
+    worth of nonzeros at a time (float64 values and int32 ids: 12 bytes a nonzero)."""
+    from ..data.binary_format import PART_TEXT_BYTES, write_binary_dataset
+    if args.shape == "click":
+        part_rows = PART_TEXT_BYTES // (12 * CLICK_NONZEROS_PER_ROW)
+        train, test = click_like_parts(args.rows, args.test_rows, part_rows,
+                                       hash_bits=args.hash_bits, seed=args.seed)
+    else:
+        part_rows = int(PART_TEXT_BYTES // (12 * args.nnz_per_row))
+        train, test = rcv1_like_parts(
+            args.rows, args.test_rows, part_rows, n_features=args.features,
+            n_classes=args.classes, nnz_per_row=args.nnz_per_row,
+            label_noise=args.label_noise, seed=args.seed)
+    outputs = [(f"{args.out_prefix}.train.bin", train)]
+    if args.test_rows > 0:
+        outputs.append((f"{args.out_prefix}.test.bin", test))
+    for path, parts in outputs:
+        if args.decimals is not None:
+            parts = (round_values(part, args.decimals) for part in parts)
+        parts = (_as_read(part) for part in parts)
+        header = write_binary_dataset(path, parts,
+                                      np.float32 if args.float32 else np.float64)
+        print(f"wrote {path}: {header.rows} rows, {header.n_features} features, "
+              f"{header.nnz} nonzeros")
+
+
+def _as_read(part: Problem) -> Problem:
+    """part with the column count a LIBSVM reader gives its text (the largest column id
+    used, 1-based), so that the dataset equals the text's converted one."""
+    used = int(part.indices.max()) + 1 if part.nnz else 0
+    return Problem(indptr=part.indptr, indices=part.indices, data=part.data, y=part.y,
+                   n_features=used)
 
 
 if __name__ == "__main__":

@@ -189,3 +189,38 @@ def test_round_values_keeps_values_positive_and_short():
     assert np.array_equal(r.indices, p.indices) and np.array_equal(r.y, p.y)
     with pytest.raises(DlinearError):
         round_values(p, 0)
+
+
+@pytest.mark.parametrize("shape,rows,dtype", [("rcv1", 20000, np.float64),
+                                              ("rcv1", 20000, np.float32),
+                                              ("click", 140000, np.float32)])
+def test_binary_output_holds_the_text_outputs_rows_written_part_by_part(tmp_path, monkeypatch,
+                                                                        shape, rows, dtype):
+    """make-data --binary draws and writes a part at a time (a set larger than memory):
+    the dataset holds the rows the text holds, in several parts, values as --float32
+    reads them from the cast float64."""
+    from dlinear.data import binary_format
+    monkeypatch.setattr(binary_format, "PART_TEXT_BYTES", 1 << 20)
+    prefix = str(tmp_path / "set")
+    common = [prefix, "--shape", shape, "--rows", str(rows), "--test-rows", "3000"]
+    assert main(common) == 0
+    assert main(common + ["--binary"] + (["--float32"] if dtype == np.float32 else [])) == 0
+    for name in ("train", "test"):
+        text = read_libsvm(f"{prefix}.{name}")
+        header = binary_format.read_header(f"{prefix}.{name}.bin")
+        data = binary_format.read_binary(f"{prefix}.{name}.bin")
+        assert len(header.parts) > 1 or name == "test"
+        np.testing.assert_array_equal(data.indptr, text.indptr)
+        np.testing.assert_array_equal(data.indices, text.indices)
+        np.testing.assert_array_equal(data.y, text.y)
+        np.testing.assert_array_equal(data.data, text.data.astype(dtype))
+        assert data.data.dtype == dtype
+        assert data.n_features == text.n_features
+        narrow = dtype == np.float32 and shape == "rcv1"
+        assert data.indices.dtype == (np.uint16 if narrow else np.int32)
+
+
+def test_float32_without_binary_is_a_one_line_error(tmp_path, capsys):
+    assert main([str(tmp_path / "x"), "--rows", "5", "--float32"]) == 1
+    assert "--float32 applies to --binary" in capsys.readouterr().err
+    assert not list(tmp_path.iterdir())
