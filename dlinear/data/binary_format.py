@@ -412,6 +412,13 @@ def _occurring(part: Problem) -> np.ndarray:
     return _sorted_unique(part.indices.astype(np.int32))
 
 
+def _check_replaceable(target: str) -> None:
+    """A dataset may replace only an older dataset of its name, never other files."""
+    if os.path.exists(target) and not is_binary_dataset(target):
+        raise DlinearError(f"can't write output directory {target}: it exists and is not a "
+                           "dlinear binary dataset")
+
+
 def convert_libsvm(source, target, weights: np.ndarray | None = None,
                    part_text_bytes: int = PART_TEXT_BYTES,
                    storage_options: dict | None = None, dtype=np.float64,
@@ -425,9 +432,7 @@ def convert_libsvm(source, target, weights: np.ndarray | None = None,
     2, as read_libsvm(dtype=np.float32) holds them."""
     dtype = data_dtype(dtype)
     name, target = os.fspath(source), os.path.abspath(os.fspath(target))
-    if os.path.exists(target) and not is_binary_dataset(target):
-        raise DlinearError(f"can't write output directory {target}: it exists and is not a "
-                           "dlinear binary dataset")
+    _check_replaceable(target)
     size = open_input_size(name, storage_options)
     n_parts = max(1, math.ceil((size or part_text_bytes) / part_text_bytes))
     bounds = line_start_bounds(name, n_parts, storage_options)
@@ -445,9 +450,7 @@ def write_binary_dataset(target, parts, dtype=np.float64) -> Header:
     (index_dtype). The directory appears whole or not at all, as convert_libsvm's."""
     dtype = data_dtype(dtype)
     target = os.path.abspath(os.fspath(target))
-    if os.path.exists(target) and not is_binary_dataset(target):
-        raise DlinearError(f"can't write output directory {target}: it exists and is not a "
-                           "dlinear binary dataset")
+    _check_replaceable(target)
 
     def stored():
         for part in parts:
