@@ -14,6 +14,7 @@ import argparse
 import time
 
 from dlinear import Params, train
+from dlinear.cluster.session import worker_addresses
 from dlinear.datasets.rcv1_like import make_rcv1_like
 
 from . import harness
@@ -49,7 +50,7 @@ def main(argv=None):
     cluster, client = harness.local_cluster(1)
     try:
         dataset = Dataset.from_arrays(problem, None, client)
-        worker = list(client.scheduler_info()["workers"])[0]
+        worker = worker_addresses(client)[0]
         copy = dataset.local_copy(worker)
         with harness.benchmark_lock(args.lock):
             for _ in range(args.repeat):

@@ -16,6 +16,7 @@ from dlinear import DlinearError, Params, train
 from dlinear.cluster import Dataset
 from dlinear.cluster.engine import train_on_cluster
 from dlinear.cluster.objective import TreeLossTerm
+from dlinear.cluster.session import worker_addresses
 from dlinear.datasets.click_like import make_click_like
 from dlinear.datasets.rcv1_like import make_rcv1_like
 from dlinear.solvers import owlqn
@@ -176,14 +177,14 @@ def test_l1_over_a_worker_trains_map_reduced_with_no_mode_option(small_workers,
 def test_a_solver_with_no_partitioned_method_refuses_in_one_line(small_workers,
                                                                  over_a_worker, options, name):
     data = Dataset.from_arrays(over_a_worker, None, small_workers, n_parts=4)
-    workers = set(small_workers.scheduler_info()["workers"])
+    workers = worker_addresses(small_workers)
     with pytest.raises(DlinearError) as error:
         dlinear.train(data, Params(**options), client=small_workers)
     message = str(error.value)
     assert "\n" not in message and message.startswith(f"{name} needs a copy")
     assert "memory limit (2.0 MiB)" in message
     # said before anything was sent: the same workers, none restarted
-    assert set(small_workers.scheduler_info()["workers"]) == workers
+    assert worker_addresses(small_workers) == workers
 
 
 @pytest.mark.slow

@@ -119,9 +119,16 @@ def stop_cluster(procs):
         p.wait()
 
 
+def scheduler_workers(client):
+    """The scheduler's workers now, by address. (client.scheduler_info() returns the client's
+    cached identity, which its periodic refresh can replace, between the fetch and the
+    return, with one that lists no workers.)"""
+    return client.sync(client.scheduler.identity, n_workers=-1)["workers"]
+
+
 def wait_for_workers(client, n):
     client.wait_for_workers(n, timeout=60)
-    return {info["name"]: addr for addr, info in client.scheduler_info()["workers"].items()}
+    return {info["name"]: addr for addr, info in scheduler_workers(client).items()}
 
 
 def scale_to(cluster, client, n, timeout=60):
