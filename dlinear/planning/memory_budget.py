@@ -1,14 +1,16 @@
 """The memory budget of a fit in this process, and whether the data fits it.
 
-By default the budget is the smaller of the memory available (/proc/meminfo MemAvailable)
-and the memory limit of the process's own cgroup (v1 memory.limit_in_bytes, v2
-memory.max, of its group or an ancestor: what Docker, Kubernetes and Slurm set);
+By default the budget is the memory free to this process: the smaller of the memory
+available (/proc/meminfo MemAvailable) and what the memory limit of the process's own
+cgroup (v1 memory.limit_in_bytes, v2 memory.max, of its group or an ancestor: what
+Docker, Kubernetes and Slurm set) leaves beside the process's resident memory;
 dlinear-train --memory SIZE and dlinear.train(..., memory=SIZE) replace it.
 
 A fit holds the CSR arrays (values, column indices, row pointers, labels and weights), a
 few vectors a row (dual variables, their diagonal, the order of the rows) and a few a
 column (w, the Newton steps' gradient and directions). Data whose estimate exceeds the
-budget is refused in one line before it is read: there is no out-of-core training yet.
+budget trains out of core where it can (in_process.out_of_core) and is otherwise
+refused in one line before it is read.
 """
 from __future__ import annotations
 
@@ -27,6 +29,11 @@ from ..errors import DlinearError
 # column map of a fit on the columns that occur.
 ROW_STATE_BYTES = 4 * 8
 COLUMN_STATE_BYTES = 8 * 8
+
+# A cgroup limit holds the process as well as the fit: the budget under one leaves the
+# process's resident memory and this for what grows beside the fit (kernels loaded or
+# compiled on the way, a pass's temporaries)
+PROCESS_MARGIN = 64 << 20
 
 # A cgroup limit at or above this is "no limit" (v1 writes 2**63 - 4096 for none).
 UNLIMITED = 1 << 60
@@ -167,16 +174,32 @@ class Budget:
 
 
 def memory_budget(requested=None, option: str = "--memory", root: str = "/") -> Budget:
-    """The budget: `requested` (a size for parse_size, given as `option`), else the
-    smaller of the available RAM and the cgroup limit (read under `root`)."""
+    """The bytes a fit may add to this process: `requested` (a size for parse_size,
+    given as `option`), else the smaller of the available RAM and what the cgroup limit
+    leaves free (both read under `root`): the limit less the process's resident memory
+    and PROCESS_MARGIN."""
     if requested is not None:
         return Budget(parse_size(requested, option), option)
     ram, limit = available_ram(root), cgroup_limit(root)
-    if limit is not None and (ram is None or limit.bytes <= ram):
-        return Budget(limit.bytes, f"the cgroup limit {limit.file}")
+    if limit is not None:
+        # what the limit leaves free, as MemAvailable is what the machine leaves free
+        own = process_bytes(root) + PROCESS_MARGIN
+        if ram is None or limit.bytes - own <= ram:
+            return Budget(max(limit.bytes - own, 0),
+                          f"the cgroup limit {limit.file} less {format_size(own)} for "
+                          f"this process itself")
     if ram is not None:
         return Budget(ram, "the available RAM")
     return Budget(UNLIMITED, "no limit found")
+
+
+def process_bytes(root: str = "/") -> int:
+    """This process's resident memory now (root/proc/self/statm), 0 where unreadable."""
+    try:
+        with open(os.path.join(root, "proc/self/statm")) as f:
+            return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
+    except (OSError, ValueError, IndexError):
+        return 0
 
 
 def fit_bytes(n_samples: int, nnz: int, occurring_columns: int, value_bytes: int = 8,

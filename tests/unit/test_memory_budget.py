@@ -12,11 +12,13 @@ import pytest
 import dlinear
 from dlinear.cli.train_predict import train_main
 from dlinear.errors import DlinearError
-from dlinear.planning.memory_budget import (UNLIMITED, Budget, available_ram, cgroup_limit,
-                                            check_fits, fit_bytes, memory_budget,
-                                            parse_size)
+from dlinear.planning.memory_budget import (PROCESS_MARGIN, UNLIMITED, Budget,
+                                            available_ram, cgroup_limit, check_fits,
+                                            fit_bytes, memory_budget, parse_size,
+                                            process_bytes)
 
 MiB, GiB = 1 << 20, 1 << 30
+OWN = 100 * MiB     # the resident memory of the fake trees' process
 
 
 @pytest.mark.parametrize("text, expected", [
@@ -38,6 +40,9 @@ def _fake_tree(root, cgroup_lines, mount_lines, files):
     (root / "proc" / "self" / "mountinfo").write_text("".join(l + "\n" for l in mount_lines))
     (root / "proc" / "meminfo").write_text("MemTotal: 16000000 kB\n"
                                            "MemAvailable: 8388608 kB\n")
+    # the process's size and resident memory in pages: OWN bytes resident
+    (root / "proc" / "self" / "statm").write_text(
+        f"90000 {OWN // os.sysconf('SC_PAGE_SIZE')} 5000 700 0 60000 0\n")
     for path, text in files.items():
         f = root / path.lstrip("/")
         f.parent.mkdir(parents=True, exist_ok=True)
@@ -57,14 +62,16 @@ def test_v1_limit_is_the_smallest_on_the_way_up(tmp_path):
         "/sys/fs/cgroup/memory/memory.limit_in_bytes": "9223372036854771712",
         "/sys/fs/cgroup/memory/jobs/memory.limit_in_bytes": str(3 * GiB),
         "/sys/fs/cgroup/memory/jobs/job7/memory.limit_in_bytes": "9223372036854771712",
-        # usage is not subtracted: the budget is the limit
+        # the group's usage (page cache included) is not subtracted: the process's is
         "/sys/fs/cgroup/memory/jobs/job7/memory.usage_in_bytes": str(GiB)})
     limit = cgroup_limit(str(tmp_path))
     assert limit.bytes == 3 * GiB
     assert limit.file == "/sys/fs/cgroup/memory/jobs/memory.limit_in_bytes"
+    assert process_bytes(str(tmp_path)) == OWN
     budget = memory_budget(root=str(tmp_path))   # 8 GiB available: the limit is smaller
-    assert budget == Budget(3 * GiB, "the cgroup limit "
-                                     "/sys/fs/cgroup/memory/jobs/memory.limit_in_bytes")
+    assert budget == Budget(3 * GiB - OWN - PROCESS_MARGIN, "the cgroup limit "
+                            "/sys/fs/cgroup/memory/jobs/memory.limit_in_bytes less 164 MiB "
+                            "for this process itself")
 
 
 def test_v1_in_a_container_sees_its_group_as_the_mount_root(tmp_path):
@@ -75,7 +82,7 @@ def test_v1_in_a_container_sees_its_group_as_the_mount_root(tmp_path):
     _fake_tree(tmp_path, ["9:memory:/docker/abc"], mounts, {
         "/sys/fs/cgroup/memory/memory.limit_in_bytes": str(512 * MiB)})
     assert cgroup_limit(str(tmp_path)).bytes == 512 * MiB
-    assert memory_budget(root=str(tmp_path)).bytes == 512 * MiB
+    assert memory_budget(root=str(tmp_path)).bytes == 512 * MiB - OWN - PROCESS_MARGIN
 
 
 def test_v2_memory_max(tmp_path):
@@ -84,9 +91,17 @@ def test_v2_memory_max(tmp_path):
         "/sys/fs/cgroup/user.slice/memory.max": str(2 * GiB),
         "/sys/fs/cgroup/user.slice/session-1.scope/memory.max": "max"})
     assert cgroup_limit(str(tmp_path)).bytes == 2 * GiB
-    # a limit above the available RAM: the RAM is the budget
-    (tmp_path / "sys/fs/cgroup/user.slice/memory.max").write_text(str(20 * GiB))
+    # a limit that leaves more than the available RAM: the RAM is the budget
+    (tmp_path / "sys/fs/cgroup/user.slice/memory.max").write_text(
+        str(8 * GiB + OWN + PROCESS_MARGIN + 1))
     assert memory_budget(root=str(tmp_path)) == Budget(8 * GiB, "the available RAM")
+    # one that leaves less, even if by a byte: what it leaves
+    (tmp_path / "sys/fs/cgroup/user.slice/memory.max").write_text(
+        str(8 * GiB + OWN + PROCESS_MARGIN - 1))
+    assert memory_budget(root=str(tmp_path)).bytes == 8 * GiB - 1
+    # a limit the process already fills leaves nothing (every fit is refused, in one line)
+    (tmp_path / "sys/fs/cgroup/user.slice/memory.max").write_text(str(OWN))
+    assert memory_budget(root=str(tmp_path)).bytes == 0
 
 
 def test_no_limit_anywhere(tmp_path):
@@ -151,7 +166,8 @@ def test_cli_says_the_budget(data_file, tmp_path, capsys):
     assert err.splitlines()[0].endswith("; memory budget 1.5 GiB (--memory)")
     assert train_main([str(data_file), str(tmp_path / "m")]) == 0
     assert re.search(r"; memory budget [0-9.]+ [KMGT]iB \((the available RAM|the cgroup "
-                     r"limit /.*/memory\.(limit_in_bytes|max))\)$",
+                     r"limit /.*/memory\.(limit_in_bytes|max) less [0-9.]+ MiB for this "
+                     r"process itself)\)$",
                      capsys.readouterr().err.splitlines()[0])
 
 
@@ -198,8 +214,13 @@ def test_in_a_real_cgroup(data_file, tmp_path):
     finally:
         os.rmdir(group)
     assert r.returncode == 0, r.stderr
-    assert r.stderr.splitlines()[0].endswith(
-        f"; memory budget 600 MiB (the cgroup limit {group}/memory.limit_in_bytes)")
+    line = r.stderr.splitlines()[0]
+    match = re.search(r"; memory budget ([0-9.]+) MiB \(the cgroup limit (.*) less ([0-9.]+) "
+                      r"MiB for this process itself\)$", line)
+    assert match and match.group(2) == f"{group}/memory.limit_in_bytes", line
+    # what the limit leaves: 600 MiB less the interpreter's resident memory and the margin
+    budget, own = float(match.group(1)), float(match.group(3))
+    assert abs(budget + own - 600) <= 1 and PROCESS_MARGIN / MiB + 20 < own < 400, line
 
 
 def test_a_binary_datasets_header_sizes_the_fit_by_its_stored_types(data_file, tmp_path,
