@@ -156,15 +156,16 @@ def _open_client(scheduler, n_workers, security, log, connect_timeout, ends_on_i
                 reason = str(e).splitlines()[0] if str(e) else type(e).__name__
                 raise DlinearError(f"can't connect to the Dask scheduler at {scheduler}: "
                                    f"{reason}{hint}") from None
-            try:
-                n = len(worker_addresses(client))
-                emit(f"dlinear: using the Dask cluster at {scheduler} ({n} workers)")
-                yield client
-            except KeyboardInterrupt:
-                cancel_tasks(client)
-                raise
-            finally:
-                client.close()
+            with _quiet_client_logs():
+                try:
+                    n = len(worker_addresses(client))
+                    emit(f"dlinear: using the Dask cluster at {scheduler} ({n} workers)")
+                    yield client
+                except KeyboardInterrupt:
+                    cancel_tasks(client)
+                    raise
+                finally:
+                    client.close()
         return
 
     n_workers = n_workers or available_cores()
@@ -234,6 +235,21 @@ def _kill_workers(cluster) -> None:
                 os.kill(pid, signal.SIGKILL)
             except OSError:
                 pass
+
+
+@contextmanager
+def _quiet_client_logs():
+    """Dask's client logs each try to reach a scheduler that went away (a traceback a
+    try, on stderr); a command says what became of it in its own one line instead."""
+    loggers = [logging.getLogger(name) for name in ("distributed", "distributed.client")]
+    levels = [logger.level for logger in loggers]
+    for logger in loggers:
+        logger.setLevel(logging.CRITICAL)
+    try:
+        yield
+    finally:
+        for logger, level in zip(loggers, levels):
+            logger.setLevel(level)
 
 
 def _quiet_resource_tracker() -> None:
