@@ -41,7 +41,7 @@ class CompileNotice(event.Listener):
                 return
             self._said = True
         self._note(f"dlinear: compiling the kernels for {self._what} (first run only, a "
-                   f"few seconds; cached in {cache_location()})...")
+                   f"few seconds; cached in {cache_root()})...")
 
     def on_end(self, ev):
         pass
@@ -54,9 +54,3 @@ class CompileNotice(event.Listener):
         event.unregister("numba:compile", self)
         return False
 
-
-def cache_location() -> str:
-    """Where the compiled kernels are kept: NUMBA_CACHE_DIR when set, else dlinear's
-    directory under the user's cache (dlinear.kernels.cache_root)."""
-    from numba.core import config
-    return config.CACHE_DIR or cache_root()

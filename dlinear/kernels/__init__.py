@@ -5,7 +5,7 @@ Numba's on-disk cache of these kernels goes to the user's cache directory
 package. Files Numba writes next to the sources are not in the wheel's RECORD: `pip
 uninstall` leaves them behind, and the leftover `site-packages/dlinear/` then imports as
 a namespace package that shadows a later editable install. NUMBA_CACHE_DIR, when set,
-still wins, as Numba documents.
+still wins, as Numba documents (the stamp below applies there too).
 
 Numba checks a cached kernel against the source file that defines it only, but a kernel's
 machine code also holds the kernels it calls or inlines from other files: a changed
@@ -38,6 +38,10 @@ def kernel_sources_digest(directory: str) -> bytes:
 
 
 def cache_root() -> str:
+    """Where the compiled kernels are kept: NUMBA_CACHE_DIR when set, else dlinear's
+    directory under the user's cache."""
+    if config.CACHE_DIR:
+        return config.CACHE_DIR
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return os.path.join(base, "dlinear", "numba")
 
@@ -58,7 +62,7 @@ class DlinearCacheLocator(caching._SourceFileBackedLocatorMixin, caching._CacheL
 
     @classmethod
     def from_function(cls, py_func, py_file):
-        if config.CACHE_DIR or not os.path.abspath(py_file).startswith(_PACKAGE_DIR + os.sep):
+        if not os.path.abspath(py_file).startswith(_PACKAGE_DIR + os.sep):
             return None
         # None too when the directory cannot be made writable: Numba tries its own next
         return super().from_function(py_func, py_file)

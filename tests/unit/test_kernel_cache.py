@@ -30,6 +30,16 @@ def test_a_kernel_is_stamped_with_the_sources_it_inlines():
     assert own_file    # Numba's own stamp of the defining file stays part of it
 
 
+def test_the_stamp_holds_under_numba_cache_dir_too(tmp_path, monkeypatch):
+    """NUMBA_CACHE_DIR moves the cache; the kernels are still stamped with every source."""
+    from numba.core import config
+    monkeypatch.setattr(config, "CACHE_DIR", str(tmp_path))
+    func = lr_local_sweep_part.py_func
+    locator = DlinearCacheLocator.from_function(func, inspect.getfile(func))
+    assert locator.get_cache_path().startswith(str(tmp_path))
+    assert locator.get_source_stamp()[1] == kernel_sources_digest(KERNELS_DIR)
+
+
 def test_every_kernel_has_its_own_name():
     """Numba names a kernel's cached machine code and environment after its qualified name
     and a per-process counter: two kernels of one name compiled in different runs clash
