@@ -32,7 +32,7 @@ def test_readme_is_at_most_200_lines():
 def test_quick_start_is_two_commands_that_leave_nothing_in_the_repository():
     commands = quick_start_commands()
     assert len(commands) == 2
-    assert commands[1].endswith("python -m pytest -q")
+    assert commands[1].endswith("python -m pytest -q -n 2 --dist loadfile")
     words = shlex.split(commands[0])
     for program in ("dlinear-train", "dlinear-predict"):
         i = words.index(program)
