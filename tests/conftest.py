@@ -31,6 +31,18 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if CLUSTER_FOLDER in Path(str(item.path)).resolve().parents:
             item.add_marker(pytest.mark.cluster)
+    if hasattr(config, "workerinput"):
+        files_with_slow_tests_first(items)
+
+
+def files_with_slow_tests_first(items):
+    """Under pytest-xdist (the README's run: a file per process at a time, in collection
+    order) the files with the most `slow` tests go first, so that neither process is left
+    with a long file at the end while the other idles; within a file the order stays."""
+    slow = {}
+    for item in items:
+        slow[item.path] = slow.get(item.path, 0) + (item.get_closest_marker("slow") is not None)
+    items.sort(key=lambda item: -slow[item.path])
 
 
 def pytest_configure(config):
