@@ -164,6 +164,14 @@ def _open_client(scheduler, n_workers, security, log, connect_timeout, ends_on_i
                 except KeyboardInterrupt:
                     cancel_tasks(client)
                     raise
+                except Exception:
+                    # a client that found no scheduler within the connect timeout closes
+                    # itself; each later call then fails with whatever its closed pool says
+                    if client.status in ("closing", "closed"):
+                        raise DlinearError(
+                            f"lost the Dask scheduler at {scheduler}: it did not come back "
+                            f"within {connect_timeout:g} s") from None
+                    raise
                 finally:
                     client.close()
         return

@@ -58,3 +58,20 @@ def test_cross_validation_on_a_cluster_logs_each_fold(client):
     assert (local == remote).all()
     assert sum(line.startswith("optimization finished") for line in there) == 3
     assert there == here
+
+
+def test_a_client_that_gave_up_on_its_scheduler_ends_in_one_line(client):
+    """A --scheduler command's client closes itself when its scheduler is gone longer than
+    the connect timeout; the calls after that fail in Dask's words (a RuntimeError that
+    its connection pool is closed, seen in dlinear-status --wait across a scheduler
+    restart): the command says in one line that it lost the scheduler."""
+    from dlinear.cluster import cluster_client
+    from dlinear.cluster.session import worker_addresses
+    from dlinear.errors import DlinearError
+    address = client.scheduler.address
+    with pytest.raises(DlinearError, match=r"^lost the Dask scheduler at .*: it did not "
+                                           r"come back within 5 s$"):
+        with cluster_client(address, connect_timeout=5) as own:
+            assert worker_addresses(own)
+            own.close()                     # as it closes itself once it gives up
+            worker_addresses(own)

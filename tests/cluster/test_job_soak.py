@@ -259,8 +259,9 @@ def test_thirty_jobs_through_a_killed_worker_and_a_restarted_scheduler(tmp_path)
         # the waiting dlinear-status ends (in one line) rather than wait for a lost job
         out, err = waiting.communicate(timeout=120)
         # its job, queued on paused workers, was lost: "no such job" once it reached the new
-        # scheduler, "can't connect" if it first asked as the old one went; one line either
-        # way, no log of Dask's tries to reconnect
+        # scheduler, "can't connect" if it first asked as the old one went, "lost the Dask
+        # scheduler" if its client gave up on the old one; one line each way, no log of
+        # Dask's tries to reconnect
         assert waiting.returncode == 3, (out, err)
         assert out == "" and err.startswith("ERROR: ") and err.count("\n") == 1, err
         events.append(f"a waiting dlinear-status ended with {waiting.returncode}: "
