@@ -108,7 +108,28 @@ _MAX_BUCKETS_LOG2 = 8
 def csr_to_csc(indptr, indices, data, n_features, bias):
     """X by columns (col_ptr int64, row_ind int32, vals float64), rows ascending within
     each column, plus a last column of `bias` in every row when bias >= 0 (LIBLINEAR's
-    transpose() with the bias feature).
+    transpose() with the bias feature), in arrays allocated here (see csr_to_csc_into)."""
+    l = len(indptr) - 1
+    nnz = indptr[l]
+    n_cols = n_features + (1 if bias >= 0 else 0)
+    total = nnz + (l if bias >= 0 else 0)
+    col_ptr = np.zeros(n_cols + 1, dtype=np.int64)
+    row_ind = np.empty(total, dtype=np.int32)
+    vals = np.empty(total, dtype=np.float64)
+    csr_to_csc_into(indptr, indices, data, n_features, bias, col_ptr, row_ind, vals,
+                    np.empty(nnz, dtype=np.uint16))
+    return col_ptr, row_ind, vals
+
+
+@njit(cache=True, nogil=True)
+def csr_to_csc_into(indptr, indices, data, n_features, bias, col_ptr, row_ind, vals,
+                    col_in_bucket):
+    """csr_to_csc into arrays of the caller: col_ptr zeros (n_features + 1, plus one with
+    the bias column), row_ind and vals of nnz (+ rows with the bias column), col_in_bucket
+    scratch of nnz uint16. Arrays from NumPy are worth it on large X: NumPy asks Linux
+    for transparent huge pages (madvise MADV_HUGEPAGE) on large arrays and Numba's
+    allocations do not, so the first pass's writes fault a 4 KiB page at a time (14.6k
+    faults instead of 341, 0.13 s instead of 0.09 s on 7.5M non-zeros).
 
     A stable two-pass radix sort on the column index. Writing each non-zero straight to
     its column scatters over all columns' write positions at once (47k on rcv1, more
@@ -121,16 +142,12 @@ def csr_to_csc(indptr, indices, data, n_features, bias):
     nnz = indptr[l]
     has_bias = bias >= 0
     n_cols = n_features + (1 if has_bias else 0)
-    col_ptr = np.zeros(n_cols + 1, dtype=np.int64)
     for k in range(np.uint64(nnz)):
         col_ptr[np.uint64(indices[k]) + 1] += 1
     for j in range(n_features):
         col_ptr[j + 1] += col_ptr[j]
     if has_bias:
         col_ptr[n_cols] = col_ptr[n_features] + l
-    total = col_ptr[n_cols]
-    row_ind = np.empty(total, dtype=np.int32)
-    vals = np.empty(total, dtype=np.float64)
 
     shift = _BUCKET_SHIFT_MIN
     while (n_features >> shift) >= (1 << _MAX_BUCKETS_LOG2) and shift < _BUCKET_SHIFT_MAX:
@@ -144,7 +161,6 @@ def csr_to_csc(indptr, indices, data, n_features, bias):
         last = min(first + (1 << shift), n_features)
         bucket_fill[b] = col_ptr[first]
         largest = max(largest, col_ptr[last] - col_ptr[first])
-    col_in_bucket = np.empty(nnz, dtype=np.uint16)
     for i in range(l):
         for k in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
             j = indices[k]
@@ -176,4 +192,3 @@ def csr_to_csc(indptr, indices, data, n_features, bias):
         for i in range(l):
             row_ind[start + i] = i
             vals[start + i] = bias
-    return col_ptr, row_ind, vals

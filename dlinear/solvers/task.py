@@ -8,7 +8,7 @@ import numpy as np
 
 from ..data.libsvm_reader import Problem, arrays_nbytes
 from ..errors import DlinearError
-from ..kernels.sparse_ops import csr_to_csc
+from ..kernels.sparse_ops import csr_to_csc_into
 from ..threads import SharedValues
 from .status import Status
 
@@ -31,9 +31,19 @@ class SharedColumns:
 
 
 def columns_of(problem: Problem, bias: float):
-    """X by columns (see SharedColumns.get), without sharing."""
-    return csr_to_csc(problem.indptr, problem.indices, problem.data,
-                      int(problem.n_features), float(bias) if bias >= 0 else -1.0)
+    """X by columns (see SharedColumns.get), without sharing; in NumPy's arrays, which
+    get huge pages where Numba's would not (csr_to_csc_into)."""
+    l = len(problem.indptr) - 1
+    nnz = int(problem.indptr[l])
+    n_features = int(problem.n_features)
+    with_bias = bias >= 0
+    col_ptr = np.zeros(n_features + (2 if with_bias else 1), dtype=np.int64)
+    row_ind = np.empty(nnz + (l if with_bias else 0), dtype=np.int32)
+    vals = np.empty(row_ind.shape[0], dtype=np.float64)
+    csr_to_csc_into(problem.indptr, problem.indices, problem.data, n_features,
+                    float(bias) if with_bias else -1.0, col_ptr, row_ind, vals,
+                    np.empty(nnz, dtype=np.uint16))
+    return col_ptr, row_ind, vals
 
 
 @dataclass

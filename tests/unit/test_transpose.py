@@ -61,3 +61,21 @@ def test_no_rows():
                                         np.zeros(0), 5, 1.0)
     assert list(col_ptr) == [0] * 7 and len(row_ind) == 0 and len(vals) == 0
 
+
+
+@pytest.mark.parametrize("bias", [-1.0, 1.0])
+@pytest.mark.parametrize("dtype", [np.float64, np.float32])
+def test_columns_of_fills_numpy_arrays_as_csr_to_csc(bias, dtype):
+    # the solvers' transpose (columns_of: NumPy's arrays filled by csr_to_csc_into) is
+    # csr_to_csc's, bit for bit, with uint16 indices too
+    from dlinear.problem import Problem
+    from dlinear.solvers.task import columns_of
+    X = _random_csr(400, 5_000, 0.01, dtype, 3)
+    problem = Problem(X.indptr.astype(np.int64), X.indices.astype(np.uint16), X.data,
+                      np.ones(400), 5_000)
+    got = columns_of(problem, bias)
+    expected = csr_to_csc(X.indptr.astype(np.int64), X.indices, X.data, 5_000, bias)
+    for a, b in zip(got, expected):
+        assert a.dtype == b.dtype
+        np.testing.assert_array_equal(a, b)
+    assert got[1].flags.owndata and got[2].flags.owndata
