@@ -62,7 +62,6 @@ def test_no_rows():
     assert list(col_ptr) == [0] * 7 and len(row_ind) == 0 and len(vals) == 0
 
 
-
 @pytest.mark.parametrize("bias", [-1.0, 1.0])
 @pytest.mark.parametrize("dtype", [np.float64, np.float32])
 def test_columns_of_fills_numpy_arrays_as_csr_to_csc(bias, dtype):
