@@ -1,19 +1,18 @@
-"""scikit-learn's own LogisticRegression tests (sklearn/linear_model/tests/test_logistic.py
-of the installed scikit-learn) with dlinear's LogisticRegression in place of
-scikit-learn's: copies the file into a temporary directory, rewrites its imports, runs
-pytest on it and prints passed / failed / the pass rate (and, with --failures, each
-failed test's one-line reason).
+"""scikit-learn's own LogisticRegression and LogisticRegressionCV tests
+(sklearn/linear_model/tests/test_logistic.py of the installed scikit-learn) with dlinear's
+classes in place of scikit-learn's: copies the file into a temporary directory, rewrites
+its imports, runs pytest on it and prints passed / failed / the pass rate (and, with
+--failures, each failed test's one-line reason).
 
-    python -m scripts.tools.sklearn_logistic_suite [--failures] [--min-rate 85] [-- PYTEST_ARGS]
+    python -m scripts.tools.sklearn_logistic_suite [--failures] [--cv] [--min-rate 85]
+        [-- PYTEST_ARGS]
 
-What is rewritten: the name `LogisticRegression` of the test module is
-dlinear.estimators.LogisticRegression; so is the `LogisticRegression` that
-scikit-learn's LogisticRegressionCV builds to score its folds
-(sklearn.linear_model._logistic._log_reg_scoring_path), in the pytest process only.
-LogisticRegressionCV itself and the path functions stay scikit-learn's, unless --cv: then
-the test module's `LogisticRegressionCV` is dlinear.estimators.LogisticRegressionCV too and
-only the tests that use it run (CV_TESTS). scikit-learn's file is read from the installed package, never
-copied into this repository. Exit status 1 when the pass rate is below --min-rate.
+What is rewritten: the names `LogisticRegression` and `LogisticRegressionCV` of the test
+module are dlinear.estimators'; so is the `LogisticRegression` that scikit-learn's private
+_log_reg_scoring_path builds (some tests call it directly), in the pytest process only.
+--cv runs only the tests that use LogisticRegressionCV (cv_tests). scikit-learn's file is
+read from the installed package, never copied into this repository. Exit status 1 when the
+pass rate is below --min-rate.
 """
 from __future__ import annotations
 
@@ -27,10 +26,8 @@ from pathlib import Path
 
 IMPORT_LINE = ("from sklearn.linear_model import LogisticRegression, LogisticRegressionCV, "
                "SGDClassifier")
-REPLACEMENT = ("from sklearn.linear_model import LogisticRegressionCV, SGDClassifier\n"
-               "from dlinear.estimators import LogisticRegression")
-CV_REPLACEMENT = ("from sklearn.linear_model import SGDClassifier\n"
-                  "from dlinear.estimators import LogisticRegression, LogisticRegressionCV")
+REPLACEMENT = ("from sklearn.linear_model import SGDClassifier\n"
+               "from dlinear.estimators import LogisticRegression, LogisticRegressionCV")
 
 
 def cv_tests(source: str) -> list:
@@ -42,7 +39,7 @@ def cv_tests(source: str) -> list:
             and "LogisticRegressionCV" in ast.get_source_segment(source, node)]
 
 # pytest's conftest in the temporary directory: scikit-learn's fixtures and hooks
-# (global_random_seed...), and dlinear's class where LogisticRegressionCV scores its folds
+# (global_random_seed...), and dlinear's class where _log_reg_scoring_path builds one
 CONFTEST = '''\
 from sklearn.conftest import *  # noqa: F401,F403 (fixtures and hooks)
 import sklearn.linear_model._logistic as _logistic
@@ -57,19 +54,20 @@ def sklearn_test_file() -> Path:
     return Path(sklearn.__file__).parent / "linear_model" / "tests" / "test_logistic.py"
 
 
-def rewritten_source(source: str, cv: bool = False) -> str:
+def rewritten_source(source: str) -> str:
     if IMPORT_LINE not in source:
         raise SystemExit(f"the import line to rewrite is not in {sklearn_test_file()}: "
                          f"{IMPORT_LINE!r} (another scikit-learn version?)")
-    return source.replace(IMPORT_LINE, CV_REPLACEMENT if cv else REPLACEMENT)
+    return source.replace(IMPORT_LINE, REPLACEMENT)
 
 
 def run(pytest_args, directory: Path, control: bool = False, cv: bool = False) -> Path:
     """Runs pytest on the rewritten copy in directory (control: scikit-learn's file and
-    class unchanged); the path of its JUnit XML."""
+    classes unchanged; cv: only the tests using LogisticRegressionCV); the path of its
+    JUnit XML."""
     source = sklearn_test_file().read_text()
     (directory / "test_logistic_dlinear.py").write_text(
-        source if control else rewritten_source(source, cv))
+        source if control else rewritten_source(source))
     if cv:
         pytest_args = ["-k", " or ".join(cv_tests(source)), *pytest_args]
     (directory / "conftest.py").write_text(CONFTEST.split("import sklearn.linear_model")[0]
@@ -116,7 +114,7 @@ def main(argv=None) -> int:
     parser.add_argument("--control", action="store_true",
                         help="run scikit-learn's file and class unchanged (the yardstick)")
     parser.add_argument("--cv", action="store_true",
-                        help="dlinear's LogisticRegressionCV too; only the tests using it")
+                        help="only the tests that use LogisticRegressionCV")
     parser.add_argument("pytest_args", nargs="*", help="extra pytest arguments (after --)")
     args = parser.parse_args(argv)
     with tempfile.TemporaryDirectory(prefix="dlinear_sklearn_logistic_") as tmp:
