@@ -73,9 +73,17 @@ def _flags_fit(n_indices: int, n_features) -> bool:
             and int(n_features) <= max(64 * int(n_indices), 1 << 16))
 
 
+def _renumbered_copy(indices, words, before):
+    """kernels.columns.renumber into NumPy's array: one index a nonzero, which NumPy backs
+    with huge pages and Numba's allocation would not (a page fault each 4 KiB written)."""
+    out = np.empty(indices.shape[0], dtype=indices.dtype)
+    _k.renumber_into(indices, words, before, out)
+    return out
+
+
 def _renumbered(indices, words):
     used, before = _k.used_columns(words)
-    return used, _k.renumber(indices, words, before)
+    return used, _renumbered_copy(indices, words, before)
 
 
 # Fit on the occurring columns when at most this share of the columns occurs. Beyond it
@@ -162,7 +170,7 @@ def compact_problem(problem: Problem, only_if_worth: bool = False, in_place: boo
             _k.renumber_into(indices, words, before, indices)
             local = indices
         else:
-            local = _k.renumber(indices, words, before)
+            local = _renumbered_copy(indices, words, before)
     else:
         used, local = compact_columns(indices, n)
         if len(used) == n or (only_if_worth and not worth_compacting(len(used), n)):
@@ -211,7 +219,7 @@ def on_local_columns(parts: list, n_features: int):
         for block in blocks[1:]:
             words |= _k.mark_columns(block, int(n_features))
         used, before = _k.used_columns(words)
-        local = [_k.renumber(block, words, before) for block in blocks]
+        local = [_renumbered_copy(block, words, before) for block in blocks]
     else:
         found = [compact_columns(block, n_features) for block in blocks]
         used = union_columns([u for u, _ in found], n_features)

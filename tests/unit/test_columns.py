@@ -264,3 +264,27 @@ def test_a_given_problem_with_a_warm_start_elsewhere_fits_on_its_own_indices(tmp
     given = train_in_process(_copy(problem), params, n_threads=1, own_data=True,
                              full_w=False)
     _assert_same_model(full, given, tmp_path)
+
+
+@pytest.mark.parametrize("index_type", [np.int32, np.uint16])
+def test_renumbered_copies_are_numpy_arrays_equal_to_renumber(index_type):
+    # the copies of renumbered indices (compact_problem not in place, on_local_columns)
+    # are NumPy's arrays, huge-page backed where Numba's are not, and renumber's bit for bit
+    from dlinear.data.columns import on_local_columns
+    from dlinear.kernels import columns as kc
+    rng = np.random.default_rng(5)
+    n = 60_000      # the even columns occur, so there is something to renumber
+    indices = (2 * rng.integers(0, n // 2, SORTED_BLOCK_NNZ + 100)).astype(index_type)
+    words = kc.mark_columns(indices, n)
+    used, before = kc.used_columns(words)
+    expected = kc.renumber(indices, words, before)
+    p = Problem(np.array([0, len(indices)], dtype=np.int64), indices, np.ones(len(indices)),
+                np.ones(1), n)
+    compact = compact_problem(p)
+    got = compact.problem.indices
+    assert got.dtype == expected.dtype and got.flags.owndata
+    np.testing.assert_array_equal(got, expected)
+    assert np.array_equal(compact.used, used)
+    local_used, parts = on_local_columns([p], n)
+    assert np.array_equal(local_used, used) and parts[0].indices.flags.owndata
+    np.testing.assert_array_equal(parts[0].indices, expected.astype(np.int32))

@@ -133,3 +133,21 @@ def test_energy_sums_are_the_sums_of_the_energies():
     assert (squares, total) == pytest.approx((s @ s, s.sum()), rel=1e-12)
     assert top == s.max()
     assert energy_sums(np.zeros(0)) == (0.0, 0.0, 0.0)
+
+
+@pytest.mark.parametrize("dtype, index_type", [(np.float64, np.int32), (np.float32, np.uint16)])
+def test_column_energies_fill_numpy_arrays_as_column_energy(dtype, index_type):
+    """The rule's column energies (NumPy's array filled by column_energy_into, huge-page
+    backed where Numba's allocation is not) are column_energy's, bit for bit."""
+    from dlinear.kernels.data_scale import column_energy
+    from dlinear.planning.formulation import _column_energies, matrix_energies
+    X = sp.random(500, 20_000, density=0.01, format="csr", random_state=6,
+                  dtype=np.float64).astype(dtype)
+    indices = X.indices.astype(index_type)
+    row_C = np.random.default_rng(6).exponential(size=500)
+    expected, largest, _ = column_energy(X.indptr, indices, X.data, row_C, 20_000)
+    s, got_largest = _column_energies(X.indptr, indices, X.data, row_C, 20_000)
+    assert s.flags.owndata and s.dtype == np.float64 and got_largest == largest
+    assert s.tobytes() == expected.tobytes()
+    s, got_largest = matrix_energies(X, row_C)
+    assert s.flags.owndata and s.tobytes() == expected.tobytes()
