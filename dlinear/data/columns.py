@@ -74,8 +74,9 @@ def _flags_fit(n_indices: int, n_features) -> bool:
 
 
 def _renumbered_copy(indices, words, before):
-    """kernels.columns.renumber into NumPy's array: one index a nonzero, which NumPy backs
-    with huge pages and Numba's allocation would not (a page fault each 4 KiB written)."""
+    """The indices' ranks among the set columns (kernels.columns.renumber_into) in a new
+    NumPy array: one index a nonzero, which NumPy backs with huge pages and Numba's
+    allocation would not (a page fault each 4 KiB written)."""
     out = np.empty(indices.shape[0], dtype=indices.dtype)
     _k.renumber_into(indices, words, before, out)
     return out

@@ -63,19 +63,11 @@ def used_columns(words):
 
 
 @njit(cache=True, nogil=True)
-def renumber(indices, words, before):
-    """Each index's rank among the set columns, as a new array of the indices' type (int32,
-    or uint16: a rank is below the index's column count); never written in place: blocks
-    from Dask may be read-only."""
-    out = np.empty(indices.shape[0], dtype=indices.dtype)
-    renumber_into(indices, words, before, out)
-    return out
-
-
-@njit(cache=True, nogil=True)
 def renumber_into(indices, words, before, out):
-    """renumber into `out`, which may be `indices` itself (each index is read before its
-    rank is written there): no second index array where the caller owns the indices."""
+    """Each index's rank among the set columns, written to `out` (of the indices' type:
+    int32, or uint16, a rank being below the index's column count), which may be
+    `indices` itself (each index is read before its rank is written there) where the
+    caller owns the indices; blocks from Dask may be read-only."""
     for k in range(indices.shape[0]):
         j = np.uint64(indices[k])
         w = j >> _SIX

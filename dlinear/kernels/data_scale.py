@@ -11,21 +11,12 @@ from numba import njit
 
 
 @njit(cache=True, nogil=True)
-def column_energy(indptr, indices, data, row_scale, n_columns):
-    """(s, largest row value, sum of row values) in one pass over the nonzeros, where
-    s[j] = sum_i row_scale[i] * x_ij**2 and a row's value is row_scale[i] * ||x_i||**2;
-    s allocated here (see column_energy_into)."""
-    s = np.zeros(n_columns, dtype=np.float64)
-    largest, total = column_energy_into(indptr, indices, data, row_scale, s)
-    return s, largest, total
-
-
-@njit(cache=True, nogil=True)
 def column_energy_into(indptr, indices, data, row_scale, s):
-    """column_energy adding into the caller's s (zeros, one per column); returns (largest
-    row value, sum of row values). With s from NumPy on wide data: NumPy asks Linux for
-    transparent huge pages on large arrays and Numba's allocations do not, so s's first
-    writes would fault a 4 KiB page at a time."""
+    """(largest row value, sum of row values) in one pass over the nonzeros, adding
+    s[j] += row_scale[i] * x_ij**2 into the caller's s (zeros, one per column), where a
+    row's value is row_scale[i] * ||x_i||**2. s comes from NumPy: on wide data NumPy asks
+    Linux for transparent huge pages and Numba's allocations do not, so s's first writes
+    would fault a 4 KiB page at a time."""
     largest = 0.0
     total = 0.0
     for i in range(indptr.shape[0] - 1):

@@ -267,17 +267,18 @@ def test_a_given_problem_with_a_warm_start_elsewhere_fits_on_its_own_indices(tmp
 
 
 @pytest.mark.parametrize("index_type", [np.int32, np.uint16])
-def test_renumbered_copies_are_numpy_arrays_equal_to_renumber(index_type):
+def test_renumbered_copies_are_numpy_arrays_of_the_ranks(index_type):
     # the copies of renumbered indices (compact_problem not in place, on_local_columns)
-    # are NumPy's arrays, huge-page backed where Numba's are not, and renumber's bit for bit
+    # are NumPy's arrays, huge-page backed where Numba's are not, of each index's rank
+    # among the occurring columns
     from dlinear.data.columns import on_local_columns
     from dlinear.kernels import columns as kc
     rng = np.random.default_rng(5)
     n = 60_000      # the even columns occur, so there is something to renumber
     indices = (2 * rng.integers(0, n // 2, SORTED_BLOCK_NNZ + 100)).astype(index_type)
     words = kc.mark_columns(indices, n)
-    used, before = kc.used_columns(words)
-    expected = kc.renumber(indices, words, before)
+    used, _ = kc.used_columns(words)
+    expected = np.searchsorted(used, indices).astype(index_type)
     p = Problem(np.array([0, len(indices)], dtype=np.int64), indices, np.ones(len(indices)),
                 np.ones(1), n)
     compact = compact_problem(p)

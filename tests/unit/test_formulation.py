@@ -136,16 +136,20 @@ def test_energy_sums_are_the_sums_of_the_energies():
 
 
 @pytest.mark.parametrize("dtype, index_type", [(np.float64, np.int32), (np.float32, np.uint16)])
-def test_column_energies_fill_numpy_arrays_as_column_energy(dtype, index_type):
-    """The rule's column energies (NumPy's array filled by column_energy_into, huge-page
-    backed where Numba's allocation is not) are column_energy's, bit for bit."""
-    from dlinear.kernels.data_scale import column_energy
+def test_column_energies_fill_numpy_arrays(dtype, index_type):
+    """The rule's column energies s_j = sum_i C_i x_ij**2 (summed row by row, as NumPy's
+    add.at does here) and largest C_i ||x_i||**2, in NumPy's array (huge-page backed
+    where Numba's allocation is not)."""
     from dlinear.planning.formulation import _column_energies, matrix_energies
     X = sp.random(500, 20_000, density=0.01, format="csr", random_state=6,
                   dtype=np.float64).astype(dtype)
     indices = X.indices.astype(index_type)
     row_C = np.random.default_rng(6).exponential(size=500)
-    expected, largest, _ = column_energy(X.indptr, indices, X.data, row_C, 20_000)
+    terms = row_C[np.repeat(np.arange(500), np.diff(X.indptr))] * X.data.astype(np.float64) \
+        * X.data.astype(np.float64)
+    expected = np.zeros(20_000)
+    np.add.at(expected, indices, terms)
+    largest = max(sum(terms[X.indptr[i]:X.indptr[i + 1]], 0.0) for i in range(500))
     s, got_largest = _column_energies(X.indptr, indices, X.data, row_C, 20_000)
     assert s.flags.owndata and s.dtype == np.float64 and got_largest == largest
     assert s.tobytes() == expected.tobytes()
