@@ -1,4 +1,4 @@
-"""Shared fixtures (generated data, a local Dask cluster per module) and the mutation
+"""Shared fixtures (generated data, a local Dask cluster per test process) and the mutation
 check's --solver-eps-scale option. The functions the test files share are in
 tests/support (imported as tests.support...), LIBLINEAR among them."""
 import functools
@@ -76,9 +76,12 @@ def scale_solver_eps(factor):
         partitioned_oneclass.fit_partitioned_oneclass, 2)
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def client():
-    """A client of a 2-worker local cluster, one per test module."""
+    """A client of a 2-worker local cluster, one per test process, shared by every test that
+    leaves its workers as they were (starting a cluster and loading the kernels in its
+    workers is most of a short cluster test). A test that kills, scales or configures
+    workers starts a cluster of its own (tests.support.clusters)."""
     with local_cluster(2) as (_, c):
         yield c
 

@@ -4,7 +4,6 @@ import warnings
 import numpy as np
 import pytest
 from dlinear import ConvergenceWarning, Params, load_model, train
-from tests.support.clusters import local_cluster
 from tests.parity.test_weights import data, files, run, weighted  # noqa: F401
 
 
@@ -22,20 +21,19 @@ def test_cli_weight_file_on_a_local_cluster(files, data):
 
 
 @pytest.mark.slow
-def test_weights_on_a_cluster_dataset(files, data):
+def test_weights_on_a_cluster_dataset(files, data, client):
     """Dataset.from_libsvm read on the workers with weights attached per part: Newton's
     map-reduce (-s 0) and a CD solver's per-worker copy (-s 3) see the weights."""
     from dlinear.cluster import Dataset
     from dlinear.cluster.dataset import with_sample_weight
-    with local_cluster(2) as (_, client):
-        dataset = Dataset.from_libsvm(files / "multi.train", client, block_bytes=4096)
-        assert len(dataset.parts) > 2
-        dataset = with_sample_weight(dataset, data["weights"])
-        np.testing.assert_array_equal(dataset.to_problem().sample_weight, data["weights"])
-        for solver in (0, 3):
-            params = Params(solver_type=solver, bias=1, eps=1e-6 if solver == 0 else 0.1)
-            with warnings.catch_warnings():
-                warnings.simplefilter("ignore", ConvergenceWarning)
-                remote = train(dataset, params)
-                local = train(weighted(data["multi"], data["weights"]), params)
-            np.testing.assert_allclose(remote.w, local.w, rtol=1e-6, atol=1e-9)
+    dataset = Dataset.from_libsvm(files / "multi.train", client, block_bytes=4096)
+    assert len(dataset.parts) > 2
+    dataset = with_sample_weight(dataset, data["weights"])
+    np.testing.assert_array_equal(dataset.to_problem().sample_weight, data["weights"])
+    for solver in (0, 3):
+        params = Params(solver_type=solver, bias=1, eps=1e-6 if solver == 0 else 0.1)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", ConvergenceWarning)
+            remote = train(dataset, params)
+            local = train(weighted(data["multi"], data["weights"]), params)
+        np.testing.assert_allclose(remote.w, local.w, rtol=1e-6, atol=1e-9)

@@ -12,16 +12,9 @@ from dlinear.cluster import Dataset
 from dlinear.cluster.engine import train_on_cluster
 from dlinear.cluster.objective import distributed_objective
 from dlinear.model import save_model
-from tests.support.clusters import local_cluster
 from tests.support.problems import same_bits
 
 distributed = pytest.importorskip("distributed")
-
-
-@pytest.fixture(scope="module")
-def client():
-    with local_cluster(2) as (_, c):
-        yield c
 
 
 def wide_problem(l=600, n=6000, used=900, nnz_per_row=10, seed=0, n_classes=2,

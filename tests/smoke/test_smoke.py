@@ -18,7 +18,6 @@ from dlinear.planning import modes
 from dlinear.planning.modes import IN_PROCESS_MODES, Mode
 from dlinear.solver_table import SOLVERS
 from dlinear.solvers.primal_objective_values import primal_objective
-from tests.support.clusters import local_cluster
 from tests.support.liblinear_oracle import liblinear_options, liblinear_train
 from tests.support.problems import regression_on
 
@@ -108,12 +107,6 @@ CLUSTER_CASES = {
     Mode.PARTITIONED_DUAL_CD: (Params(solver_type=1, eps=1e-4), True, "binary"),
     Mode.L1_MAP_REDUCED: (Params(solver_type=6, eps=1e-4), True, "binary"),
 }
-
-
-@pytest.fixture(scope="module")
-def client():
-    with local_cluster(2) as (_, c):
-        yield c
 
 
 @pytest.mark.cluster
