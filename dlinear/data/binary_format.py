@@ -41,7 +41,7 @@ from .libsvm_reader import (Problem, line_start_bounds, parse_range, read_libsvm
                             renumbered_error)
 from ..errors import DlinearError
 from ..problem import data_dtype, index_dtype
-from .fileio import atomic_directory
+from .fileio import atomic_directory, sync_to_disk
 from .input_files import is_url, open_input, read_into
 from ..kernels import csr_check as _check
 from ..threads import PassPool, available_cores
@@ -375,7 +375,7 @@ class _NpyAppender:
         self.file.seek(0)
         self.file.write(_npy_header(self.dtype, self.length))
         self.file.flush()
-        os.fsync(self.file.fileno())
+        sync_to_disk(self.file.fileno())
         self.file.close()
 
 
@@ -561,5 +561,5 @@ def _write_parts(name, work, parsed, weights, dtype) -> dict:
         json.dump(header, f, indent=1)                       # complete directory
         f.write("\n")
         f.flush()
-        os.fsync(f.fileno())
+        sync_to_disk(f.fileno())
     return header

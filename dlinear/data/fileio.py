@@ -18,6 +18,7 @@ import re
 import secrets
 import shutil
 import socket
+import threading
 import zlib
 from contextlib import contextmanager
 
@@ -46,7 +47,7 @@ def atomic_output(path, failure: str = "can't write output file"):
         with os.fdopen(fd, "wb") as f:
             yield f
             f.flush()
-            os.fsync(f.fileno())      # the data on disk before a name points to it
+            sync_to_disk(f.fileno())  # the data on disk before a name points to it
             if temporary is None:
                 _link_into_place(f.fileno(), directory, base, path)
         if temporary is not None:
@@ -250,8 +251,35 @@ def _fsync_directory(directory: str) -> None:
     except OSError:
         return
     try:
-        os.fsync(fd)
+        sync_to_disk(fd)
     except OSError:
         pass
     finally:
         os.close(fd)
+
+
+def sync_to_disk(fd: int) -> None:
+    """os.fsync(fd), during which a Ctrl-C still raises KeyboardInterrupt at once: on a
+    busy disk an fsync can block for seconds, and Python runs no signal handler inside a
+    system call. The sync goes on in a thread of its own while this one waits; after a
+    Ctrl-C the caller's cleanup runs (an unfinished output never gets its name) and the
+    thread ends when the disk answers."""
+    if threading.current_thread() is not threading.main_thread():
+        os.fsync(fd)        # only the main thread receives the Ctrl-C
+        return
+    fd = os.dup(fd)         # the caller may close its fd while the sync still runs
+    failure = []
+
+    def sync():
+        try:
+            os.fsync(fd)
+        except OSError as e:
+            failure.append(e)
+        finally:
+            os.close(fd)
+
+    syncing = threading.Thread(target=sync, name="dlinear-fsync", daemon=True)
+    syncing.start()
+    syncing.join()
+    if failure:
+        raise failure[0]

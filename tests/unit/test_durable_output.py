@@ -89,6 +89,39 @@ def test_a_failed_fsync_leaves_no_file(tmp_path, monkeypatch, unnamed):
     assert os.listdir(tmp_path) == []
 
 
+def test_a_ctrl_c_during_a_slow_fsync_is_answered_at_once_and_leaves_no_file(
+        tmp_path, monkeypatch, unnamed):
+    """An fsync that blocks (a busy disk) does not hold up a Ctrl-C: the KeyboardInterrupt
+    comes while the sync still runs, and the file never gets its name, then or after."""
+    import signal
+    import threading
+    import time
+    real_fsync = os.fsync
+    synced = threading.Event()
+
+    def slow_fsync(fd):
+        time.sleep(1.5)
+        real_fsync(fd)
+        synced.set()
+
+    monkeypatch.setattr(os, "fsync", slow_fsync)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    timer = threading.Timer(0.2, os.kill, (os.getpid(), signal.SIGINT))
+    path = tmp_path / "m.model"
+    start = time.monotonic()
+    try:
+        timer.start()
+        with pytest.raises(KeyboardInterrupt):
+            save_model(path, model())
+        answered = time.monotonic() - start
+    finally:
+        timer.cancel()
+        signal.signal(signal.SIGINT, previous)
+    assert answered < 1.0 and not synced.is_set()
+    assert synced.wait(10)
+    assert os.listdir(tmp_path) == []
+
+
 def test_an_old_file_stays_whole_when_the_new_one_fails(tmp_path, monkeypatch, unnamed):
     path = tmp_path / "out"
     fileio.write_text_atomically(path, "old\n")
