@@ -3,6 +3,7 @@ stderr is a terminal, and compiles only what the run needs."""
 import json
 import os
 import pty
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -16,6 +17,8 @@ from dlinear.cli.compile_notice import CompileNotice
 REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "rcv1_small.train"
 NOTICE = "dlinear: compiling the kernels for -s 1 (first run only"
+# the reader's kernel in the cache's file names: what every training run calls first
+READER_CACHE_NAME = "libsvm._libsvm_parser.locals.parse_into_fast_path"
 
 
 def train(cache_dir, tmp_path, *options, terminal=True):
@@ -55,7 +58,6 @@ def train(cache_dir, tmp_path, *options, terminal=True):
 def cache_missing_one_kernel(warm_cache, tmp_path, name):
     """A copy of warm_cache without the kernel `name` (module.function): a run from it
     compiles that kernel alone, a cold run at a fraction of a whole cold compile's cost."""
-    import shutil
     cache = shutil.copytree(warm_cache, tmp_path / f"without_{name}")
     removed = [f for f in cache.rglob(f"{name}-*") if f.suffix in (".nbi", ".nbc")]
     assert removed, f"no cached {name} in {warm_cache}"
@@ -77,7 +79,7 @@ def test_a_cold_run_says_it_compiles_once_a_warm_quiet_or_piped_run_does_not(tmp
     # says nothing of it
     for options, terminal in ((["-q"], True), ([], False)):
         cache, removed = cache_missing_one_kernel(tmp_path / "cache", tmp_path / str(terminal),
-                                                  "libsvm._libsvm_parser.locals.parse_into_fast_path")
+                                                  READER_CACHE_NAME)
         run = train(cache, tmp_path, *options, terminal=terminal)
         assert NOTICE not in run.stderr and (terminal is False or run.stderr == "")
         assert all(f.exists() for f in removed)
@@ -152,7 +154,6 @@ def test_a_cold_s1_run_compiles_the_fast_path_reader_and_the_serial_kernel_once_
 
 @pytest.mark.slow
 def test_a_file_outside_the_fast_path_compiles_the_general_reader_too(cold_s1, tmp_path):
-    import shutil
     data = tmp_path / "long.train"
     data.write_text("1 1:0.5 2:1\n-1 1:0.30000000000000004\n")
     cache = shutil.copytree(cold_s1[1], tmp_path / "cache")
