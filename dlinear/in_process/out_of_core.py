@@ -51,6 +51,10 @@ from ..threads import raise_if_stopped, stop_flag
 # rows in 18 blocks, 1, 2, 3, 5 sweeps took 16, 16, 17, 18 outer iterations (45, 61, 84,
 # 114 s), the cache of support vectors already carrying most of what repeated sweeps gave
 SWEEPS_PER_VISIT = 1
+# times an outer iteration each cached row is swept (each visit sweeps a share of the
+# cache): on 300k rcv1-shaped rows in 18 blocks, sweeping the whole cache at every visit
+# took 11 outer iterations and 13.8 s of CD, 3 times 14 iterations and 8.6 s
+CACHE_SWEEPS_PER_PASS = 3
 # what the budget leaves beside the fit's state: a block each for the one in use and the
 # one being read, and (dual CD) the cache of informative rows (old and new while it is
 # rebuilt); Newton keeps no cache, so its two blocks share all of it
@@ -103,9 +107,9 @@ def block_room(budget: int, resident: int, newton: bool = False) -> int:
 
 
 def cache_room(budget: int, resident: int) -> int:
-    """The bytes of the cache of informative rows (half of CACHE_SHARE: it is rebuilt
-    beside the old one)."""
-    return int(CACHE_SHARE / 2 * (budget - resident))
+    """The bytes of the cache of informative rows: CACHE_SHARE of what the budget leaves
+    beside `resident`."""
+    return int(CACHE_SHARE * (budget - resident))
 
 
 def plan_blocks(header, bytes_per_nonzero: int, budget: int, resident: int,
@@ -275,49 +279,39 @@ class StreamedLossTerm(LossTerm):
             del arrays
 
 
-def take_rows(indptr, indices, data, rows):
-    """The CSR arrays of `rows` (sorted row numbers) of a CSR, copied."""
-    starts, ends = indptr[rows], indptr[rows + 1]
-    lengths = ends - starts
-    out_indptr = np.zeros(len(rows) + 1, dtype=np.int64)
-    np.cumsum(lengths, out=out_indptr[1:])
-    positions = np.repeat(starts - out_indptr[:-1], lengths) + np.arange(out_indptr[-1])
-    return out_indptr, indices[positions], data[positions]
-
-
 class RowCache:
     """Copies of informative rows of the blocks not in memory (Chang & Roth 2011), at
-    most `capacity` bytes; each block keeps a share in proportion to its rows."""
+    most `capacity` bytes. Each block has a slot of the arrays in proportion to its rows,
+    rewritten in place when the block is visited: a refresh writes that block's copies
+    only, where one growing CSR would be copied whole at every visit."""
 
-    def __init__(self, capacity: int, n_rows: int, index_dtype, value_dtype):
-        self.capacity, self.n_rows = capacity, n_rows
-        self.indptr = np.zeros(1, dtype=np.int64)
-        self.indices = np.zeros(0, dtype=index_dtype)
-        self.data = np.zeros(0, dtype=value_dtype)
+    # a cached row's bounds in the arrays and its row number
+    ROW_BYTES = 3 * 8
+
+    def __init__(self, capacity: int, blocks, index_dtype, value_dtype):
+        self.per_nonzero = np.dtype(index_dtype).itemsize + np.dtype(value_dtype).itemsize
+        n_rows = max(blocks[-1].rows[1], 1) if blocks else 1
+        slot_bytes = [capacity * (b.rows[1] - b.rows[0]) // n_rows for b in blocks]
+        self.slot_bytes = slot_bytes
+        self.slot_start = np.concatenate([[0], np.cumsum(
+            [size // self.per_nonzero for size in slot_bytes])]).astype(np.int64)
+        self.indices = np.empty(int(self.slot_start[-1]), dtype=index_dtype)
+        self.data = np.empty(int(self.slot_start[-1]), dtype=value_dtype)
+        self.block_bounds = [np.zeros(0, dtype=np.int64) for _ in blocks]
+        self.block_rows = [np.zeros(0, dtype=np.int64) for _ in blocks]
+        self.bounds = np.zeros(0, dtype=np.int64)
         self.rows = np.zeros(0, dtype=np.int64)
 
     def arrays(self):
-        """(indptr, indices, data, rows): every cached row; visit_block skips those of the
-        block it visits."""
-        return self.indptr, self.indices, self.data, self.rows
+        """(bounds, indices, data, rows): every cached row, row j at
+        indices/data[bounds[2j]:bounds[2j + 1]]; visit_block skips those of the block it
+        visits."""
+        return self.bounds, self.indices, self.data, self.rows
 
-    def _without(self, r0: int, r1: int):
-        """The cache less its rows in [r0, r1): one contiguous run, since a refresh
-        appends a block's rows together, so slices rather than a gather."""
-        inside = np.flatnonzero((self.rows >= r0) & (self.rows < r1))
-        if len(inside) == 0:
-            return self.indptr, self.indices, self.data, self.rows
-        lo, hi = int(inside[0]), int(inside[-1]) + 1
-        z_lo, z_hi = int(self.indptr[lo]), int(self.indptr[hi])
-        indptr = np.concatenate([self.indptr[:lo + 1],
-                                 self.indptr[hi + 1:] - (z_hi - z_lo)])
-        return (indptr, np.concatenate([self.indices[:z_lo], self.indices[z_hi:]]),
-                np.concatenate([self.data[:z_lo], self.data[z_hi:]]),
-                np.concatenate([self.rows[:lo], self.rows[hi:]]))
-
-    def refresh(self, block_arrays, r0: int, alphas, bounds):
-        """After a visit to the block of rows r0..: its cached rows replaced by its rows
-        with alpha > 0 in any problem, those strictly inside their box first."""
+    def refresh(self, b: int, block_arrays, r0: int, alphas, bounds):
+        """After a visit to block b (rows r0..): its slot rewritten with its rows with
+        alpha > 0 in any problem, those strictly inside their box first, as many as the
+        slot holds."""
         indptr, indices, data = block_arrays
         n = len(indptr) - 1
         free = np.zeros(n, dtype=bool)
@@ -325,16 +319,23 @@ class RowCache:
         for a, U in zip(alphas, bounds):
             support |= a > 0.0
             free |= (a > 0.0) & (a < U)
-        bytes_per_row = (indptr[-1] / max(n, 1)) * (indices.itemsize + data.itemsize) + 16
-        share = int(self.capacity * n / self.n_rows / max(bytes_per_row, 1.0))
         chosen = np.concatenate([np.flatnonzero(free), np.flatnonzero(support & ~free)])
-        chosen = np.sort(chosen[:share])
-        kept_indptr, kept_indices, kept_data, kept_rows = self._without(r0, r0 + n)
-        new_indptr, new_indices, new_data = take_rows(indptr, indices, data, chosen)
-        self.indptr = np.concatenate([kept_indptr, kept_indptr[-1] + new_indptr[1:]])
-        self.indices = np.concatenate([kept_indices, new_indices])
-        self.data = np.concatenate([kept_data, new_data])
-        self.rows = np.concatenate([kept_rows, r0 + chosen])
+        lengths = (indptr[chosen + 1] - indptr[chosen]).astype(np.int64)
+        cost = np.cumsum(lengths * self.per_nonzero + self.ROW_BYTES)
+        chosen = np.sort(chosen[:int(np.searchsorted(cost, self.slot_bytes[b], "right"))])
+        starts, lengths = indptr[chosen], indptr[chosen + 1] - indptr[chosen]
+        ends = np.cumsum(lengths)
+        total = int(ends[-1]) if len(ends) else 0
+        positions = np.repeat(starts - (ends - lengths), lengths) + np.arange(total)
+        slot = int(self.slot_start[b])
+        self.indices[slot:slot + total] = indices[positions]
+        self.data[slot:slot + total] = data[positions]
+        row_bounds = np.empty(2 * len(chosen), dtype=np.int64)
+        row_bounds[0::2] = slot + ends - lengths
+        row_bounds[1::2] = slot + ends
+        self.block_bounds[b], self.block_rows[b] = row_bounds, r0 + chosen
+        self.bounds = np.concatenate(self.block_bounds)
+        self.rows = np.concatenate(self.block_rows)
 
 
 def train_out_of_core(path: str, params: Params, memory: int,
@@ -371,7 +372,7 @@ def train_out_of_core(path: str, params: Params, memory: int,
             results = _newton(reader, n_features, y, weights, plan, params)
         else:
             Y, C = targets(y, weights, plan.label, plan.weighted_C, params)
-            cache = RowCache(cache_room(memory, resident), h.rows,
+            cache = RowCache(cache_room(memory, resident), reader.blocks,
                              reader.arrays["indices"][1], reader.arrays["data"][1])
             emit(f"selective block minimization: {len(reader.blocks)} blocks of at most "
                  f"{_size(block_room(memory, resident))}, a cache of "
@@ -428,9 +429,12 @@ def _block_minimization(reader, cache, n_rows, n_features, Y, C, params,
     n_iter = [0] * k
     order = list(range(len(blocks)))
     first_pass = True
+    visits = 0
+    cache_stride = max(1, len(blocks) // CACHE_SWEEPS_PER_PASS)
     for outer in range(params.max_iter):
         PG_new = [(-np.inf, np.inf)] * k
         for b, (indptr_b, indices_b, data_b) in reader.pass_over(order, then=order[-1]):
+            visits += 1
             r0, r1 = blocks[b].rows
             cached = cache.arrays()
             for c in range(k):
@@ -440,12 +444,13 @@ def _block_minimization(reader, cache, n_rows, n_features, Y, C, params,
                     indptr_b, indices_b, data_b, n_features, bias, Y[r0:r1, c],
                     C[r0:r1, c], l2_loss, alpha[c][r0:r1], inst[c], r0, first_pass,
                     index[c][r0:r1], active[c, b], *cached, rng[c], sweeps_per_visit,
-                    PG_old[c][0], PG_old[c][1], w[c], stop_flag())
+                    PG_old[c][0], PG_old[c][1], w[c], stop_flag(), cache_stride,
+                    visits % cache_stride)
                 raise_if_stopped()
                 active[c, b] = visited[0]
                 PG_new[c] = (max(PG_new[c][0], visited[1]), min(PG_new[c][1], visited[2]))
             del cached
-            cache.refresh((indptr_b, indices_b, data_b), r0,
+            cache.refresh(b, (indptr_b, indices_b, data_b), r0,
                           [inst[c][r0:r1, ALPHA] for c in range(k)],
                           [np.inf if l2_loss else C[r0:r1, c] for c in range(k)])
             del indptr_b, indices_b, data_b

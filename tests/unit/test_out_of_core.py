@@ -8,7 +8,7 @@ from dlinear import DlinearError, Params, predict, train
 from dlinear.data.binary_format import convert_libsvm, read_binary
 from dlinear.data.libsvm_writer import write_libsvm
 from dlinear.datasets.rcv1_like import make_rcv1_like
-from dlinear.in_process.out_of_core import resident_bytes, train_out_of_core
+from dlinear.in_process.out_of_core import Block, RowCache, resident_bytes, train_out_of_core
 from dlinear.solvers.primal_objective_values import primal_objective
 
 
@@ -69,6 +69,54 @@ def test_fewer_passes_than_plain_block_minimization_would_take(tmp_path):
     passes = float(next(l for l in lines if "passes" in l).split(",")[1].split()[0])
     iterations = int(next(l for l in in_memory if "#iter" in l).split("=")[1])
     assert passes < iterations, (passes, iterations)
+
+
+def test_the_cache_keeps_each_blocks_support_rows_in_its_own_slot():
+    """A refresh rewrites the visited block's slot only: every cached row is a copy of
+    its row, the free rows come first, and no slot holds more than its bytes."""
+    rng = np.random.default_rng(3)
+    blocks, csr = [], []
+    for b, n in enumerate((40, 60, 50)):
+        lengths = rng.integers(1, 9, n)
+        indptr = np.concatenate([[0], np.cumsum(lengths)])
+        csr.append((indptr, rng.integers(0, 30, indptr[-1]).astype(np.int32),
+                    rng.standard_normal(indptr[-1])))
+        r0 = blocks[-1].rows[1] if blocks else 0
+        blocks.append(Block((r0, r0 + n), (0, 0)))
+    cache = RowCache(3000, blocks, np.int32, np.float64)
+    alphas = [rng.choice([0.0, 0.5, 1.0], r1 - r0) for (r0, r1) in (b.rows for b in blocks)]
+
+    def refresh(b):
+        cache.refresh(b, csr[b], blocks[b].rows[0], [alphas[b]], [1.0])
+
+    for b in range(3):
+        refresh(b)
+    before = [a.copy() for a in cache.arrays()]
+    alphas[1] = rng.choice([0.0, 0.5, 1.0], 60)
+    refresh(1)
+    bounds, indices, data, rows = cache.arrays()
+    for j, row in enumerate(rows):
+        b = next(b for b, block in enumerate(blocks) if block.rows[0] <= row < block.rows[1])
+        indptr, block_indices, block_data = csr[b]
+        i = row - blocks[b].rows[0]
+        assert alphas[b][i] > 0.0
+        z0, z1 = bounds[2 * j], bounds[2 * j + 1]
+        assert np.array_equal(indices[z0:z1], block_indices[indptr[i]:indptr[i + 1]])
+        assert np.array_equal(data[z0:z1], block_data[indptr[i]:indptr[i + 1]])
+    for b in range(3):
+        mine = (rows >= blocks[b].rows[0]) & (rows < blocks[b].rows[1])
+        taken = np.repeat(mine, 2)
+        nnz = np.sum(bounds[taken][1::2] - bounds[taken][0::2])
+        assert nnz * 12 + mine.sum() * RowCache.ROW_BYTES <= cache.slot_bytes[b]
+        free = alphas[b] == 0.5
+        if free.sum() > mine.sum():     # a full slot holds free rows only
+            assert np.all(alphas[b][rows[mine] - blocks[b].rows[0]] == 0.5)
+    # block 0's and 2's copies were not touched by block 1's refresh
+    old_rows, new_rows = before[3], rows
+    for b in (0, 2):
+        lo, hi = blocks[b].rows
+        assert np.array_equal(old_rows[(old_rows >= lo) & (old_rows < hi)],
+                              new_rows[(new_rows >= lo) & (new_rows < hi)])
 
 
 def test_a_budget_too_small_for_one_part_names_the_budget_it_needs(tmp_path):
