@@ -1,6 +1,7 @@
 """Out-of-core training against the same fit in memory, measured in the same run.
 
     python -m scripts.benchmarks.out_of_core --rows 1000000 --solver 1 [--cap-fraction 0.25]
+        [--float32]
 
 Makes an rcv1-shaped binary dataset (or a click-shaped one, --shape click) in the cache
 directory, trains it in memory (read_binary, the whole set mapped), then out of core in a
@@ -9,17 +10,25 @@ dataset's bytes + 200 MB (the issue's protocol), after the dataset's pages are d
 from the page cache; the child's budget is the cap less what the interpreter and Numba
 take before any data (--overhead, measured at 150 MB). Prints the wall times and their
 ratio, the passes over the data, the child's peak memory and the objectives' relative
-difference. Needs root and the v1 memory controller (`mount | grep cgroup`); without
-them, --no-cap runs the child uncapped with the same budget.
+difference. The disk bounds an out-of-core fit: it reads the file `passes` times, so
+the run also times one read of the whole dataset with its pages dropped (as the child
+reads it) and prints the read-bound floor, passes x that read, as a fraction of the
+out-of-core time. --float32 converts to 4-byte values (and 2-byte indices where they
+fit), as `convert --float32` does, for both fits. Needs root and the v1 memory
+controller (`mount | grep cgroup`); without them, --no-cap runs the child uncapped with
+the same budget.
 """
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import subprocess
 import sys
 import time
+
+import numpy as np
 
 from . import harness
 
@@ -39,15 +48,17 @@ print(json.dumps({"seconds": seconds, "log": lines}))
 """
 
 
-def make_dataset(shape: str, rows: int, directory: str) -> str:
+def make_dataset(shape: str, rows: int, directory: str, float32: bool = False) -> str:
     import dlinear
-    target = os.path.join(directory, f"ooc-{shape}-{rows}.bin")
+    suffix = "-f32" if float32 else ""
+    target = os.path.join(directory, f"ooc-{shape}-{rows}{suffix}.bin")
     if os.path.isdir(target):
         return target
-    prefix = os.path.join(directory, f"ooc-{shape}-{rows}")
+    prefix = os.path.join(directory, f"ooc-{shape}-{rows}{suffix}")
     subprocess.run([sys.executable, "-m", "dlinear", "make-data", prefix, "--rows",
                     str(rows), "--shape", shape], check=True)
-    dlinear.convert_libsvm(prefix + ".train", target)
+    dlinear.convert_libsvm(prefix + ".train", target,
+                           dtype=np.float32 if float32 else np.float64)
     os.remove(prefix + ".train")
     return target
 
@@ -59,6 +70,20 @@ def drop_from_page_cache(path: str) -> None:
             os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
         finally:
             os.close(fd)
+
+
+def timed_read(path: str) -> float:
+    """Seconds to read every file of the dataset once from the disk, its pages dropped
+    first and after (as the out-of-core reader reads: plain reads, then dropped)."""
+    drop_from_page_cache(path)
+    start = time.perf_counter()
+    for name in os.listdir(path):
+        with open(os.path.join(path, name), "rb", buffering=0) as f:
+            while f.read(8 << 20):
+                pass
+    seconds = time.perf_counter() - start
+    drop_from_page_cache(path)
+    return seconds
 
 
 def dataset_bytes(path: str) -> int:
@@ -103,6 +128,7 @@ def main(argv=None):
     parser.add_argument("--cap-fraction", type=float, default=0.25)
     parser.add_argument("--overhead", type=int, default=150 << 20)
     parser.add_argument("--no-cap", action="store_true")
+    parser.add_argument("--float32", action="store_true")
     harness.add_output_arguments(parser)
     args = parser.parse_args(argv)
 
@@ -110,10 +136,15 @@ def main(argv=None):
     from dlinear.solvers.primal_objective_values import primal_objective
     cache = os.environ.get("DLINEAR_BENCH_CACHE", os.path.expanduser("~/.cache/dlinear-bench"))
     os.makedirs(cache, exist_ok=True)
-    path = make_dataset(args.shape, args.rows, cache)
+    path = make_dataset(args.shape, args.rows, cache, args.float32)
     params = dlinear.Params(solver_type=args.solver, C=args.C, eps=args.eps).resolved()
 
-    problem = dlinear.read_binary(path)
+    # in RAM: the arrays copied out of the dataset's mapping, which would otherwise keep
+    # its pages in the page cache for the out-of-core child to read
+    mapped = dlinear.read_binary(path)
+    problem = dataclasses.replace(mapped, **{name: np.array(getattr(mapped, name))
+                                             for name in ("indptr", "indices", "data", "y")})
+    del mapped
     harness.warm_up(problem, [params], n_threads=2)     # the kernels loaded, not timed
     start = time.perf_counter()
     in_memory = dlinear.train(problem, params)
@@ -122,23 +153,26 @@ def main(argv=None):
     size = dataset_bytes(path)
     cap = int(args.cap_fraction * size) + (200 << 20)
     budget = cap - args.overhead
-    drop_from_page_cache(path)
+    read_s = timed_read(path)
     model_file = os.path.join(cache, "ooc.model")
     seconds, log, peak = run_child(path, args.solver, args.C, params.eps, budget,
                                    None if args.no_cap else cap, model_file)
     model = dlinear.load_model(model_file)
     f_mem, f_ooc = (primal_objective(problem, params, m) for m in (in_memory, model))
     passes = next((line for line in log if "passes" in line), "")
+    n_passes = float(passes.split(",")[-1].split()[0]) if passes else 0.0
     report = harness.Report("out_of_core", args)
     report.add(shape=args.shape, rows=args.rows, solver=args.solver,
                dataset_mb=round(size / 2**20), cap_mb=None if args.no_cap else cap >> 20,
                in_memory_s=round(in_memory_s, 2), out_of_core_s=round(seconds, 2),
                ratio=round(seconds / in_memory_s, 2),
                peak_mb=None if peak is None else peak >> 20,
-               passes=passes.split(",")[-1].strip(),
+               passes=n_passes, read_s=round(read_s, 2),
+               read_floor_fraction=round(n_passes * read_s / seconds, 2),
                objective_rel_diff=f"{(f_ooc - f_mem) / abs(f_mem):.2e}")
     report.finish(["shape", "rows", "solver", "dataset_mb", "cap_mb", "in_memory_s",
-                   "out_of_core_s", "ratio", "peak_mb", "passes", "objective_rel_diff"])
+                   "out_of_core_s", "ratio", "peak_mb", "passes", "read_s", "read_floor_fraction",
+                   "objective_rel_diff"])
 
 
 if __name__ == "__main__":
