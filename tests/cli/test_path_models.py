@@ -45,3 +45,27 @@ def test_path_models_needs_C(tmp_path, train_file, capsys):
     assert train_main(["--path-models", str(tmp_path / "p"), str(train_file)]) != 0
     assert "--path-models needs -C" in capsys.readouterr().err
     assert not (tmp_path / "p").exists()
+
+
+@pytest.mark.parametrize("solver, extrapolated", [(0, True), (11, True), (1, False)])
+def test_newton_fits_start_on_the_line_through_the_two_models_before(solver, extrapolated):
+    """Newton's warm start along C is w extrapolated in log C from the two models before;
+    the dual solvers start from the last model (its duals)."""
+    from dlinear.in_process.model_selection import train_path
+
+    class Fitted:
+        def __init__(self, w):
+            self.w = w
+
+    starts = []
+
+    def fit(problem, at_C, init):
+        starts.append(init)
+        return Fitted(np.array([at_C.C, -at_C.C ** 2]))
+
+    train_path(None, dlinear.Params(solver_type=solver), [8.0, 2.0, 1.0], fit)
+    assert starts[0] is None and list(starts[1].w) == [1.0, -1.0]
+    if extrapolated:    # log2 C: 0, 1, 3 -> two steps along the line through C = 1, 2
+        np.testing.assert_allclose(starts[2], [2.0 + 2 * 1.0, -4.0 + 2 * -3.0])
+    else:
+        assert list(starts[2].w) == [2.0, -4.0]
