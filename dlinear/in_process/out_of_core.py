@@ -30,7 +30,7 @@ from ..data.binary_format import _npy_layout, _read_range, read_header
 from ..data.columns import (expand_rows, fits_on_occurring_columns, union_columns,
                             worth_compacting)
 from ..errors import DlinearError
-from ..kernels.block_minimization import dual_objective_part, visit_block
+from ..kernels.block_minimization import dual_objective_part, fill_cache_slot, visit_block
 from ..kernels.columns import mark_columns, renumber_into, used_columns
 from ..kernels.dual_cd_svc import ALPHA, end_of_sweep
 from ..kernels.rng import seed_state
@@ -56,10 +56,11 @@ SWEEPS_PER_VISIT = 1
 # took 11 outer iterations and 13.8 s of CD, 3 times 14 iterations and 8.6 s
 CACHE_SWEEPS_PER_PASS = 3
 # what the budget leaves beside the fit's state: a block each for the one in use and the
-# one being read, and (dual CD) the cache of informative rows (old and new while it is
-# rebuilt); Newton keeps no cache, so its two blocks share all of it
+# one being read, (dual CD) the cache of informative rows, and a tenth for what a visit
+# makes and drops (its order of rows, 9 bytes a row of the block and the cache, and the
+# cache refresh's row flags); Newton keeps no cache, so its two blocks share all of it
 BLOCK_SHARE = 0.3
-CACHE_SHARE = 0.4
+CACHE_SHARE = 0.3
 NEWTON_BLOCK_SHARE = 0.5
 # bytes a row keeps in memory for the whole fit, per binary problem: the dual record (4
 # float64), the active list (int64), target and C (float64 each)
@@ -301,6 +302,7 @@ class RowCache:
         self.block_rows = [np.zeros(0, dtype=np.int64) for _ in blocks]
         self.bounds = np.zeros(0, dtype=np.int64)
         self.rows = np.zeros(0, dtype=np.int64)
+        self.no_bounds, self.no_rows = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
 
     def arrays(self):
         """(bounds, indices, data, rows): every cached row, row j at
@@ -319,21 +321,13 @@ class RowCache:
         for a, U in zip(alphas, bounds):
             support |= a > 0.0
             free |= (a > 0.0) & (a < U)
-        chosen = np.concatenate([np.flatnonzero(free), np.flatnonzero(support & ~free)])
-        lengths = (indptr[chosen + 1] - indptr[chosen]).astype(np.int64)
-        cost = np.cumsum(lengths * self.per_nonzero + self.ROW_BYTES)
-        chosen = np.sort(chosen[:int(np.searchsorted(cost, self.slot_bytes[b], "right"))])
-        starts, lengths = indptr[chosen], indptr[chosen + 1] - indptr[chosen]
-        ends = np.cumsum(lengths)
-        total = int(ends[-1]) if len(ends) else 0
-        positions = np.repeat(starts - (ends - lengths), lengths) + np.arange(total)
-        slot = int(self.slot_start[b])
-        self.indices[slot:slot + total] = indices[positions]
-        self.data[slot:slot + total] = data[positions]
-        row_bounds = np.empty(2 * len(chosen), dtype=np.int64)
-        row_bounds[0::2] = slot + ends - lengths
-        row_bounds[1::2] = slot + ends
-        self.block_bounds[b], self.block_rows[b] = row_bounds, r0 + chosen
+        slot = (indptr, indices, data, free, support, self.per_nonzero, self.ROW_BYTES,
+                 self.slot_bytes[b], self.indices, self.data, int(self.slot_start[b]))
+        n_kept = fill_cache_slot(*slot, False, self.no_bounds, self.no_rows)
+        row_bounds = np.empty(2 * n_kept, dtype=np.int64)
+        rows = np.empty(n_kept, dtype=np.int64)
+        fill_cache_slot(*slot, True, row_bounds, rows)
+        self.block_bounds[b], self.block_rows[b] = row_bounds, r0 + rows
         self.bounds = np.concatenate(self.block_bounds)
         self.rows = np.concatenate(self.block_rows)
 

@@ -167,3 +167,36 @@ def dual_objective_part(inst, l2_loss, alpha):
         else:
             v += -2.0 * a
     return v / 2.0
+
+
+@njit(cache=True, nogil=True)
+def fill_cache_slot(indptr, indices, data, free, support, per_nonzero, row_bytes,
+                    slot_bytes, out_indices, out_data, slot_start, write, bounds, rows):
+    """The rows of a block that a cache slot of `slot_bytes` keeps: its rows with `free`
+    set, then those with only `support`, each in row order, while their nonzeros
+    (per_nonzero bytes each) and row_bytes a row fit. With write: their nonzeros copied
+    to out_indices/out_data from slot_start on, row j's bounds to bounds[2j], bounds[2j+1]
+    and its block row to rows[j]. Returns the number of rows kept (a first call without
+    write sizes bounds and rows): no temporary of the block's size."""
+    used = 0
+    kept = 0
+    z = slot_start
+    for want_free in (True, False):
+        for i in range(len(indptr) - 1):
+            if free[i] != want_free or not support[i]:
+                continue
+            length = indptr[i + 1] - indptr[i]
+            cost = length * per_nonzero + row_bytes
+            if used + cost > slot_bytes:
+                return kept
+            used += cost
+            if write:
+                bounds[2 * kept] = z
+                for k in range(indptr[i], indptr[i + 1]):
+                    out_indices[z] = indices[k]
+                    out_data[z] = data[k]
+                    z += 1
+                bounds[2 * kept + 1] = z
+                rows[kept] = i
+            kept += 1
+    return kept
