@@ -293,15 +293,29 @@ def find_parameters(data, params: Params, nr_fold: int, start_C: Optional[float]
 # ----------------------------------------------------------------- prediction
 
 def _rows_as_dask_array(X):
-    """A Dataset's rows, a dask DataFrame's or a dask array's, as a dask array whose
-    blocks hold whole rows."""
-    if hasattr(X, "parts") and hasattr(X, "X"):        # a dlinear.cluster.Dataset
-        return X.X
+    """A dask DataFrame's or a dask array's rows as a dask array whose blocks hold whole
+    rows."""
     if hasattr(X, "to_dask_array"):                   # dask DataFrame
         X = X.to_dask_array()
     if X.ndim != 2:
         raise DlinearError(f"X must be 2-dimensional, got {X.ndim} dimensions")
     return X.rechunk({1: -1}) if len(X.chunks[1]) != 1 else X
+
+
+def _predict_parts(data: Dataset, shared_model, model: Model, what: str):
+    """A Dataset's predictions as a dask array, one block per part, each computed from the
+    part itself where it is held. Not through ``data.X``: its sparse.GCXS blocks run
+    pydata sparse's Numba functions, which it does not cache, so every worker process
+    compiled them again (seconds each) before its first prediction."""
+    import dask
+    import dask.array as da
+    columns = () if what == "labels" else (
+        model.nr_w if what == "decision_values" else model.nr_class,)
+    return da.concatenate([
+        da.from_delayed(dask.delayed(PREDICTIONS[what])(shared_model, part),
+                        shape=(rows, *columns), dtype=np.float64,
+                        meta=np.empty((0,) * (1 + len(columns))))
+        for part, rows in zip(data.parts, data.rows)])
 
 
 def _predict(model: Model, X, what: str):
@@ -312,8 +326,10 @@ def _predict(model: Model, X, what: str):
     if not (is_dask_collection(X) or hasattr(X, "parts")):
         return predict_block(X, model, what)
     import dask
-    rows = _rows_as_dask_array(X)
     shared_model = dask.delayed(model, pure=True)    # one copy in the graph, not one per block
+    if isinstance(X, Dataset):
+        return _predict_parts(X, shared_model, model, what)
+    rows = _rows_as_dask_array(X)
     if what == "labels":
         return rows.map_blocks(predict_block, shared_model, what, drop_axis=1,
                                dtype=np.float64, meta=np.empty((0,)))

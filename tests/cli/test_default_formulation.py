@@ -1,19 +1,18 @@
 """dlinear-train without -s: the squared hinge as dual CD or its Newton primal, by the
 data's scale (dlinear.planning.formulation); an explicit -s 1 is LIBLINEAR's."""
-import subprocess
-import sys
-
 import pytest
 
 from dlinear import Params, save_model, train
 from dlinear.data.libsvm_reader import write_libsvm
 from dlinear.datasets.click_like import make_click_like
 from dlinear.datasets.rcv1_like import make_rcv1_like
+from tests.support.cli import run_in_process
 
 
-def run(*args):
-    return subprocess.run([sys.executable, "-m", "dlinear", "train", *map(str, args)],
-                          capture_output=True, text=True, timeout=300)
+@pytest.fixture
+def run(capsys):
+    """dlinear-train in this process: what it chooses, prints and writes is the check."""
+    return lambda *args: run_in_process(capsys, "train", *args)
 
 
 @pytest.fixture(scope="module")
@@ -28,7 +27,7 @@ def solver_line(model_file):
     return model_file.read_text().splitlines()[0]
 
 
-def test_click_shaped_data_trains_the_primal_and_says_so(sets, tmp_path):
+def test_click_shaped_data_trains_the_primal_and_says_so(sets, tmp_path, run):
     r = run("--workers", "0", sets / "click.train", tmp_path / "default.model")
     assert r.returncode == 0, r.stderr
     line, = [s for s in r.stderr.splitlines() if s.startswith("dlinear: -s")]
@@ -41,7 +40,7 @@ def test_click_shaped_data_trains_the_primal_and_says_so(sets, tmp_path):
     assert (tmp_path / "default.model").read_bytes() == (tmp_path / "s2.model").read_bytes()
 
 
-def test_an_explicit_s1_is_liblinears_dual_bit_for_bit(sets, tmp_path):
+def test_an_explicit_s1_is_liblinears_dual_bit_for_bit(sets, tmp_path, run):
     r = run("--workers", "0", "-s", "1", sets / "click.train", tmp_path / "s1.model")
     assert r.returncode == 0, r.stderr
     assert r.stderr == ""                      # no formulation line: -s was named
@@ -51,7 +50,7 @@ def test_an_explicit_s1_is_liblinears_dual_bit_for_bit(sets, tmp_path):
     assert (tmp_path / "s1.model").read_bytes() == (tmp_path / "api.model").read_bytes()
 
 
-def test_text_shaped_data_keeps_the_dual(sets, tmp_path):
+def test_text_shaped_data_keeps_the_dual(sets, tmp_path, run):
     r = run("--workers", "0", sets / "text.train", tmp_path / "default.model")
     assert r.returncode == 0, r.stderr
     assert r.stderr.startswith("dlinear: -s 1 (dual CD, LIBLINEAR's default): C*lambda ")
@@ -60,7 +59,7 @@ def test_text_shaped_data_keeps_the_dual(sets, tmp_path):
     assert (tmp_path / "default.model").read_bytes() == (tmp_path / "s1.model").read_bytes()
 
 
-def test_quiet_says_nothing_and_dual_only_options_keep_the_dual(sets, tmp_path):
+def test_quiet_says_nothing_and_dual_only_options_keep_the_dual(sets, tmp_path, run):
     r = run("-q", "--workers", "0", sets / "click.train", tmp_path / "q.model")
     assert r.returncode == 0 and r.stderr == "" and r.stdout == ""
     assert solver_line(tmp_path / "q.model") == "solver_type L2R_L2LOSS_SVC"

@@ -236,17 +236,17 @@ def test_bad_ratio_is_refused(params, message):
     check_parameter(Params(solver_type=6, l1_ratio=1))
 
 
-def test_command_line(tmp_path, capfd):
-    import subprocess
-    import sys
+def test_command_line(tmp_path, capfd, monkeypatch):
     from dlinear import load_model
     from dlinear.cli.train_predict import train_main
     from dlinear.data.libsvm_reader import read_libsvm, write_libsvm
+    from tests.support.cli import run_in_process
     problem, C = data_set("b")
     write_libsvm(tmp_path / "b.train", problem)
-    r = subprocess.run([sys.executable, "-m", "dlinear", "train", "-s", "6", "--l1-ratio",
-                        "0.3", "-c", str(C), "-B", "1", "-R", "b.train", "m"],
-                       capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    monkeypatch.chdir(tmp_path)         # the paths as a user in that directory gives them
+    # in this process: the model and the lines it prints are the check
+    r = run_in_process(capfd, "train", "-s", "6", "--l1-ratio", "0.3", "-c", C, "-B", "1",
+                       "-R", "b.train", "m")
     assert r.returncode == 0, r.stderr
     assert "optimization finished" in r.stdout
     expected = train(read_libsvm(tmp_path / "b.train"), enet_params(0.3, True, C, eps=0.01))

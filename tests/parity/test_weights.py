@@ -2,8 +2,6 @@
 weights give the model of the data with the rows repeated, checked against LIBLINEAR 2.50
 (liblinear-official) trained on the repeated rows; the CLI's -W end to end and on a local
 Dask cluster; sample_weight in the scikit-learn estimators."""
-import subprocess
-import sys
 import warnings
 
 import numpy as np
@@ -14,6 +12,7 @@ from dlinear.cli.train_predict import train_main
 from dlinear.data.libsvm_reader import write_libsvm
 from dlinear.datasets.rcv1_like import make_rcv1_like
 from dlinear.solvers.primal_objective_values import primal_objective
+from tests.support.cli import run_in_process
 from tests.support.liblinear_oracle import assert_near_optimum, f_star
 
 
@@ -109,11 +108,6 @@ def test_integer_weights_match_liblinear_on_repeated_rows(data, solver, options,
 
 # ------------------------------------------------------------------ the CLI's -W
 
-def run(*args):
-    return subprocess.run([sys.executable, "-m", "dlinear", "train", *map(str, args)],
-                          capture_output=True, text=True, timeout=300)
-
-
 @pytest.fixture(scope="module")
 def files(tmp_path_factory, data):
     d = tmp_path_factory.mktemp("weights")
@@ -123,9 +117,11 @@ def files(tmp_path_factory, data):
 
 
 @pytest.mark.parametrize("solver", [1, 0])
-def test_cli_weight_file_gives_the_api_model(files, data, solver):
+def test_cli_weight_file_gives_the_api_model(files, data, capsys, solver):
     model_file = files / f"s{solver}.model"
-    r = run("-s", solver, "-B", 1, "-W", files / "w.txt", files / "multi.train", model_file)
+    # dlinear-train in this process: the model it writes is the check
+    r = run_in_process(capsys, "train", "-s", solver, "-B", 1, "-W", files / "w.txt",
+                       files / "multi.train", model_file)
     assert r.returncode == 0, r.stderr
     expected = train(weighted(data["multi"], data["weights"]),
                      Params(solver_type=solver, bias=1))

@@ -15,6 +15,7 @@ from dlinear.data.binary_format import (HEADER_NAME, convert_libsvm, is_binary_d
                                    read_header, read_part_columns)
 from dlinear.data.libsvm_reader import read_libsvm, write_libsvm
 from dlinear.errors import DlinearError
+from tests.support.cli import run_in_process
 from tests.support.problems import assert_same_problem, concatenate, same_bits
 
 
@@ -206,20 +207,23 @@ def test_a_damaged_dataset_is_a_one_line_error_naming_the_file(dataset, tmp_path
     assert not os.path.exists(tmp_path / "m")
 
 
-def test_cli_convert_train_predict(text_file, tmp_path, multiclass_split):
+def test_cli_convert_train_predict(text_file, tmp_path, multiclass_split, capsys):
+    # the commands in this process (what they write is the check); the usage error below
+    # stays a process of its own
     weight_file = tmp_path / "w.txt"
     weights = np.linspace(0.5, 1.5, multiclass_split[0].n_samples)
     weight_file.write_text("".join(f"{v!r}\n" for v in weights.tolist()))
-    r = run("convert", "-W", weight_file, text_file, tmp_path / "d.ds")
+    r = run_in_process(capsys, "convert", "-W", weight_file, text_file, tmp_path / "d.ds")
     assert r.returncode == 0, r.stderr
     assert r.stdout.startswith(f"{tmp_path / 'd.ds'}: 3000 rows, ")
     for source in (tmp_path / "d.ds", text_file):
         extra = ["-W", weight_file] if source == text_file else []
-        r = run("train", "-s", "0", "--workers", "0", *extra, source, tmp_path / "m")
+        r = run_in_process(capsys, "train", "-s", "0", "--workers", "0", *extra, source,
+                           tmp_path / "m")
         assert r.returncode == 0, r.stderr
         os.rename(tmp_path / "m", tmp_path / f"m.{source.suffix}")
-        r = run("predict", "-b", "1", source, tmp_path / f"m.{source.suffix}",
-                tmp_path / f"p.{source.suffix}")
+        r = run_in_process(capsys, "predict", "-b", "1", source, tmp_path / f"m.{source.suffix}",
+                           tmp_path / f"p.{source.suffix}")
         assert r.returncode == 0, r.stderr
     assert (tmp_path / "m..ds").read_bytes() == (tmp_path / "m..train").read_bytes()
     assert (tmp_path / "p..ds").read_bytes() == (tmp_path / "p..train").read_bytes()

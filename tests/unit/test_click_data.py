@@ -1,6 +1,4 @@
 """The click-log-shaped generator: its shape, determinism and learnability."""
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -11,6 +9,7 @@ from dlinear.datasets.click_like import (N_COUNT_FEATURES, N_FIELDS, ROWS_PER_BL
 from dlinear.data.libsvm_reader import read_libsvm
 from dlinear.errors import DlinearError
 from dlinear.predict import predict
+from tests.support.cli import run_in_process
 
 
 def test_shape_is_counts_plus_hashed_fields():
@@ -61,11 +60,11 @@ def test_bad_arguments(kwargs):
         make_click_like(**kwargs)
 
 
-def test_make_data_writes_a_click_file(tmp_path):
+def test_make_data_writes_a_click_file(tmp_path, capsys):
     out = tmp_path / "click"
-    done = subprocess.run([sys.executable, "-m", "dlinear", "make-data", "--shape", "click",
-                           "--hash-bits", "16", "--rows", "300", "--test-rows", "50",
-                           str(out)], capture_output=True, text=True)
+    # in this process: the files it writes are the check
+    done = run_in_process(capsys, "make-data", "--shape", "click", "--hash-bits", "16",
+                          "--rows", "300", "--test-rows", "50", out)
     assert done.returncode == 0, done.stderr
     read = read_libsvm(str(out) + ".train")
     expected = make_click_like(300, hash_bits=16)

@@ -3,8 +3,6 @@
 indices, read back by read_binary and the part reader as read_libsvm(dtype=float32) reads
 the text; version-1 datasets (no types in the header) still read."""
 import json
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -15,12 +13,8 @@ from dlinear.data.binary_format import (HEADER_NAME, convert_libsvm, read_binary
 from dlinear.data.libsvm_reader import read_libsvm, write_libsvm
 from dlinear.errors import DlinearError
 from dlinear.problem import NARROW_INDEX_COLUMNS
+from tests.support.cli import run_in_process
 from tests.support.problems import assert_same_problem, concatenate, same_bits
-
-
-def run(*args):
-    return subprocess.run([sys.executable, "-m", "dlinear", *map(str, args)],
-                          capture_output=True, text=True, timeout=300)
 
 
 @pytest.fixture(scope="module")
@@ -69,14 +63,17 @@ def test_a_wide_column_after_narrow_parts_widens_the_indices(tmp_path):
 
 
 @pytest.mark.parametrize("solver", [1, 2, 0])
-def test_models_from_it_are_those_of_the_text_with_float32(text_file, tmp_path, solver):
-    r = run("convert", "--float32", text_file, tmp_path / "d.ds")
+def test_models_from_it_are_those_of_the_text_with_float32(text_file, tmp_path, capsys,
+                                                           solver):
+    # the commands in this process: what they write is the check, not the process
+    r = run_in_process(capsys, "convert", "--float32", text_file, tmp_path / "d.ds")
     assert r.returncode == 0, r.stderr
     assert "float32 values, uint16 indices" in r.stdout
     for source, extra in ((text_file, ["--float32"]), (tmp_path / "d.ds", []),
                           (tmp_path / "d.ds", ["--float32"])):
         model = tmp_path / f"m{len(extra)}{source.suffix}"
-        r = run("train", "-q", "-s", solver, "--workers", "0", *extra, source, model)
+        r = run_in_process(capsys, "train", "-q", "-s", solver, "--workers", "0", *extra,
+                           source, model)
         assert r.returncode == 0, r.stderr
     text_model = (tmp_path / "m1.train").read_bytes()
     assert (tmp_path / "m0.ds").read_bytes() == text_model

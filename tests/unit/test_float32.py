@@ -14,6 +14,7 @@ from dlinear.data.libsvm_reader import Problem, read_libsvm
 from dlinear.datasets.rcv1_like import make_rcv1_like
 from dlinear.errors import DlinearError
 from dlinear.solvers.primal_objective_values import primal_objective
+from tests.support.cli import run_in_process
 
 EXAMPLE = os.path.join(os.path.dirname(__file__), "..", "..", "examples", "rcv1_small.train")
 PARITY = 1e-6      # relative objective difference to the float64 model
@@ -110,10 +111,10 @@ def test_float64_is_untouched_by_float32_fits():
     np.testing.assert_array_equal(train(p64, Params(solver_type=1)).w, before)
 
 
-def test_cli_float32_end_to_end(tmp_path):
+def test_cli_float32_end_to_end(tmp_path, capsys):
     def run(*args):
-        r = subprocess.run([sys.executable, "-m", "dlinear", "train", "-q", *map(str, args)],
-                           capture_output=True, text=True, timeout=300)
+        # dlinear-train in this process: the models it writes are the check
+        r = run_in_process(capsys, "train", "-q", *args)
         assert r.returncode == 0, r.stderr
 
     run("--float32", "-s", "3", EXAMPLE, tmp_path / "f32.model")

@@ -13,6 +13,7 @@ from dlinear.data.libsvm_reader import write_libsvm
 from dlinear.predict import predict_probability
 from dlinear.planning.class_plan import group_rows
 from dlinear.in_process.train import train_in_process
+from tests.support.cli import run_in_process
 
 
 def softmax_objective(problem, model, C, class_weight=None, regularize_bias=True):
@@ -103,7 +104,7 @@ def test_two_classes_and_model_file(tmp_path):
 
 
 @pytest.mark.slow
-def test_cli_and_softmax_probabilities(tmp_path):
+def test_cli_and_softmax_probabilities(tmp_path, capsys):
     problem = make_rcv1_like(900, n_features=200, n_classes=4, nnz_per_row=15, seed=6)
     data, model_file, out = tmp_path / "d.train", tmp_path / "m.model", tmp_path / "out"
     write_libsvm(data, problem)
@@ -111,11 +112,13 @@ def test_cli_and_softmax_probabilities(tmp_path):
     def run(*args):
         return subprocess.run([sys.executable, "-m", "dlinear", *map(str, args)],
                               capture_output=True, text=True)
-    r = run("train", "-s", "0", "--multinomial", "-q", data, model_file)
+    # train and predict in this process (the files they write are the check); the refused
+    # option below is a process of its own (its exit status)
+    r = run_in_process(capsys, "train", "-s", "0", "--multinomial", "-q", data, model_file)
     assert r.returncode == 0, r.stderr
     model = load_model(model_file)
     assert model.multinomial
-    r = run("predict", "-b", "1", data, model_file, out)
+    r = run_in_process(capsys, "predict", "-b", "1", data, model_file, out)
     assert r.returncode == 0, r.stderr
     lines = out.read_text().splitlines()
     assert lines[0].split()[1:] == [str(v) for v in model.label]
