@@ -404,6 +404,9 @@ def _run_training(params, opts, train_file, model_file) -> int:
     # the data's shape, unless a cluster is asked for: for the cost model and the budget
     shape = Data() if _cluster_asked(opts) else input_shape(train_file, storage_options)
     backend = _backend(opts, params, train_file, shape)
+    if backend.reason is not None and backend.mode is Mode.CLUSTER and memory_plan(
+            shape, params, opts, train_file)[1]:    # local workers share this machine's RAM
+        backend = _backend({**opts, "workers": 0}, params, train_file, shape)
     if backend.mode is not Mode.CLUSTER:
         budget, out_of_core = memory_plan(shape, params, opts, train_file)
         return answering_ctrl_c(lambda: _train_in_process(
@@ -419,9 +422,8 @@ def _run_training(params, opts, train_file, model_file) -> int:
 
 def _train_in_process(params, opts, train_file, model_file, backend, budget,
                       out_of_core) -> int:
-    """Reading, training and saving in this process (on a worker thread: see
-    answering_ctrl_c); out of core (memory_plan) a binary dataset's rows are read a block
-    at a time."""
+    """Reading, training and saving in this process (on a worker thread: answering_ctrl_c);
+    out of core (memory_plan), a binary dataset's rows are read a block at a time."""
     from ..api import train_given_problem
     from ..data.binary_format import read_dataset
     from ..in_process.out_of_core import train_out_of_core
@@ -436,8 +438,7 @@ def _train_in_process(params, opts, train_file, model_file, backend, budget,
         return _train_and_save(None, params, opts, model_file, _say(opts["quiet"]),
                                fit=lambda log: train_out_of_core(train_file, params,
                                                                  budget.bytes, log))
-    # a progress note, shown (as git's progress) only when stderr is a terminal:
-    # piped or captured stderr carries the result lines and errors alone
+    # a progress note on a terminal only (as git's): piped stderr keeps results and errors
     compiling = CompileNotice(note if sys.stderr.isatty() else (lambda line: None),
                               f"-s {params.solver_type}")
     weights = read_weight_file(opts["weight_file"]) if opts["weight_file"] else None

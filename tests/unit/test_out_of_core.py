@@ -181,6 +181,25 @@ def test_dlinear_train_goes_out_of_core_when_the_budget_is_exceeded(tmp_path, ca
     assert not other.exists()
 
 
+def test_data_over_the_budget_trains_out_of_core_where_a_local_cluster_would_pay(
+        tmp_path, capsys, monkeypatch):
+    """A local cluster's workers share this machine's memory: where the cost model would
+    start one for a Newton fit, data over the budget still trains out of core here."""
+    from types import SimpleNamespace
+
+    from dlinear.cli.train_predict import train_main
+    from dlinear.planning import modes
+    monkeypatch.setattr(modes, "newton_estimate", lambda *a: SimpleNamespace(
+        cluster_pays=True, workers=2, describe=lambda: "a local cluster pays"))
+    path, header = dataset(tmp_path, seed=10)
+    model_file = tmp_path / "m"
+    assert train_main(["-s", "0", "--memory", str(small_budget(header)), path,
+                       str(model_file)]) == 0
+    err = capsys.readouterr().err
+    assert "dlinear: -s 0 out of core: the data does not fit the memory budget" in err
+    assert "cluster" not in err and model_file.exists()
+
+
 @pytest.mark.parametrize("solver", [0, 1])
 def test_wide_data_fits_on_its_occurring_columns(tmp_path, solver):
     """On hashed-wide data (most columns never occur) the fit's n-vectors take the
