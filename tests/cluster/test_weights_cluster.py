@@ -1,10 +1,18 @@
 """Class and instance weights on a cluster: the CLI's weight file on a local cluster and a
 cluster Dataset's weights (in process: tests/parity/test_weights.py)."""
+import subprocess
+import sys
 import warnings
 import numpy as np
 import pytest
 from dlinear import ConvergenceWarning, Params, load_model, train
-from tests.parity.test_weights import data, files, run, weighted  # noqa: F401
+from tests.parity.test_weights import data, files, weighted  # noqa: F401
+
+
+def run(*args):
+    """dlinear-train in a process of its own: it starts and stops its local cluster."""
+    return subprocess.run([sys.executable, "-m", "dlinear", "train", *map(str, args)],
+                          capture_output=True, text=True, timeout=300)
 
 
 @pytest.mark.slow
