@@ -182,6 +182,9 @@ def _open_client(scheduler, n_workers, security, log, connect_timeout, ends_on_i
     # in use" when another cluster runs); without bokeh there is no dashboard, silently
     if ends_on_interrupt:
         _quiet_resource_tracker()
+        # a Ctrl-C's never-awaited coroutine can be collected, and warned of, while the
+        # interrupt unwinds, before the handler below runs
+        _ignore_never_awaited_coroutines()
     with _children_ignore_interrupts(), dask.config.set(LOCAL_CLUSTER_CONFIG):
         cluster = LocalCluster(n_workers=n_workers, threads_per_worker=1, processes=True,
                                dashboard_address=":0", silence_logs=logging.CRITICAL)
@@ -195,8 +198,7 @@ def _open_client(scheduler, n_workers, security, log, connect_timeout, ends_on_i
         # retrieved", logged as the cluster closes, and the never-awaited coroutine of a
         # result it interrupted, warned of when collected) is not the user's business
         logging.getLogger("asyncio").disabled = True
-        warnings.filterwarnings("ignore", message="coroutine .* was never awaited",
-                                category=RuntimeWarning)
+        _ignore_never_awaited_coroutines()
         cancel_tasks(client)
         if ends_on_interrupt:
             _kill_workers(cluster)
@@ -206,6 +208,11 @@ def _open_client(scheduler, n_workers, security, log, connect_timeout, ends_on_i
         if cluster is not None:
             client.close()
             cluster.close()
+
+
+def _ignore_never_awaited_coroutines() -> None:
+    warnings.filterwarnings("ignore", message="coroutine .* was never awaited",
+                            category=RuntimeWarning)
 
 
 # how long an interrupted run waits for the scheduler to take its cancellation
