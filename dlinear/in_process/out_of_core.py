@@ -292,17 +292,15 @@ class RowCache:
     def __init__(self, capacity: int, blocks, index_dtype, value_dtype):
         self.per_nonzero = np.dtype(index_dtype).itemsize + np.dtype(value_dtype).itemsize
         n_rows = max(blocks[-1].rows[1], 1) if blocks else 1
-        slot_bytes = [capacity * (b.rows[1] - b.rows[0]) // n_rows for b in blocks]
-        self.slot_bytes = slot_bytes
+        self.slot_bytes = [capacity * (b.rows[1] - b.rows[0]) // n_rows for b in blocks]
         self.slot_start = np.concatenate([[0], np.cumsum(
-            [size // self.per_nonzero for size in slot_bytes])]).astype(np.int64)
+            [size // self.per_nonzero for size in self.slot_bytes])]).astype(np.int64)
         self.indices = np.empty(int(self.slot_start[-1]), dtype=index_dtype)
         self.data = np.empty(int(self.slot_start[-1]), dtype=value_dtype)
         self.block_bounds = [np.zeros(0, dtype=np.int64) for _ in blocks]
         self.block_rows = [np.zeros(0, dtype=np.int64) for _ in blocks]
         self.bounds = np.zeros(0, dtype=np.int64)
         self.rows = np.zeros(0, dtype=np.int64)
-        self.no_bounds, self.no_rows = np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
 
     def arrays(self):
         """(bounds, indices, data, rows): every cached row, row j at
@@ -322,8 +320,9 @@ class RowCache:
             support |= a > 0.0
             free |= (a > 0.0) & (a < U)
         slot = (indptr, indices, data, free, support, self.per_nonzero, self.ROW_BYTES,
-                 self.slot_bytes[b], self.indices, self.data, int(self.slot_start[b]))
-        n_kept = fill_cache_slot(*slot, False, self.no_bounds, self.no_rows)
+                self.slot_bytes[b], self.indices, self.data, int(self.slot_start[b]))
+        # a first call counts the rows the slot holds (its outputs are not written)
+        n_kept = fill_cache_slot(*slot, False, self.bounds[:0], self.rows[:0])
         row_bounds = np.empty(2 * n_kept, dtype=np.int64)
         rows = np.empty(n_kept, dtype=np.int64)
         fill_cache_slot(*slot, True, row_bounds, rows)
