@@ -247,13 +247,18 @@ def test_cancel_tasks_cancels_what_a_client_holds(client):
     import time
 
     from dlinear.cluster.session import cancel_tasks
-    running = client.submit(time.sleep, 60, pure=False)
-    waiting = client.submit(time.sleep, 60, pure=False)
-    cancel_tasks(client)
-    deadline = time.monotonic() + 10
-    while time.monotonic() < deadline and {running.status, waiting.status} != {"cancelled"}:
-        time.sleep(0.05)
-    assert running.status == waiting.status == "cancelled"
+    from tests.support.clusters import held_until_released, release
+    try:
+        running = client.submit(held_until_released, "cancel-tasks", 60, pure=False)
+        waiting = client.submit(held_until_released, "cancel-tasks", 60, pure=False)
+        cancel_tasks(client)
+        deadline = time.monotonic() + 10
+        while (time.monotonic() < deadline
+               and {running.status, waiting.status} != {"cancelled"}):
+            time.sleep(0.05)
+        assert running.status == waiting.status == "cancelled"
+    finally:
+        release(client, "cancel-tasks")
 
 
 def _interrupted_as_numba_boxes(*args, **kwargs):

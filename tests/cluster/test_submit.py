@@ -138,7 +138,9 @@ def test_status_tells_a_rerun_job_and_names_the_jobs_for_an_unknown_one(client, 
     from dlinear.cluster.jobs import (job_key, job_names, record_attempt, record_state,
                                       task_state)
     address = client.scheduler.address
-    future = client.submit(time.sleep, 30, key=job_key("rerun"), pure=False)  # its task, live
+    from tests.support.clusters import held_until_released, release
+    # its task, live
+    future = client.submit(held_until_released, "rerun", 30, key=job_key("rerun"), pure=False)
     try:
         client.publish_dataset([], name=job_key("rerun") + "/attempts", override=True)
         record_attempt(client, "rerun")         # the first run, lost with its worker
@@ -158,6 +160,7 @@ def test_status_tells_a_rerun_job_and_names_the_jobs_for_an_unknown_one(client, 
                                            f"{address}; its jobs: rerun\n")
     finally:
         client.cancel(future)
+        release(client, "rerun")
         client.unpublish_dataset(job_key("rerun"))
         client.unpublish_dataset(job_key("rerun") + "/attempts")
     assert status_main(["renu", "--scheduler", address]) == 3

@@ -112,6 +112,19 @@ def start_cluster(tmp_path, n_workers=2, tls_args=()):
     return address, procs
 
 
+def held_until_released(name, timeout):
+    """A task that holds its worker thread until release(client, name) or `timeout` s.
+    A cancelled task goes on running in its thread, so a time.sleep would keep a shared
+    cluster's workers busy, and the tests after it waiting, for the whole sleep."""
+    from distributed import Event
+    Event(name).wait(timeout)
+
+
+def release(client, name):
+    from distributed import Event
+    Event(name, client=client).set()
+
+
 def stop_cluster(procs):
     for p in procs.values():
         if p.poll() is None:
