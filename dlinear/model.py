@@ -64,6 +64,9 @@ class Model:
     # the columns (train_in_process(full_w=False)); None (always, in the public API): w
     # holds every row
     rows: np.ndarray | None = field(default=None, compare=False, repr=False)
+    # Newton solvers: ||grad f(0)|| / C per binary problem, () where a fit does not report
+    # it; what a fit at another C on the same data takes (Params.gnorm0_per_C); not saved
+    gnorm0_per_C: tuple = field(default=(), compare=False, repr=False)
 
     @property
     def spec(self):

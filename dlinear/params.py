@@ -113,6 +113,11 @@ class Params:
     # own: a fit on the columns that occur (dlinear.data.columns) keeps the cap of all the
     # columns, so it stops where the fit on all of them stops. None: the fit's #weights.
     cg_cap_weights: Optional[int] = None
+    # Newton solvers: ||grad f(0)|| / C of each binary problem (Model.gnorm0_per_C of a fit
+    # on the same rows, labels and weights at another C; the gradient at 0 is linear in
+    # C), the stopping rule's scale, which a warm-started fit then takes instead of a pass
+    # at w = 0 (a path of C's: dlinear.in_process.model_selection). None: computed.
+    gnorm0_per_C: Optional[tuple] = None
 
     @property
     def spec(self):

@@ -206,8 +206,9 @@ def run_fold_path(problem: Problem, perm: np.ndarray, begin: int, end: int, para
     warm_dual = params.spec.search == "dual"
     A = request.alpha0 if warm_dual else None
     count = request.counter
+    gnorm0_per_C = None      # the Newton solvers' ||grad f(0)|| / C, once a C has made it
     for j in range(request.start, len(Cs)):
-        at_C = replace(params, C=float(Cs[j]))
+        at_C = replace(params, C=float(Cs[j]), gnorm0_per_C=gnorm0_per_C)
         # without train's warning on unknown weight labels: LIBLINEAR silences train()'s
         # output during the search
         weighted_C = class_C(label, at_C)[0] if not regression else None
@@ -221,6 +222,9 @@ def run_fold_path(problem: Problem, perm: np.ndarray, begin: int, end: int, para
             fits.append(train_one(task, at_C))
         if warm_dual:
             A = [f.alpha for f in fits]
+        else:
+            gnorm0_per_C = tuple(f.gnorm0 / at_C.C if f.gnorm0 is not None else None
+                                 for f in fits)
         model = assemble_model(at_C, train_part.n_features, label, fits)
         W_new = model.w             # (w_size, nr_w)
         predicted = predict(model, test_part)
@@ -469,17 +473,23 @@ def train_path(problem: Problem, params: Params, Cs, train_fn,
     """The models on all of `problem` at each C of Cs (ascending), each fit warm-started
     from the model at the C before it, as the search's folds are (dual solvers: from duals
     consistent with its w); the Newton solvers from w extrapolated from the two models
-    before it (extrapolated_start). train_fn(problem, params, init) trains one model
-    (dlinear.train with its options); init_of(model) is the warm start a fit takes from
+    before it (extrapolated_start), with the stopping rule's ||grad f(0)|| scaled from the
+    first fit's (Params.gnorm0_per_C) rather than computed again. train_fn(problem,
+    params, init) trains one model (dlinear.train with its options); init_of(model) is the warm start a fit takes from
     the model before (the model itself in process, its weights on a cluster, None where
     there is none)."""
     models = []
     Cs = sorted(float(c) for c in Cs)
     for k, C in enumerate(Cs):
         init = None if k == 0 else init_of(models[-1])
-        if k >= 2 and init is not None and params.spec.newton:
-            init = extrapolated_start(models[-2].w, models[-1].w, Cs[k - 2], Cs[k - 1], C)
-        models.append(train_fn(problem, replace(params, C=C), init))
+        at_C = replace(params, C=C)
+        if k >= 1 and init is not None and params.spec.newton:
+            if k >= 2:
+                init = extrapolated_start(models[-2].w, models[-1].w, Cs[k - 2], Cs[k - 1],
+                                          C)
+            known = getattr(models[-1], "gnorm0_per_C", None)    # () where none reported
+            at_C = replace(at_C, gnorm0_per_C=known or None)
+        models.append(train_fn(problem, at_C, init))
     return models
 
 

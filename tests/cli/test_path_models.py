@@ -69,3 +69,38 @@ def test_newton_fits_start_on_the_line_through_the_two_models_before(solver, ext
         np.testing.assert_allclose(starts[2], [2.0 + 2 * 1.0, -4.0 + 2 * -3.0])
     else:
         assert list(starts[2].w) == [2.0, -4.0]
+
+
+@pytest.mark.parametrize("solver", [0, 2, 11])
+def test_newton_path_takes_the_gradient_at_zero_once(solver, monkeypatch):
+    """The stopping rule's ||grad f(0)|| is linear in C: the path's first fit computes it,
+    the others take it scaled (no pass at w = 0), and stop where they would have stopped
+    computing it again (on a doubling grid the scaled norm is the computed one, bit for
+    bit, so the models are)."""
+    from dataclasses import replace
+    from dlinear.in_process.model_selection import train_path
+    from dlinear.solvers.primal_objectives import LossTerm
+    X, y = make_classification(300, 8, random_state=1)
+    if solver == 11:
+        y = X @ np.arange(8.0) + 0.1 * np.arange(300) % 3
+    problem = dlinear.Problem.from_arrays(X, y)
+    params = dlinear.Params(solver_type=solver, bias=1.0)
+    Cs = [2.0 ** k for k in range(-6, 4)]
+    at_zero = []
+    at = LossTerm.at
+
+    def counting_at(term, w):
+        at_zero.append(not np.any(w))
+        return at(term, w)
+    monkeypatch.setattr(LossTerm, "at", counting_at)
+    path = train_path(problem, params, Cs, lambda p, at_C, init: dlinear.train(
+        p, at_C, init=init))
+    assert sum(at_zero) == 1
+    assert all(m.gnorm0_per_C == path[0].gnorm0_per_C for m in path)
+    at_zero.clear()
+    computed = train_path(problem, params, Cs, lambda p, at_C, init: dlinear.train(
+        p, replace(at_C, gnorm0_per_C=None), init=init))
+    assert sum(at_zero) == len(Cs)
+    for scaled, fresh in zip(path, computed):
+        assert scaled.n_iter == fresh.n_iter
+        np.testing.assert_array_equal(scaled.w, fresh.w)
