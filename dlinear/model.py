@@ -67,6 +67,9 @@ class Model:
     # Newton solvers: ||grad f(0)|| / C per binary problem, () where a fit does not report
     # it; what a fit at another C on the same data takes (Params.gnorm0_per_C); not saved
     gnorm0_per_C: tuple = field(default=(), compare=False, repr=False)
+    # with Params.keep_duals, a dual CD fit's duals per binary problem (rows in the data's
+    # order): a path of C's starts the next fit from them (Params.init_duals); not saved
+    duals: tuple = field(default=(), compare=False, repr=False)
 
     @property
     def spec(self):

@@ -118,6 +118,12 @@ class Params:
     # C), the stopping rule's scale, which a warm-started fit then takes instead of a pass
     # at w = 0 (a path of C's: dlinear.in_process.model_selection). None: computed.
     gnorm0_per_C: Optional[tuple] = None
+    # SVC dual CD (-s 1, -s 3): each binary problem's starting duals, rows in the data's
+    # order (a path of C's: the duals at the C's before, dlinear.in_process.model_selection),
+    # taken before init_sol's consistent duals; and keep_duals, the model keeps its duals
+    # (Model.duals) for the next fit of such a path. Neither is LIBLINEAR's.
+    init_duals: Optional[tuple] = None
+    keep_duals: bool = False
 
     @property
     def spec(self):

@@ -247,8 +247,9 @@ def subproblem(problem: Problem, label, k: int, weighted_C, params: Params,
     y, C = target_column(problem.y, problem.sample_weight, label, k, weighted_C, params)
     if params.spec.newton and not params.primal_cd:
         y, C = lean_targets(y, C, classification=label is not None)
+    alpha0 = None if params.init_duals is None else params.init_duals[k]
     return SubProblem(problem, y, C, float(params.bias), problem_seed(params.seed, k),
-                      w0=initial_w(params, k), shared_columns=shared_columns,
+                      w0=initial_w(params, k), alpha0=alpha0, shared_columns=shared_columns,
                       gnorm0=known_gnorm0(params, k))
 
 
@@ -293,6 +294,8 @@ def assemble_model(params: Params, n_features: int, label, results: list,
     gnorm0s = [r.gnorm0 for r in results]
     gnorm0_per_C = (tuple(g / params.C for g in gnorm0s)
                     if params.C > 0 and None not in gnorm0s else ())
+    duals = [r.alpha for r in results] if params.keep_duals else []
     return Model(params.solver_type, nr_class, label, n_features, float(params.bias), W,
                  rho=rho, n_iter=tuple(r.n_iter for r in results),
-                 multinomial=bool(params.multinomial), gnorm0_per_C=gnorm0_per_C)
+                 multinomial=bool(params.multinomial), gnorm0_per_C=gnorm0_per_C,
+                 duals=tuple(duals) if duals and all(a is not None for a in duals) else ())

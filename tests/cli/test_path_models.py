@@ -104,3 +104,48 @@ def test_newton_path_takes_the_gradient_at_zero_once(solver, monkeypatch):
     for scaled, fresh in zip(path, computed):
         assert scaled.n_iter == fresh.n_iter
         np.testing.assert_array_equal(scaled.w, fresh.w)
+
+
+@pytest.mark.parametrize("solver, regularize_bias, n_classes, log2_C",
+                         [(1, True, 3, -7), (3, True, 3, -11), (3, False, 2, -7)])
+def test_dual_path_starts_from_the_duals_before(solver, regularize_bias, n_classes,
+                                                 log2_C):
+    """-s 1 / -s 3 along C start from the duals of the C's before, extrapolated in log C
+    (clipped at 0; with -R, where y^T alpha = 0 must hold, the last duals as they are),
+    and each model is the fresh fit's optimum; the models returned keep no duals."""
+    import warnings
+    from dlinear.errors import ConvergenceWarning
+    from dlinear.in_process.model_selection import extrapolated_start, train_path
+    X, y = make_classification(240, 8, n_informative=5, n_classes=n_classes,
+                               random_state=2)
+    problem = dlinear.Problem.from_arrays(X, y)
+    params = dlinear.Params(solver_type=solver, eps=1e-2, bias=1.0,
+                            regularize_bias=regularize_bias)
+    Cs = [2.0 ** k for k in range(log2_C, log2_C + 7)]     # where -s 3 converges
+    seen = []
+
+    def fit(p, at_C, init):
+        model = dlinear.train(p, at_C, init=init)
+        seen.append((at_C.init_duals, model.duals))
+        return model
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        path = train_path(problem, params, Cs, fit)
+    assert seen[0][0] is None and len(seen[0][1]) == (1 if n_classes == 2 else n_classes)
+    for k in range(1, len(Cs)):
+        start, (last, before) = seen[k][0], (seen[k - 1][1], seen[k - 2][1])
+        for c, alpha in enumerate(start):
+            if k == 1 or not regularize_bias:
+                expected = last[c]
+            else:
+                expected = np.maximum(extrapolated_start(before[c], last[c], Cs[k - 2],
+                                                         Cs[k - 1], Cs[k]), 0.0)
+            np.testing.assert_array_equal(alpha, expected)
+    for C, model in zip(Cs, path):
+        assert model.duals == ()
+        at_C = dlinear.Params(solver_type=solver, C=C, eps=1e-2, bias=1.0,
+                              regularize_bias=regularize_bias)
+        fresh = dlinear.train(problem, at_C)
+        assert primal_objective(problem, at_C, model) == pytest.approx(
+            primal_objective(problem, at_C, fresh), rel=1e-3)
+    assert not any(issubclass(w.category, ConvergenceWarning) for w in caught)
