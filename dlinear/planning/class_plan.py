@@ -230,6 +230,18 @@ def initial_w(params: Params, k: int):
     return w0[:, k if w0.shape[1] > 1 else 0].copy()
 
 
+def initial_duals(params: Params, k: int, n_rows: int) -> np.ndarray:
+    """params.init_duals of binary problem k, checked against the problem's rows."""
+    if k >= len(params.init_duals):
+        raise WarmStartError(f"starting duals for {len(params.init_duals)} problems, "
+                             f"not for problem {k}")
+    alpha = np.asarray(params.init_duals[k], dtype=np.float64)
+    if alpha.shape != (n_rows,):
+        raise WarmStartError(f"the starting duals of problem {k} have shape {alpha.shape}, "
+                             f"the problem has {n_rows} rows")
+    return alpha
+
+
 def known_gnorm0(params: Params, k: int):
     """||grad f(0)|| of binary problem k at params.C from params.gnorm0_per_C, or None."""
     known = params.gnorm0_per_C
@@ -247,7 +259,7 @@ def subproblem(problem: Problem, label, k: int, weighted_C, params: Params,
     y, C = target_column(problem.y, problem.sample_weight, label, k, weighted_C, params)
     if params.spec.newton and not params.primal_cd:
         y, C = lean_targets(y, C, classification=label is not None)
-    alpha0 = None if params.init_duals is None else params.init_duals[k]
+    alpha0 = None if params.init_duals is None else initial_duals(params, k, problem.n_samples)
     return SubProblem(problem, y, C, float(params.bias), problem_seed(params.seed, k),
                       w0=initial_w(params, k), alpha0=alpha0, shared_columns=shared_columns,
                       gnorm0=known_gnorm0(params, k))

@@ -149,3 +149,12 @@ def test_dual_path_starts_from_the_duals_before(solver, regularize_bias, n_class
         assert primal_objective(problem, at_C, model) == pytest.approx(
             primal_objective(problem, at_C, fresh), rel=1e-3)
     assert not any(issubclass(w.category, ConvergenceWarning) for w in caught)
+
+
+def test_starting_duals_of_another_shape_are_one_clear_error():
+    from dlinear.errors import DlinearError
+    X, y = make_classification(30, 4, random_state=0)
+    problem = dlinear.Problem.from_arrays(X, y)
+    params = dlinear.Params(solver_type=1, init_duals=(np.zeros(29),))
+    with pytest.raises(DlinearError, match="starting duals of problem 0 have shape"):
+        dlinear.train(problem, params)
