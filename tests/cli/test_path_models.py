@@ -158,3 +158,32 @@ def test_starting_duals_of_another_shape_are_one_clear_error():
     params = dlinear.Params(solver_type=1, init_duals=(np.zeros(29),))
     with pytest.raises(DlinearError, match="starting duals of problem 0 have shape"):
         dlinear.train(problem, params)
+
+
+def test_kcolumn_newton_path_scales_the_gradient_at_zero(monkeypatch):
+    """k-column Newton (one-vs-rest classes in lockstep) takes the path's scaled
+    ||grad f(0)|| per class too: a pass less per C after the first, the same models."""
+    from dataclasses import replace
+    from dlinear.in_process.model_selection import train_path
+    from dlinear.solvers.kcolumn import KColumnLossTerm
+    X, y = make_classification(300, 8, n_informative=5, n_classes=3, random_state=3)
+    problem = dlinear.Problem.from_arrays(X, y)
+    params = dlinear.Params(solver_type=0, bias=1.0, kcolumn=True)
+    Cs = [2.0 ** k for k in range(-4, 3)]
+    passes = []
+    close = KColumnLossTerm.close
+
+    def counting_close(term):
+        passes.append(term.n_passes)
+        close(term)
+    monkeypatch.setattr(KColumnLossTerm, "close", counting_close)
+    path = train_path(problem, params, Cs, lambda p, at_C, init: dlinear.train(
+        p, at_C, init=init))
+    scaled = sum(passes)
+    passes.clear()
+    computed = train_path(problem, params, Cs, lambda p, at_C, init: dlinear.train(
+        p, replace(at_C, gnorm0_per_C=None), init=init))
+    assert len(passes) == len(Cs) and scaled <= sum(passes) - (len(Cs) - 1)
+    for a, b in zip(path, computed):
+        assert a.n_iter == b.n_iter
+        np.testing.assert_array_equal(a.w, b.w)
