@@ -472,13 +472,15 @@ def find_parameters_in_process(problem: Problem, params: Params, nr_fold: int,
 def train_path(problem: Problem, params: Params, Cs, train_fn,
                init_of: Callable = lambda model: model) -> list:
     """The models on all of `problem` at each C of Cs (ascending), each fit warm-started
-    from the model at the C before it, as the search's folds are (dual solvers: from duals
-    consistent with its w); the Newton solvers from w extrapolated from the two models
-    before it (extrapolated_start), with the stopping rule's ||grad f(0)|| scaled from the
-    first fit's (Params.gnorm0_per_C) rather than computed again. train_fn(problem,
-    params, init) trains one model (dlinear.train with its options); init_of(model) is the warm start a fit takes from
-    the model before (the model itself in process, its weights on a cluster, None where
-    there is none)."""
+    from the models at the C's before it: the Newton solvers from w extrapolated from the
+    two models before (extrapolated_start), with the stopping rule's ||grad f(0)|| scaled
+    from the first fit's (Params.gnorm0_per_C) rather than computed again; the SVC dual
+    solvers (-s 1, 3) from their duals, extrapolated alike (_path_duals); the others from
+    the model before (the other dual solvers: duals consistent with its w).
+    train_fn(problem, params, init) trains one model (dlinear.train with its options);
+    init_of(model) is the warm start a fit takes from the model before (the model itself
+    in process, its weights on a cluster, None where there is none). The models returned
+    keep no duals."""
     models = []
     Cs = sorted(float(c) for c in Cs)
     svc_dual = params.spec.search == "dual"
