@@ -64,6 +64,12 @@ class Model:
     # the columns (train_in_process(full_w=False)); None (always, in the public API): w
     # holds every row
     rows: np.ndarray | None = field(default=None, compare=False, repr=False)
+    # Newton solvers: ||grad f(0)|| / C per binary problem, () where a fit does not report
+    # it; what a fit at another C on the same data takes (Params.gnorm0_per_C); not saved
+    gnorm0_per_C: tuple = field(default=(), compare=False, repr=False)
+    # with Params.keep_duals, a dual CD fit's duals per binary problem (rows in the data's
+    # order): a path of C's starts the next fit from them (Params.init_duals); not saved
+    duals: tuple = field(default=(), compare=False, repr=False)
 
     @property
     def spec(self):

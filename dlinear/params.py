@@ -113,6 +113,17 @@ class Params:
     # own: a fit on the columns that occur (dlinear.data.columns) keeps the cap of all the
     # columns, so it stops where the fit on all of them stops. None: the fit's #weights.
     cg_cap_weights: Optional[int] = None
+    # Newton solvers: ||grad f(0)|| / C of each binary problem (Model.gnorm0_per_C of a fit
+    # on the same rows, labels and weights at another C; the gradient at 0 is linear in
+    # C), the stopping rule's scale, which a warm-started fit then takes instead of a pass
+    # at w = 0 (a path of C's: dlinear.in_process.model_selection). None: computed.
+    gnorm0_per_C: Optional[tuple] = None
+    # SVC dual CD (-s 1, -s 3): each binary problem's starting duals, rows in the data's
+    # order (a path of C's: the duals at the C's before, dlinear.in_process.model_selection),
+    # taken before init_sol's consistent duals; and keep_duals, the model keeps its duals
+    # (Model.duals) for the next fit of such a path. Neither is LIBLINEAR's.
+    init_duals: Optional[tuple] = None
+    keep_duals: bool = False
 
     @property
     def spec(self):

@@ -22,8 +22,8 @@ from ..model import Model
 from ..planning.modes import Data, Mode, choose
 from ..params import Params, check_parameter
 from ..planning.class_plan import (assemble_model, first_appearance, group_rows, initial_w, multinomial_C,
-                   n_binary_problems, n_problems, plan_classes, problem_seed, subproblem,
-                   targets, warm_start_columns)
+                   known_gnorm0, n_binary_problems, n_problems, plan_classes, problem_seed,
+                   subproblem, targets, warm_start_columns)
 from ..predict import predict
 from ..progress import progress_bar
 from ..solver_table import SOLVERS, solvers_text
@@ -113,7 +113,8 @@ def fit_kcolumn(problem: Problem, label, weighted_C, params: Params, n_threads: 
     w0s = [initial_w(params, k) for k in ks]
     with progress_bar(Y.shape[1], "classes") as bar:
         return kcolumn.fit_one_vs_rest_kcolumn(problem, Y, C, params, w0s, n_threads,
-                                               on_class_done=bar.update)
+                                               on_class_done=bar.update,
+                                               gnorm0s=[known_gnorm0(params, k) for k in ks])
 
 
 def fit_class_group(problem: Problem, label, ks, weighted_C, params: Params) -> list:

@@ -230,6 +230,26 @@ def initial_w(params: Params, k: int):
     return w0[:, k if w0.shape[1] > 1 else 0].copy()
 
 
+def initial_duals(params: Params, k: int, n_rows: int) -> np.ndarray:
+    """params.init_duals of binary problem k, checked against the problem's rows."""
+    if k >= len(params.init_duals):
+        raise WarmStartError(f"starting duals for {len(params.init_duals)} problems, "
+                             f"not for problem {k}")
+    alpha = np.asarray(params.init_duals[k], dtype=np.float64)
+    if alpha.shape != (n_rows,):
+        raise WarmStartError(f"the starting duals of problem {k} have shape {alpha.shape}, "
+                             f"the problem has {n_rows} rows")
+    return alpha
+
+
+def known_gnorm0(params: Params, k: int):
+    """||grad f(0)|| of binary problem k at params.C from params.gnorm0_per_C, or None."""
+    known = params.gnorm0_per_C
+    if not known or k >= len(known) or known[k] is None:
+        return None
+    return float(known[k]) * float(params.C)
+
+
 def subproblem(problem: Problem, label, k: int, weighted_C, params: Params,
                shared_columns: Optional[SharedColumns] = None) -> SubProblem:
     """Binary problem k: class label[k] against the rest (for two classes, label[0]
@@ -239,8 +259,10 @@ def subproblem(problem: Problem, label, k: int, weighted_C, params: Params,
     y, C = target_column(problem.y, problem.sample_weight, label, k, weighted_C, params)
     if params.spec.newton and not params.primal_cd:
         y, C = lean_targets(y, C, classification=label is not None)
+    alpha0 = None if params.init_duals is None else initial_duals(params, k, problem.n_samples)
     return SubProblem(problem, y, C, float(params.bias), problem_seed(params.seed, k),
-                      w0=initial_w(params, k), shared_columns=shared_columns)
+                      w0=initial_w(params, k), alpha0=alpha0, shared_columns=shared_columns,
+                      gnorm0=known_gnorm0(params, k))
 
 
 def warn_about_status(results, stacklevel=2):
@@ -281,6 +303,11 @@ def assemble_model(params: Params, n_features: int, label, results: list,
     # by the column count, not -1: a training set without features has w_size 0
     W = np.column_stack([r.w for r in results]).reshape(w_size, nr_w)
     rho = results[0].rho if params.spec.kind == "oneclass" else 0.0
+    gnorm0s = [r.gnorm0 for r in results]
+    gnorm0_per_C = (tuple(g / params.C for g in gnorm0s)
+                    if params.C > 0 and None not in gnorm0s else ())
+    duals = [r.alpha for r in results] if params.keep_duals else []
     return Model(params.solver_type, nr_class, label, n_features, float(params.bias), W,
                  rho=rho, n_iter=tuple(r.n_iter for r in results),
-                 multinomial=bool(params.multinomial))
+                 multinomial=bool(params.multinomial), gnorm0_per_C=gnorm0_per_C,
+                 duals=tuple(duals) if duals and all(a is not None for a in duals) else ())

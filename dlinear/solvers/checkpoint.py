@@ -28,7 +28,7 @@ DEFAULT_EVERY = 10.0        # seconds of training between two checkpoints
 FINGERPRINT = "fingerprint"
 STATE_FAILURE = "can't write checkpoint"
 # the options that do not change the fit (where it is saved, how often)
-_NOT_FITTING = ("checkpoint", "checkpoint_every", "init_sol")
+_NOT_FITTING = ("checkpoint", "checkpoint_every", "init_sol", "init_duals", "keep_duals")
 
 
 def _covered_spec(spec) -> bool:
@@ -89,6 +89,8 @@ def fingerprint(problem, params) -> str:
     init = params.init_sol
     if init is not None:
         _digest_arrays(h, getattr(init, "w", init))
+    if params.init_duals is not None:
+        _digest_arrays(h, *params.init_duals)
     return h.hexdigest()
 
 

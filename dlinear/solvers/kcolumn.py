@@ -329,11 +329,13 @@ class KColumnLossTerm:
 
 
 def fit_newton_in_lockstep(execute, n_variables: int, counts, params, w0s,
-                           max_newton_iter=NEWTON_MAX_ITER, on_class_done=None):
+                           max_newton_iter=NEWTON_MAX_ITER, on_class_done=None,
+                           gnorm0s=None):
     """fit_newton for K binary problems at once, their drivers in lockstep: the data
     terms are served by `execute` (KColumnLossTerm.execute or a cluster round),
     counts[c] = (#positive rows, #rows) of problem c, w0s[c] its warm start or None;
     `on_class_done()` (a progress bar's update) is called as each class converges.
+    gnorm0s[c]: ||grad f(0)|| of problem c where known (fit_steps), else None.
     Returns (FitResults in class order, the lockstep's Rounds)."""
     if params.eps is None:
         params = params.resolved()
@@ -341,16 +343,18 @@ def fit_newton_in_lockstep(execute, n_variables: int, counts, params, w0s,
     for c, w0 in enumerate(w0s):
         objective = RegularizedObjective(None, n_variables, params.regularize_bias)
         eps = newton_tol(params, counts=tuple(int(x) for x in counts[c]))
+        gnorm0 = None if gnorm0s is None else gnorm0s[c]
         classes.append(objective.drive(fit_steps(params, w0, n_variables, eps,
-                                                 max_newton_iter)))
+                                                 max_newton_iter, gnorm0=gnorm0)))
     done = None if on_class_done is None else (lambda c: on_class_done())
     return serve_in_lockstep(classes, execute, done)
 
 
-def fit_one_vs_rest_kcolumn(problem, Y, C, params, w0s, n_threads=1, on_class_done=None):
+def fit_one_vs_rest_kcolumn(problem, Y, C, params, w0s, n_threads=1, on_class_done=None,
+                            gnorm0s=None):
     """The one-vs-rest problems of -s 0 / -s 2 on one Problem, K = Y.shape[1] columns of
     labels (+1/-1) and per-instance C, by k-column Newton through one KColumnLossTerm in
-    this process (its passes on n_threads threads); on_class_done as in
+    this process (its passes on n_threads threads); on_class_done and gnorm0s as in
     fit_newton_in_lockstep."""
     if params.eps is None:
         params = params.resolved()
@@ -359,7 +363,8 @@ def fit_one_vs_rest_kcolumn(problem, Y, C, params, w0s, n_threads=1, on_class_do
                            column_block=COLUMN_BLOCK, by_columns=True)
     try:
         results, _ = fit_newton_in_lockstep(term.execute, term.n_variables, term.counts(),
-                                            params, w0s, on_class_done=on_class_done)
+                                            params, w0s, on_class_done=on_class_done,
+                                            gnorm0s=gnorm0s)
     finally:
         term.close()
     return results

@@ -113,9 +113,14 @@ def _check_size(obj, w):
         raise ValueError(f"w has shape {w.shape}, the objective has {n} variables")
 
 
-def _start(w):
+def _start(w, gnorm0=None):
     """LIBLINEAR's start: ||grad f(0)|| for the stopping rule, then f and g at w. From w = 0
-    the second evaluation is the first one again, so it is not repeated."""
+    the second evaluation is the first one again, so it is not repeated. gnorm0, when the
+    caller knows it (the same problem at another C), saves the pass at 0."""
+    if gnorm0 is not None and w.any():
+        f = yield Request(ObjectiveRequest.FUN, (w,))
+        g = yield Request(ObjectiveRequest.GRAD, (w,))
+        return f, g, float(gnorm0)
     zero = np.zeros(len(w))
     f0 = yield Request(ObjectiveRequest.FUN, (zero,))
     g0 = yield Request(ObjectiveRequest.GRAD, (zero,))
@@ -176,16 +181,16 @@ def _pcg(g, M, eps_cg, log, work=None, max_cg_iter=None):
 
 
 def newton_steps(w, eps, eps_cg=NEWTON_EPS_CG, max_newton_iter=NEWTON_MAX_ITER,
-                 max_cg_iter=None, checkpoint=None):
+                 max_cg_iter=None, checkpoint=None, gnorm0=None):
     """LIBLINEAR 2.40+'s NEWTON::newton from w (updated in place), as a generator of the
     objective protocol's requests (see the module text); returns a DriverResult.
     max_cg_iter: CG steps per Newton step (default max(len(w), 5)). checkpoint: a
     ProblemCheckpoint (dlinear.solvers.checkpoint) the state is saved to after a Newton
-    iteration, and resumed from."""
+    iteration, and resumed from. gnorm0: ||grad f(0)|| when known (see _start)."""
     resumed = None if checkpoint is None else checkpoint.state()
     if resumed is None:
         log = []
-        f, g, gnorm0 = yield from _start(w)
+        f, g, gnorm0 = yield from _start(w, gnorm0)
         gnorm = norm(g)
         log.append("init f %5.3e |g| %5.3e" % (f, gnorm))
         n_iter = 0
@@ -292,15 +297,15 @@ def _trpcg(delta, g, M, eps_cg, log, max_cg_iter=None):
 
 
 def tron_steps(w, eps, eps_cg=TRON_EPS_CG, max_newton_iter=NEWTON_MAX_ITER,
-               max_cg_iter=None, checkpoint=None):
+               max_cg_iter=None, checkpoint=None, gnorm0=None):
     """LIBLINEAR 2.20-2.30's TRON::tron (trust-region Newton, preconditioned CG) from w
     (updated in place), as a generator of the objective protocol's requests (see the
-    module text); returns a DriverResult. max_cg_iter and checkpoint as
+    module text); returns a DriverResult. max_cg_iter, checkpoint and gnorm0 as
     newton_steps'."""
     resumed = None if checkpoint is None else checkpoint.state()
     if resumed is None:
         log = []
-        f, g, gnorm0 = yield from _start(w)
+        f, g, gnorm0 = yield from _start(w, gnorm0)
     else:
         w[:] = resumed["w"]
         log, gnorm0 = log_lines(resumed), float(resumed["gnorm0"])
@@ -404,11 +409,12 @@ def newton_tol(params, y=None, counts=None):
 
 
 def fit_steps(params, w0, n_variables, eps, max_newton_iter=NEWTON_MAX_ITER,
-              checkpoint=None):
+              checkpoint=None, gnorm0=None):
     """The driver params.newton ("linesearch" or "tron") from the warm start w0 (None: 0)
     to ||grad f|| <= eps ||grad f(0)||, as a generator of the objective protocol's
     requests; returns the FitResult. Served by one objective (`serve`), or driven through
-    a RegularizedObjective in lockstep with other classes' (dlinear.solvers.kcolumn)."""
+    a RegularizedObjective in lockstep with other classes' (dlinear.solvers.kcolumn).
+    gnorm0: ||grad f(0)|| when known (a warm start at another C of the same problem)."""
     w = starting_w(w0, n_variables)
     if params.max_newton_iter is not None:
         max_newton_iter = min(max_newton_iter, int(params.max_newton_iter))
@@ -418,14 +424,16 @@ def fit_steps(params, w0, n_variables, eps, max_newton_iter=NEWTON_MAX_ITER,
     if driver == "tron":
         eps_cg = TRON_EPS_CG_WARM if w0 is not None else TRON_EPS_CG
         res = yield from tron_steps(w, eps, eps_cg=eps_cg, max_newton_iter=max_newton_iter,
-                                    max_cg_iter=max_cg_iter, checkpoint=checkpoint)
+                                    max_cg_iter=max_cg_iter, checkpoint=checkpoint,
+                                    gnorm0=gnorm0)
     elif driver == "linesearch":
         res = yield from newton_steps(w, eps, max_newton_iter=max_newton_iter,
-                                      max_cg_iter=max_cg_iter, checkpoint=checkpoint)
+                                      max_cg_iter=max_cg_iter, checkpoint=checkpoint,
+                                      gnorm0=gnorm0)
     else:
         raise DlinearError(f"unknown Newton driver {driver!r}; use one of {DRIVERS}")
     return FitResult(w=w, n_iter=res.n_iter, log=res.log, hit_max_iter=res.hit_max_iter,
-                     status=res.status)
+                     status=res.status, gnorm0=res.gnorm0)
 
 
 def fit_newton(task, params, max_newton_iter=NEWTON_MAX_ITER):
@@ -437,7 +445,7 @@ def fit_newton(task, params, max_newton_iter=NEWTON_MAX_ITER):
     objective = make_objective(task, params)
     try:
         return serve(fit_steps(params, task.w0, task.w_size, newton_tol(params, task.y),
-                               max_newton_iter, task.checkpoint), objective)
+                               max_newton_iter, task.checkpoint, task.gnorm0), objective)
     finally:
         objective.loss_term.close()
 

@@ -71,6 +71,8 @@ class SubProblem:
     # where the solver saves its state and resumes from (dlinear.solvers.checkpoint's
     # ProblemCheckpoint); None: no checkpoints
     checkpoint: Optional[object] = None
+    # Newton solvers: ||grad f(0)|| when known (Params.gnorm0_per_C); None: computed
+    gnorm0: Optional[float] = None
 
     def columns(self, with_bias: bool = True):
         """X by columns (with the bias column when with_bias and bias >= 0)."""
@@ -106,6 +108,7 @@ class FitResult:
     alpha: Optional[np.ndarray] = None    # the dual solution, where the solver has one
     status: Status = Status.CONVERGED     # the caps met, each logged (solvers.status)
     switched_to: Optional[int] = None     # the primal solver LIBLINEAR switched to at the dual cap
+    gnorm0: Optional[float] = None        # Newton solvers: ||grad f(0)||, the stopping rule's scale
 
     def __sizeof__(self) -> int:    # dask.sizeof of a result kept on a worker
         return object.__sizeof__(self) + arrays_nbytes(self.w, self.alpha)

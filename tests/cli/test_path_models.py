@@ -69,3 +69,121 @@ def test_newton_fits_start_on_the_line_through_the_two_models_before(solver, ext
         np.testing.assert_allclose(starts[2], [2.0 + 2 * 1.0, -4.0 + 2 * -3.0])
     else:
         assert list(starts[2].w) == [2.0, -4.0]
+
+
+@pytest.mark.parametrize("solver", [0, 2, 11])
+def test_newton_path_takes_the_gradient_at_zero_once(solver, monkeypatch):
+    """The stopping rule's ||grad f(0)|| is linear in C: the path's first fit computes it,
+    the others take it scaled (no pass at w = 0), and stop where they would have stopped
+    computing it again (on a doubling grid the scaled norm is the computed one, bit for
+    bit, so the models are)."""
+    from dataclasses import replace
+    from dlinear.in_process.model_selection import train_path
+    from dlinear.solvers.primal_objectives import LossTerm
+    X, y = make_classification(300, 8, random_state=1)
+    if solver == 11:
+        y = X @ np.arange(8.0) + 0.1 * np.arange(300) % 3
+    problem = dlinear.Problem.from_arrays(X, y)
+    params = dlinear.Params(solver_type=solver, bias=1.0)
+    Cs = [2.0 ** k for k in range(-6, 4)]
+    at_zero = []
+    at = LossTerm.at
+
+    def counting_at(term, w):
+        at_zero.append(not np.any(w))
+        return at(term, w)
+    monkeypatch.setattr(LossTerm, "at", counting_at)
+    path = train_path(problem, params, Cs, lambda p, at_C, init: dlinear.train(
+        p, at_C, init=init))
+    assert sum(at_zero) == 1
+    assert all(m.gnorm0_per_C == path[0].gnorm0_per_C for m in path)
+    at_zero.clear()
+    computed = train_path(problem, params, Cs, lambda p, at_C, init: dlinear.train(
+        p, replace(at_C, gnorm0_per_C=None), init=init))
+    assert sum(at_zero) == len(Cs)
+    for scaled, fresh in zip(path, computed):
+        assert scaled.n_iter == fresh.n_iter
+        np.testing.assert_array_equal(scaled.w, fresh.w)
+
+
+@pytest.mark.parametrize("solver, regularize_bias, n_classes, log2_C",
+                         [(1, True, 3, -7), (3, True, 3, -11), (3, False, 2, -7)])
+def test_dual_path_starts_from_the_duals_before(solver, regularize_bias, n_classes,
+                                                 log2_C):
+    """-s 1 / -s 3 along C start from the duals of the C's before, extrapolated in log C
+    (clipped at 0; with -R, where y^T alpha = 0 must hold, the last duals as they are),
+    and each model is the fresh fit's optimum; the models returned keep no duals."""
+    import warnings
+    from dlinear.errors import ConvergenceWarning
+    from dlinear.in_process.model_selection import extrapolated_start, train_path
+    X, y = make_classification(240, 8, n_informative=5, n_classes=n_classes,
+                               random_state=2)
+    problem = dlinear.Problem.from_arrays(X, y)
+    params = dlinear.Params(solver_type=solver, eps=1e-2, bias=1.0,
+                            regularize_bias=regularize_bias)
+    Cs = [2.0 ** k for k in range(log2_C, log2_C + 7)]     # where -s 3 converges
+    seen = []
+
+    def fit(p, at_C, init):
+        model = dlinear.train(p, at_C, init=init)
+        seen.append((at_C.init_duals, model.duals))
+        return model
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        path = train_path(problem, params, Cs, fit)
+    assert seen[0][0] is None and len(seen[0][1]) == (1 if n_classes == 2 else n_classes)
+    for k in range(1, len(Cs)):
+        start, (last, before) = seen[k][0], (seen[k - 1][1], seen[k - 2][1])
+        for c, alpha in enumerate(start):
+            if k == 1 or not regularize_bias:
+                expected = last[c]
+            else:
+                expected = np.maximum(extrapolated_start(before[c], last[c], Cs[k - 2],
+                                                         Cs[k - 1], Cs[k]), 0.0)
+            np.testing.assert_array_equal(alpha, expected)
+    for C, model in zip(Cs, path):
+        assert model.duals == ()
+        at_C = dlinear.Params(solver_type=solver, C=C, eps=1e-2, bias=1.0,
+                              regularize_bias=regularize_bias)
+        fresh = dlinear.train(problem, at_C)
+        assert primal_objective(problem, at_C, model) == pytest.approx(
+            primal_objective(problem, at_C, fresh), rel=1e-3)
+    assert not any(issubclass(w.category, ConvergenceWarning) for w in caught)
+
+
+def test_starting_duals_of_another_shape_are_one_clear_error():
+    from dlinear.errors import DlinearError
+    X, y = make_classification(30, 4, random_state=0)
+    problem = dlinear.Problem.from_arrays(X, y)
+    params = dlinear.Params(solver_type=1, init_duals=(np.zeros(29),))
+    with pytest.raises(DlinearError, match="starting duals of problem 0 have shape"):
+        dlinear.train(problem, params)
+
+
+def test_kcolumn_newton_path_scales_the_gradient_at_zero(monkeypatch):
+    """k-column Newton (one-vs-rest classes in lockstep) takes the path's scaled
+    ||grad f(0)|| per class too: a pass less per C after the first, the same models."""
+    from dataclasses import replace
+    from dlinear.in_process.model_selection import train_path
+    from dlinear.solvers.kcolumn import KColumnLossTerm
+    X, y = make_classification(300, 8, n_informative=5, n_classes=3, random_state=3)
+    problem = dlinear.Problem.from_arrays(X, y)
+    params = dlinear.Params(solver_type=0, bias=1.0, kcolumn=True)
+    Cs = [2.0 ** k for k in range(-4, 3)]
+    passes = []
+    close = KColumnLossTerm.close
+
+    def counting_close(term):
+        passes.append(term.n_passes)
+        close(term)
+    monkeypatch.setattr(KColumnLossTerm, "close", counting_close)
+    path = train_path(problem, params, Cs, lambda p, at_C, init: dlinear.train(
+        p, at_C, init=init))
+    scaled = sum(passes)
+    passes.clear()
+    computed = train_path(problem, params, Cs, lambda p, at_C, init: dlinear.train(
+        p, replace(at_C, gnorm0_per_C=None), init=init))
+    assert len(passes) == len(Cs) and scaled <= sum(passes) - (len(Cs) - 1)
+    for a, b in zip(path, computed):
+        assert a.n_iter == b.n_iter
+        np.testing.assert_array_equal(a.w, b.w)
