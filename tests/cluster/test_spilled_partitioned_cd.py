@@ -1,0 +1,123 @@
+"""Partitioned dual CD (-s 1, -s 3) on workers whose share of the parts exceeds what their
+memory limit leaves (issue #34): each worker keeps its share on its local disk in the
+binary format and trains from it (dlinear.in_process.spilled_block); the model reaches
+the in-memory partitioned fit's objective, the spill file lives as long as the fit, and
+the solvers that cannot spill refuse in one line."""
+import glob
+import logging
+import os
+import warnings
+
+import dask
+import numpy as np
+import pytest
+
+import dlinear
+from dlinear import ConvergenceWarning, Params
+from dlinear.datasets.rcv1_like import make_rcv1_like
+from dlinear.errors import DlinearError
+from dlinear.in_process.simulated import train_partitioned_in_process
+from dlinear.solvers.primal_objective_values import primal_objective
+
+from tests.support.clusters import SMALL_WORKER_LIMIT as LIMIT, SPILL_ONLY
+
+distributed = pytest.importorskip("distributed")
+
+
+@pytest.fixture(scope="module")
+def problem():
+    return make_rcv1_like(12000, n_features=3000, nnz_per_row=40, seed=7)
+
+
+@pytest.fixture(scope="module")
+def client():
+    """2 worker processes with LIMIT bytes each: the tests' parts (about 5.8 MB) are over
+    half of both workers' limits."""
+    from distributed import Client, LocalCluster
+    with dask.config.set(SPILL_ONLY), \
+            LocalCluster(n_workers=2, threads_per_worker=1, processes=True, memory_limit=LIMIT,
+                         dashboard_address=":0", silence_logs=logging.CRITICAL) as cluster, \
+            Client(cluster) as client:
+        yield client
+
+
+def _spill_files(client) -> dict:
+    """{worker: [(spill directory, bytes of its values file or -1 without a dataset
+    header)] in its local directory}."""
+    def on_worker(dask_worker):
+        found = []
+        for path in sorted(glob.glob(os.path.join(dask_worker.local_directory,
+                                                  "dlinear-spill-*"))):
+            whole = os.path.isfile(os.path.join(path, "dlinear-dataset.json"))
+            found.append((path, os.path.getsize(os.path.join(path, "data.npy"))
+                          if whole else -1))
+        return found
+    return client.run(on_worker)
+
+
+@pytest.mark.slow
+@pytest.mark.cluster
+@pytest.mark.parametrize("solver", [1, 3])
+def test_workers_over_their_limit_reach_the_in_memory_objective(problem, client, solver):
+    from dlinear.cluster import Dataset
+    params = Params(solver_type=solver, eps=0.01, max_iter=1000)
+    dataset = Dataset.from_arrays(problem, None, client, n_parts=6)
+    log = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", ConvergenceWarning)     # the dual's own optimum
+        model = dlinear.train(dataset, params, client=client, partition=True,
+                              log=log.append)
+    assert model.fit_stats["mode"] == "partitioned"
+    assert model.fit_stats["spilled_workers"] == 2, model.fit_stats
+    assert any("keep their share of the data on their local disks" in line for line in log)
+    # the in-memory partitioned fit of 2 workers (its rounds, simulated in this process)
+    reference = train_partitioned_in_process(problem, params, 2)
+    f = primal_objective(problem, params, model)
+    f_ref = primal_objective(problem, params, reference)
+    # both stop at LIBLINEAR's projected-gradient test with eps 0.01, by different paths
+    # (the rows on disk visited a sub-block at a time): each that near the optimum
+    f_star = primal_objective(problem, params, train_partitioned_in_process(
+        problem, Params(solver_type=solver, eps=1e-5, max_iter=5000), 2))
+    assert min(f, f_ref) >= f_star * (1 - 1e-12), (f, f_ref, f_star)
+    assert abs(f - f_ref) <= 3 * (f_ref - f_star), (f, f_ref, f_star)
+    assert _spill_files(client) == {w: [] for w in client.scheduler_info()["workers"]}
+
+
+@pytest.mark.slow
+@pytest.mark.cluster
+def test_the_spill_file_lives_as_long_as_the_fit(problem, client):
+    from dlinear.cluster import Dataset
+    from dlinear.cluster.partitioned_cd import train_partitioned
+    dataset = Dataset.from_arrays(problem, None, client, n_parts=4)
+    params = Params(solver_type=1, max_iter=5).resolved()
+    seen = []
+
+    def on_round(r, c, primal, dual):
+        if r == 1:
+            seen.append(_spill_files(client))
+
+    label = np.array([1, -1])
+    stats = {}
+    train_partitioned(dataset, params, label, np.ones(2), "adaptive", 1, on_round,
+                      fit_stats=stats)
+    assert stats["spilled_workers"] == 2
+    assert len(seen) == 1
+    # each worker's share: its rows' values (8 bytes a nonzero) in one binary dataset
+    assert sum(size for files in seen[0].values() for _, size in files) >= 8 * problem.nnz
+    for worker, files in seen[0].items():
+        assert len(files) == 1, seen
+    assert all(not files for files in _spill_files(client).values())
+
+
+@pytest.mark.slow
+@pytest.mark.cluster
+@pytest.mark.parametrize("solver", [4, 13])
+def test_solvers_that_cannot_spill_refuse_in_one_line(problem, client, solver):
+    from dlinear.cluster import Dataset
+    dataset = Dataset.from_arrays(problem, None, client, n_parts=4)
+    with pytest.raises(DlinearError) as caught:
+        dlinear.train(dataset, Params(solver_type=solver), client=client, partition=True)
+    message = str(caught.value)
+    assert "\n" not in message
+    assert f"partitioned -s {solver} keeps each worker's share" in message
+    assert "-s 1 or 3, whose workers keep their share on their local disks" in message
