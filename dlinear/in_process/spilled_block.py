@@ -163,7 +163,8 @@ class SpilledBlockState:
     def n_sub_blocks(self) -> int:
         return len(self.blocks)
 
-    def C(self, c):
+    def C_of(self, c):
+        """Class c's C of every row (a view of its records)."""
         return self.records[c][:, REC_C]
 
     def _pass(self):
@@ -207,7 +208,7 @@ class SpilledBlockState:
                 a = self.alpha[c]
                 a += eta * self.step[c]
                 if not self.l2_loss:
-                    np.minimum(a, self.C(c), out=a)
+                    np.minimum(a, self.C_of(c), out=a)
                 np.maximum(a, 0.0, out=a)
             self.step[c][:] = 0.0
 
@@ -240,14 +241,14 @@ class SpilledBlockState:
             self.cache.refresh(b, arrays, r0,
                                [self.alpha[c][r0:r1] + self.step[c][r0:r1]
                                 for c in range(self.k)],
-                               [np.inf if self.l2_loss else self.C(c)[r0:r1]
+                               [np.inf if self.l2_loss else self.C_of(c)[r0:r1]
                                 for c in range(self.k)])
             del arrays
         for j, c in enumerate(classes):     # the line search's sums over the final steps
             d = self.step[c]
             moved = np.flatnonzero(d)
             if self.l2_loss:
-                D = 0.5 / self.C(c)[moved]
+                D = 0.5 / self.C_of(c)[moved]
                 stats[j, STEP_LINEAR] += np.sum((D * self.alpha[c][moved] - 1.0) * d[moved])
                 stats[j, STEP_QUADRATIC] += np.sum(D * d[moved] ** 2)
             else:
