@@ -86,9 +86,12 @@ def test_workers_over_their_limit_reach_the_in_memory_objective(problem, client,
 @pytest.mark.slow
 @pytest.mark.cluster
 def test_the_spill_file_lives_as_long_as_the_fit(problem, client):
+    """Each worker's share is in its local directory while the fit runs, and gone after;
+    the parts stay where they were (the client holds none)."""
     from dlinear.cluster import Dataset
     from dlinear.cluster.partitioned_cd import train_partitioned
     dataset = Dataset.from_arrays(problem, None, client, n_parts=4)
+    holders = client.who_has(dataset.parts)
     params = Params(solver_type=1, max_iter=5).resolved()
     seen = []
 
@@ -107,6 +110,7 @@ def test_the_spill_file_lives_as_long_as_the_fit(problem, client):
     for worker, files in seen[0].items():
         assert len(files) == 1, seen
     assert all(not files for files in _spill_files(client).values())
+    assert client.who_has(dataset.parts) == holders     # no part moved
 
 
 @pytest.mark.slow
