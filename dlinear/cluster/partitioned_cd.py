@@ -108,6 +108,9 @@ class DualBlock:
                 mine.alpha[c][s:e] = theirs.alpha[c][s0:e0]
                 if mine.logistic:
                     mine.rest[c][s:e] = mine.C[c][s:e] - theirs.alpha[c][s0:e0]
+        # the replaced block is not used again: its spill file goes now, not when (or if)
+        # its worker collects the actor
+        previous.release()
 
     def round(self, *args):
         return self.state.round(*args)

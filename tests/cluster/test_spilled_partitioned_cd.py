@@ -1,11 +1,12 @@
 """Partitioned dual CD (-s 1, -s 3) on workers whose share of the parts exceeds what their
 memory limit leaves (issue #34): each worker keeps its share on its local disk in the
 binary format and trains from it (dlinear.in_process.spilled_block); the model reaches
-the in-memory partitioned fit's objective, the spill file lives as long as the fit, and
-the solvers that cannot spill refuse in one line."""
+the in-memory partitioned fit's objective, the spill file lives as long as the fit (a
+killed worker's survivors' too), and the solvers that cannot spill refuse in one line."""
 import glob
 import logging
 import os
+import signal
 import warnings
 
 import dask
@@ -125,3 +126,59 @@ def test_solvers_that_cannot_spill_refuse_in_one_line(problem, client, solver):
     assert "\n" not in message
     assert f"partitioned -s {solver} keeps each worker's share" in message
     assert "-s 1 or 3, whose workers keep their share on their local disks" in message
+
+
+@pytest.mark.slow
+@pytest.mark.cluster
+def test_a_killed_worker_s_survivors_keep_their_rows_on_disk(tmp_path, monkeypatch):
+    """A worker dies during the rounds of a fit whose blocks are on disk: the survivors'
+    new actors write their (new) shares again, take over the dual variables the old ones
+    had, the lost rows restart, and the rounds reach -e 1e-5 and LIBLINEAR's optimum;
+    no spill file outlives the fit."""
+    from tests.parity.test_partitioned_cd import assert_tight_parity
+    from tests.support.clusters import start_cluster, stop_cluster, wait_for_workers
+
+    from dlinear.cluster import Dataset, tree
+    from dlinear.cluster.partitioned_cd import train_partitioned
+    from dlinear.data.libsvm_reader import write_libsvm
+    from dlinear.planning.class_plan import assemble_model
+
+    problem = make_rcv1_like(6000, n_features=2000, nnz_per_row=30, seed=8)
+    path = tmp_path / "data.train"
+    write_libsvm(path, problem)
+    params = Params(solver_type=1, C=0.1, eps=1e-5, max_iter=3000).resolved()
+    address, procs = start_cluster(tmp_path, n_workers=3)
+    try:
+        with distributed.Client(address, timeout=30) as c:
+            by_name = wait_for_workers(c, 3)
+            dataset = Dataset.from_libsvm(path, c, block_bytes=64 << 10)
+            real_round = tree.ActorTree.round
+            killed, spilled = [], []
+
+            def round_after_a_kill(self, method, *args, **kwargs):
+                if method == "round" and self.n_calls == 30 and not killed:
+                    worker = self.workers[-1]
+                    name = next(n for n, a in by_name.items() if a == worker)
+                    os.killpg(procs[name].pid, signal.SIGKILL)
+                    procs[name].wait()
+                    killed.append(worker)
+                if method == "round" and self.n_calls == 40:
+                    spilled.append(self.call("spilled")[0])
+                return real_round(self, method, *args, **kwargs)
+
+            monkeypatch.setattr(tree.ActorTree, "round", round_after_a_kill)
+            label = np.array(dataset.class_labels_by_first_appearance())
+            with warnings.catch_warnings():
+                warnings.simplefilter("error", ConvergenceWarning)
+                stats = {}
+                [result] = train_partitioned(dataset, params, label, np.full(2, params.C),
+                                             "adaptive", 1, spill_budget=600_000,
+                                             fit_stats=stats)
+            assert stats["spilled_workers"] == 3 and spilled == [2] and killed
+            assert not result.hit_max_iter
+            left = _spill_files(c)
+            assert all(not files for files in left.values()), left
+        model = assemble_model(params, dataset.n_features, label, [result], lambda _: None)
+        assert_tight_parity(problem, params, model)
+    finally:
+        stop_cluster(procs)
