@@ -51,7 +51,7 @@ from .tree import ActorTree, ColumnCodec, OnTree, Placement, WorkerLost, add_res
 SPILL_SHARE = 0.5
 
 
-def spill_budget(share_bytes: int, memory_limit: int):
+def budget_on_disk(share_bytes: int, memory_limit: int):
     """The memory budget of a worker's block kept on disk, or None where its share of
     the parts stays in memory (no limit, or the share within SPILL_SHARE of it)."""
     if memory_limit and share_bytes > SPILL_SHARE * memory_limit:
@@ -60,11 +60,11 @@ def spill_budget(share_bytes: int, memory_limit: int):
 
 
 def _worker_spill_budget(share):
-    """spill_budget of this worker's share, and its local directory."""
+    """budget_on_disk of this worker's share, and its local directory."""
     from distributed import get_worker
     worker = get_worker()
     limit = worker.memory_manager.memory_limit or 0
-    return (spill_budget(sum(p.__sizeof__() for p in share.parts), limit),
+    return (budget_on_disk(sum(p.__sizeof__() for p in share.parts), limit),
             worker.local_directory)
 
 
@@ -218,10 +218,11 @@ class PartitionedBlocks(OnTree):
     def close(self):
         """Each block's spill file removed (a lost worker's goes with it), the actors
         released."""
-        try:
-            self.tree.call("release")
-        except (OSError, RuntimeError, WorkerLost):
-            pass
+        if self.tree.actors:
+            try:
+                self.tree.call("release")
+            except (OSError, RuntimeError, WorkerLost):
+                pass
         self.tree.close()
 
     def w_of_alpha(self):

@@ -70,3 +70,11 @@ def test_a_budget_without_room_for_a_sub_block_is_one_line(problem, tmp_path):
         _states(problem, tmp_path, 100_000)
     assert "\n" not in str(e.value)
     assert os.listdir(tmp_path) == []
+
+
+def test_a_worker_spills_a_share_over_half_its_limit_with_half_as_budget():
+    from dlinear.cluster.partitioned_cd import SPILL_SHARE, budget_on_disk
+    assert SPILL_SHARE == 0.5
+    assert budget_on_disk(10**9, 0) is None                 # no limit: in memory
+    assert budget_on_disk(100 << 20, 200 << 20) is None     # half: still in memory
+    assert budget_on_disk((100 << 20) + 1, 200 << 20) == 100 << 20
