@@ -38,7 +38,8 @@ from .dataset import Dataset
 from .heap import heap_kept
 from .objective import (TreeColumnsTerm, distributed_loss_term,
                         distributed_multinomial_objective, distributed_objective)
-from .partitioned_cd import (train_partitioned, train_partitioned_crammer_singer,
+from ..in_process.spilled_block import spilled_dual_cd_solver
+from .partitioned_cd import (SPILL_SHARE, train_partitioned, train_partitioned_crammer_singer,
                              train_partitioned_oneclass)
 from .session import worker_addresses
 from .tree import Placement
@@ -94,11 +95,16 @@ def smallest_worker_memory(client) -> int:
     return min(limits) if limits else 0
 
 
-def check_shares_fit(dataset: Dataset) -> None:
-    """The partitioned dual CD keeps each worker's parts in memory (its actor holds them:
-    Dask cannot spill them), so a worker whose share exceeds its memory limit would be
-    paused or killed round after round. Say so at once, with both sizes (the map-reduced
-    solvers read one part at a time, and Dask spills the others)."""
+def check_shares_fit(dataset: Dataset, params: Params) -> None:
+    """The partitioned dual CD of -s 1 and -s 3 keeps a worker's share on the worker's
+    disk where it exceeds what the memory limit leaves (partitioned_cd.SPILL_SHARE).
+    The other partitioned solvers keep each worker's parts in memory (its actor holds
+    them: Dask cannot spill them), so a worker whose share exceeds its memory limit would
+    be paused or killed round after round. Say so at once, with both sizes and what
+    trains such data (the map-reduced solvers read one part at a time, and Dask spills
+    the others)."""
+    if spilled_dual_cd_solver(params.spec):
+        return
     client = dataset.client
     limit = smallest_worker_memory(client)
     if limit <= 0:
@@ -112,11 +118,12 @@ def check_shares_fit(dataset: Dataset) -> None:
     needed = max(shares.values(), default=0)
     if needed > limit:
         raise DlinearError(
-            f"the partitioned dual CD keeps each worker's share of the data in memory: it "
-            f"needs about {needed / 2**20:.1f} MiB on each worker (of "
+            f"partitioned -s {params.solver_type} keeps each worker's share of the data in "
+            f"memory: it needs about {needed / 2**20:.1f} MiB on each worker (of "
             f"{sum(nbytes.values()) / 2**20:.1f} MiB in all), but a worker's memory limit is "
             f"{limit / 2**20:.1f} MiB; use more workers or more memory per worker, or "
-            "-s 0, 2 or 11, whose map-reduced Newton lets Dask spill")
+            "-s 1 or 3, whose workers keep their share on their local disks, or -s 0, 2 "
+            "or 11, whose map-reduced Newton lets Dask spill")
 
 
 def cluster_shape(client) -> Cluster:
@@ -328,7 +335,7 @@ def _train_partitioned(dataset: Dataset, params: Params, emit, compact: bool = T
     classes in each round, on the workers' own columns with `compact`; at the round cap,
     LIBLINEAR's warning and switch (-s 1 to the distributed -s 2, -s 12 to -s 11, on the
     occurring columns too)."""
-    check_shares_fit(dataset)
+    check_shares_fit(dataset, params)
     label, weighted_C = _plan(dataset, params, emit)
     columns, _ = _on_occurring_columns(dataset, params, Mode.PARTITIONED_DUAL_CD, label,
                                        compact)
@@ -342,9 +349,14 @@ def _train_partitioned(dataset: Dataset, params: Params, emit, compact: bool = T
         model = assemble_model(params, dataset.n_features, label, [result], emit)
         model.fit_stats = dict(mode="partitioned", workers=len(_workers(dataset.client)))
         return model
+    fit_stats = {}
     results = train_partitioned(dataset, params, label, weighted_C,
                                 params.resolved().partition_rule,
-                                PARTITION_LOCAL_PASSES, columns=columns)
+                                PARTITION_LOCAL_PASSES, columns=columns, fit_stats=fit_stats)
+    if fit_stats["spilled_workers"]:
+        emit(f"{fit_stats['spilled_workers']} of {len(_workers(dataset.client))} workers "
+             "keep their share of the data on their local disks (a share over "
+             f"{SPILL_SHARE:.0%} of a worker's memory limit)")
     placement = []
 
     def primal_fitter(k):
@@ -368,7 +380,8 @@ def _train_partitioned(dataset: Dataset, params: Params, emit, compact: bool = T
 
     results = [after_dual_cap(r, params, primal_fitter(k)) for k, r in enumerate(results)]
     model = assemble_model(params, dataset.n_features, label, results, emit)
-    model.fit_stats = dict(mode="partitioned", workers=len(_workers(dataset.client)))
+    model.fit_stats = dict(mode="partitioned", workers=len(_workers(dataset.client)),
+                           **fit_stats)
     return model
 
 

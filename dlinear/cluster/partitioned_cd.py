@@ -19,6 +19,12 @@ one reduction before the round is repeated.
 rows' alpha for all k classes at once, W and its steps k x n) and OneClassPayload (each
 block's share of sum(alpha); after a lost worker its rounds start again, as the lost
 rows took part of that sum).
+
+A worker whose share of the parts exceeds SPILL_SHARE of its memory limit keeps its
+block of -s 1 / -s 3 on its local disk (in_process.spilled_block: the parts written in
+the binary format to the worker's local directory, each round read back in sub-blocks);
+its rounds' results are the same kind, so the driver does not know. The file is removed
+when the fit ends (PartitionedBlocks.close), or with its actor.
 """
 from __future__ import annotations
 
@@ -33,20 +39,57 @@ from ..planning.class_plan import block_seeds, group_rows, n_problems, problem_s
 from ..solvers import partitioned_crammer_singer as PCS
 from ..solvers import partitioned_oneclass as POC
 from ..solvers.partitioned_dual_cd import BlockState, combine_rounds
+from ..in_process.spilled_block import SpilledBlockState, spilled_dual_cd_solver
 from .dataset import concat_weights
-from .tree import ActorTree, ColumnCodec, OnTree, Placement, add_results
+from .tree import ActorTree, ColumnCodec, OnTree, Placement, WorkerLost, add_results
+
+
+# A worker keeps its share of the parts on its local disk (-s 1, -s 3) when the share
+# exceeds this fraction of its memory limit, and the fit's memory budget there is that
+# fraction: the rest is for Dask's own copies of the parts (which it may spill), the
+# renumbered column indices the actor makes, and the worker's unmanaged memory.
+SPILL_SHARE = 0.5
+
+
+def budget_on_disk(share_bytes: int, memory_limit: int):
+    """The memory budget of a worker's block kept on disk, or None where its share of
+    the parts stays in memory (no limit, or the share within SPILL_SHARE of it)."""
+    if memory_limit and share_bytes > SPILL_SHARE * memory_limit:
+        return int(SPILL_SHARE * memory_limit)
+    return None
+
+
+def _worker_spill_budget(share):
+    """budget_on_disk of this worker's share, and its local directory."""
+    from distributed import get_worker
+    worker = get_worker()
+    limit = worker.memory_manager.memory_limit or 0
+    return (budget_on_disk(sum(p.__sizeof__() for p in share.parts), limit),
+            worker.local_directory)
 
 
 class DualBlock:
     """Payload: the worker's parts as one block of the partitioned dual CD, for every
-    class (its BlockState, `state`), with the parts' keys."""
+    class (its BlockState, `state`), with the parts' keys. -s 1 and -s 3 keep the parts
+    on the worker's local disk instead (in_process.spilled_block) where the worker's
+    share exceeds SPILL_SHARE of its memory limit, or always with `budget` (bytes: the
+    budget the block may hold in memory; tests and benchmarks force the path so)."""
 
-    def __init__(self, share, label, weighted_C, params):
+    def __init__(self, share, label, weighted_C, params, budget=None):
         Y, C = targets(np.concatenate([p.y for p in share.parts]), concat_weights(share.parts),
                        label, weighted_C, params)
-        self.state = BlockState(share.parts, Y, C, params.bias, share.n_features,
-                                params.solver_type,
-                                block_seeds(params.seed, share.block, Y.shape[1]), params.p)
+        seeds = block_seeds(params.seed, share.block, Y.shape[1])
+        if spilled_dual_cd_solver(params.spec):
+            automatic, directory = _worker_spill_budget(share)
+            budget = budget or automatic
+        else:
+            budget = None
+        if budget:
+            self.state = SpilledBlockState(share.parts, Y, C, params.bias, share.n_features,
+                                           params.solver_type, seeds, directory, budget)
+        else:
+            self.state = BlockState(share.parts, Y, C, params.bias, share.n_features,
+                                    params.solver_type, seeds, params.p)
         if params.init_sol is not None:     # the warm start's W, on all the columns
             self.state.start_from(params.init_sol, share.columns)
         self.keys = share.keys
@@ -65,6 +108,9 @@ class DualBlock:
                 mine.alpha[c][s:e] = theirs.alpha[c][s0:e0]
                 if mine.logistic:
                     mine.rest[c][s:e] = mine.C[c][s:e] - theirs.alpha[c][s0:e0]
+        # the replaced block is not used again: its spill file goes now, not when (or if)
+        # its worker collects the actor
+        previous.release()
 
     def round(self, *args):
         return self.state.round(*args)
@@ -74,6 +120,17 @@ class DualBlock:
 
     def rows(self):
         return np.array([self.state.n_rows], dtype=np.int64)
+
+    def spilled(self):
+        """[1] where this block's rows are on its worker's disk, else [0]."""
+        return np.array([isinstance(self.state, SpilledBlockState)], dtype=np.int64)
+
+    def release(self):
+        """Removes what the block keeps on disk (the spill file), at the fit's end."""
+        close = getattr(self.state, "close", None)
+        if close is not None:
+            close()
+        return np.zeros(1, dtype=np.int64)
 
     @staticmethod
     def combine(method, a, b):
@@ -114,12 +171,12 @@ class PartitionedBlocks(OnTree):
     (ColumnCodec)."""
 
     def __init__(self, placement: Placement, label, weighted_C, params, columns=None,
-                 payload=DualBlock):
+                 payload=DualBlock, payload_args=()):
         self.n_problems = n_problems(label)
         self.restarted_w = None
         self._round_args = None
         self.columns = columns
-        args = (label, weighted_C, params)
+        args = (label, weighted_C, params) + tuple(payload_args)
         if columns is not None:
             codec = ColumnCodec(columns, params.bias >= 0, reserved=(N_STATS,))
             try:
@@ -154,6 +211,20 @@ class PartitionedBlocks(OnTree):
     def rows(self) -> int:
         return int(self.tree.round("rows")[0])
 
+    def spilled(self) -> int:
+        """How many workers keep their block on disk."""
+        return int(self.tree.call("spilled")[0])
+
+    def close(self):
+        """Each block's spill file removed (a lost worker's goes with it), the actors
+        released."""
+        if self.tree.actors:
+            try:
+                self.tree.call("release")
+            except (OSError, RuntimeError, WorkerLost):
+                pass
+        self.tree.close()
+
     def w_of_alpha(self):
         return self.tree.round("w_of_alpha")
 
@@ -184,14 +255,20 @@ def on_all_columns(result, columns, n_features: int, bias: float):
 
 
 def train_partitioned(dataset, params, label, weighted_C, rule, n_passes, on_round=None,
-                      columns=None):
+                      columns=None, spill_budget=None, fit_stats=None):
     """FitResults of every binary problem of `label` (or of the regression problem, label
     None) by the partitioned dual CD on the workers holding `dataset`'s parts; with
     `columns` (the dataset's occurring columns) on the workers' own columns, the
-    results' w on all columns again (the same, bit for bit)."""
+    results' w on all columns again (the same, bit for bit). spill_budget (bytes):
+    every worker keeps its block on disk with that memory budget (-s 1, -s 3; else
+    workers over SPILL_SHARE of their memory limit do). fit_stats (a dict): gets
+    "spilled_workers", the number of workers that kept their block on disk."""
     from ..solvers.partitioned_dual_cd import fit_partitioned_dual_cd
-    blocks = PartitionedBlocks(Placement(dataset), label, weighted_C, params, columns)
+    blocks = PartitionedBlocks(Placement(dataset), label, weighted_C, params, columns,
+                               payload_args=(spill_budget,))
     try:
+        if fit_stats is not None:
+            fit_stats["spilled_workers"] = blocks.spilled()
         results = fit_partitioned_dual_cd(blocks, blocks.n_problems, blocks.w_size, params,
                                           rule, n_passes, on_round)
     finally:

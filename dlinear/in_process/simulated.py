@@ -21,6 +21,7 @@ from ..solvers import fit_task
 from ..solvers import partitioned_dual_cd as P
 from ..solvers import partitioned_crammer_singer as PCS
 from ..solvers import partitioned_oneclass as POC
+from .spilled_block import SpilledBlockState
 from .train import after_dual_cap
 
 
@@ -28,11 +29,14 @@ def train_partitioned_in_process(problem: Problem, params: Params, n_blocks: int
                                  rule: Optional[str] = None, n_passes: Optional[int] = None,
                                  log: Optional[Callable[[str], None]] = None,
                                  on_round: Optional[Callable] = None,
-                                 parts_per_block: int = 1) -> Model:
+                                 parts_per_block: int = 1,
+                                 spill_to: Optional[tuple] = None) -> Model:
     """The partitioned dual CD (solvers.partitioned_dual_cd) with the rows split into
     `n_blocks` contiguous blocks held in this process. parts_per_block: each block made
     of that many contiguous CSR parts, as a worker holding several of a Dataset's parts
-    has them."""
+    has them. spill_to: (directory, budget in bytes): each block's rows kept on disk
+    there instead (-s 1, -s 3: in_process.spilled_block), as a worker whose share exceeds
+    its memory limit keeps them."""
     check_parameter(params)
     params = params.resolved()
     check_partitioned(params)
@@ -59,15 +63,23 @@ def train_partitioned_in_process(problem: Problem, params: Params, n_blocks: int
         rows = slice(bounds[b], bounds[b + 1])
         weights = None if problem.sample_weight is None else problem.sample_weight[rows]
         Y, C = targets(problem.y[rows], weights, label, weighted_C, params)
-        blocks.append(P.BlockState(parts, Y, C, params.bias, problem.n_features,
-                                   params.solver_type, block_seeds(params.seed, b, k),
-                                   params.p))
+        seeds = block_seeds(params.seed, b, k)
+        if spill_to is not None:
+            blocks.append(SpilledBlockState(parts, Y, C, params.bias, problem.n_features,
+                                            params.solver_type, seeds, *spill_to))
+        else:
+            blocks.append(P.BlockState(parts, Y, C, params.bias, problem.n_features,
+                                       params.solver_type, seeds, params.p))
         if params.init_sol is not None:
             blocks[-1].start_from(params.init_sol)
     w_size = problem.n_features + (1 if params.bias >= 0 else 0)
-    results = P.fit_partitioned_dual_cd(P.SimulatedBlocks(blocks), k, w_size, params,
-                                        rule or params.partition_rule,
-                                        n_passes or P.DEFAULT_LOCAL_PASSES, on_round)
+    try:
+        results = P.fit_partitioned_dual_cd(P.SimulatedBlocks(blocks), k, w_size, params,
+                                            rule or params.partition_rule,
+                                            n_passes or P.DEFAULT_LOCAL_PASSES, on_round)
+    finally:
+        for block in blocks:
+            getattr(block, "close", lambda: None)()
 
     def primal_fitter(c):
         task = subproblem(problem, label, c, weighted_C, params)

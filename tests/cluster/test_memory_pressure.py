@@ -1,7 +1,9 @@
 """Memory under pressure (issue #25 part 5): a map-reduced fit whose parts exceed the
 workers' memory limit succeeds by Dask's spilling (Dask sees the parts' real sizes:
-Problem.__sizeof__), with the model it has without a limit; a partitioned dual CD fit,
-whose blocks stay in memory, fails at once naming the limit and the size it needs."""
+Problem.__sizeof__), with the model it has without a limit; a partitioned fit whose
+blocks stay in memory (-s 7 here; -s 1 and -s 3 keep them on the workers' disks:
+test_spilled_partitioned_cd.py) fails at once in one line, naming the limit, the size it
+needs and the solvers that train such data."""
 import logging
 
 import dask
@@ -68,6 +70,9 @@ def test_map_reduced_newton_spills_parts_over_the_memory_limit(data_file, client
 @pytest.mark.slow
 @pytest.mark.cluster
 def test_partitioned_dual_cd_over_the_memory_limit_names_both(data_file, client):
-    with pytest.raises(DlinearError, match=r"needs about [0-9.]+ MiB on each worker .* "
-                                           r"memory limit is 2\.0 MiB"):
-        _fit(data_file, Params(solver_type=1, partition=True), client)
+    with pytest.raises(DlinearError, match=r"partitioned -s 7 .* needs about [0-9.]+ MiB on "
+                                           r"each worker .* memory limit is 2\.0 MiB; .*"
+                                           r"-s 1 or 3, whose workers keep their share on "
+                                           r"their local disks") as caught:
+        _fit(data_file, Params(solver_type=7, partition=True), client)
+    assert "\n" not in str(caught.value)
