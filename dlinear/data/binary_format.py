@@ -185,7 +185,7 @@ def _npy_layout(f, file_name: str):
 def _open_array(h: Header, array: str, storage_options=None):
     """The whole array `array` of the dataset, checked against the header: a
     copy-on-write memory map of a local file, or read into memory from a URL."""
-    return _read_range(h, array, 0, None, storage_options)
+    return read_range(h, array, 0, None, storage_options)
 
 
 def _expected_length(h: Header, array: str) -> int:
@@ -193,7 +193,7 @@ def _expected_length(h: Header, array: str) -> int:
             "weights": h.rows, "columns": h.parts[-1].columns[1] if h.parts else 0}[array]
 
 
-def _read_range(h: Header, array: str, start: int, stop, storage_options=None) -> np.ndarray:
+def read_range(h: Header, array: str, start: int, stop, storage_options=None) -> np.ndarray:
     """array[start:stop] of the dataset (stop None: to the end): a writeable view of a
     copy-on-write map for local files, an array read by byte range for URLs."""
     name = h.file(array)
@@ -289,14 +289,14 @@ def read_binary_part(path, index: int, n_features: int | None = None,
         raise DlinearError(f"{h.path}: no part {index} (the dataset has {len(h.parts)})")
     part = h.parts[index]
     (r0, r1), (z0, z1) = part.rows, part.nnz
-    indptr = np.asarray(_read_range(h, "indptr", r0, r1 + 1, storage_options)) - z0
+    indptr = np.asarray(read_range(h, "indptr", r0, r1 + 1, storage_options)) - z0
     if indptr[0] != 0 or indptr[-1] != z1 - z0:
         raise DlinearError(f"{h.file('indptr')}: corrupt: part {index}'s row pointers do "
                            "not match the header")
-    indices = _read_range(h, "indices", z0, z1, storage_options)
-    data = _read_range(h, "data", z0, z1, storage_options)
-    y = _read_range(h, "y", r0, r1, storage_options)
-    weights = _read_range(h, "weights", r0, r1, storage_options) if h.weights else None
+    indices = read_range(h, "indices", z0, z1, storage_options)
+    data = read_range(h, "data", z0, z1, storage_options)
+    y = read_range(h, "y", r0, r1, storage_options)
+    weights = read_range(h, "weights", r0, r1, storage_options) if h.weights else None
     return _checked_problem(h, indptr, indices, data, y, weights,
                             _feature_count(h, n_features), r0)
 
@@ -304,7 +304,7 @@ def read_binary_part(path, index: int, n_features: int | None = None,
 def read_part_columns(h: Header, index: int, storage_options: dict | None = None):
     """The sorted columns that occur in part `index` (int32)."""
     a, b = h.parts[index].columns
-    return _read_range(h, "columns", a, b, storage_options)
+    return read_range(h, "columns", a, b, storage_options)
 
 
 def read_dataset(path, n_features: int | None = None,

@@ -26,7 +26,7 @@ from typing import Callable, Optional
 
 import numpy as np
 
-from ..data.binary_format import _npy_layout, _read_range, read_header
+from ..data.binary_format import _npy_layout, read_range, read_header
 from ..data.columns import (expand_rows, fits_on_occurring_columns, union_columns,
                             worth_compacting)
 from ..errors import DlinearError
@@ -36,6 +36,7 @@ from ..kernels.dual_cd_svc import ALPHA, end_of_sweep
 from ..kernels.rng import seed_state
 from ..model import Model
 from ..params import Params, check_parameter
+from ..planning.memory_budget import format_size
 from ..planning.class_plan import (assemble_model, first_appearance, lean_targets,
                                    plan_classes, problem_seed, target_column, targets)
 from ..solvers.checkpoint import refuse
@@ -127,9 +128,9 @@ def plan_blocks(header, bytes_per_nonzero: int, budget: int, resident: int,
         if part_bytes > room:
             need = resident + int(part_bytes / share) + 1
             raise DlinearError(
-                f"{header.path}: a memory budget of {_size(budget)} leaves no room for a "
-                f"block of its rows beside the fit's state ({_size(resident)}): it needs "
-                f"at least {_size(need)}")
+                f"{header.path}: a memory budget of {format_size(budget)} leaves no room for "
+                f"a block of its rows beside the fit's state ({format_size(resident)}): it "
+                f"needs at least {format_size(need)}")
         if start is not None and size + part_bytes > room:
             blocks.append(Block((start[0], r0), (start[1], z0)))
             start, size = None, 0
@@ -149,12 +150,9 @@ def occurring_columns(h, params) -> Optional[np.ndarray]:
     if not (fits_on_occurring_columns(params) and h.parts
             and worth_compacting(h.occurring_columns, h.n_features)):
         return None
-    every = np.array(_read_range(h, "columns", 0, None))
+    every = np.array(read_range(h, "columns", 0, None))
     return union_columns([every[p.columns[0]:p.columns[1]] for p in h.parts], h.n_features)
 
-
-def _size(n: int) -> str:
-    return f"{n / 2**20:.0f} MiB" if n < 2**30 else f"{n / 2**30:.2f} GiB"
 
 
 class BlockReader:
@@ -345,8 +343,8 @@ def train_out_of_core(path: str, params: Params, memory: int,
                            "-s 3 (one-variable dual CD) and -s 0, 2, 11 (Newton) do")
     emit = log or (lambda line: None)
     h = read_header(path)
-    y = np.array(_read_range(h, "y", 0, None))
-    weights = np.array(_read_range(h, "weights", 0, None)) if h.weights else None
+    y = np.array(read_range(h, "y", 0, None))
+    weights = np.array(read_range(h, "weights", 0, None)) if h.weights else None
     plan = plan_classes(params, lambda: first_appearance(y), emit)
     used = occurring_columns(h, params)
     n_features = h.n_features if used is None else len(used)
@@ -355,21 +353,22 @@ def train_out_of_core(path: str, params: Params, memory: int,
     resident = resident_bytes(h.rows, w_size, plan.n_problems, newton)
     if used is not None:        # the occurring columns, their bitmap and ranks
         resident += used.nbytes + h.n_features // 8 + h.n_features // 16
-    reader = BlockReader(h, np.array(_read_range(h, "indptr", 0, None)), [], used)
+    reader = BlockReader(h, np.array(read_range(h, "indptr", 0, None)), [], used)
     reader.blocks = plan_blocks(h, reader.bytes_per_nonzero, memory, resident, newton)
     try:
         if newton:
             emit(f"streamed Newton: {len(reader.blocks)} blocks of at most "
-                 f"{_size(block_room(memory, resident, newton))} for a budget of "
-                 f"{_size(memory)}")
+                 f"{format_size(block_room(memory, resident, newton))} for a budget of "
+                 f"{format_size(memory)}")
             results = _newton(reader, n_features, y, weights, plan, params)
         else:
             Y, C = targets(y, weights, plan.label, plan.weighted_C, params)
             cache = RowCache(cache_room(memory, resident), reader.blocks,
                              reader.arrays["indices"][1], reader.arrays["data"][1])
             emit(f"selective block minimization: {len(reader.blocks)} blocks of at most "
-                 f"{_size(block_room(memory, resident))}, a cache of "
-                 f"{_size(cache_room(memory, resident))} for a budget of {_size(memory)}")
+                 f"{format_size(block_room(memory, resident))}, a cache of "
+                 f"{format_size(cache_room(memory, resident))} for a budget of "
+                 f"{format_size(memory)}")
             results = _block_minimization(reader, cache, h.rows, n_features, Y, C, params,
                                           sweeps_per_visit)
     finally:

@@ -18,8 +18,8 @@ one to the next: still one-variable CD on the block's subproblem, each row visit
 a pass, in a random order within each sub-block (cyclic over them, where in memory one
 permutation covers the block), with the rows of a cache (out_of_core.RowCache: copies of
 the other sub-blocks' rows with alpha > 0, as much as CACHE_SHARE of the budget holds)
-swept along at each visit. The statistics the driver reads are sums, maxima and minima over rows at the
-round's start (the first pass takes every row's gradient at the broadcast w before its
+swept along at each visit. The statistics the driver reads are sums, maxima and minima
+over rows at the round's start (the first pass takes every row's gradient at the broadcast w before its
 own step moves, whatever came before it in the block), so they are the in-memory
 block's, and so are the stopping rule and the optimum; only the path there, and so the
 number of rounds, may differ. The order of the sub-blocks alternates each round, so the
@@ -36,17 +36,18 @@ from types import SimpleNamespace
 import numpy as np
 import scipy.sparse as sp
 
-from ..data.binary_format import _read_range, write_binary_dataset
+from ..data.binary_format import read_range, write_binary_dataset
 from ..kernels.block_dual_cd import (REC_C, REC_SQ, REC_Y, STEP_LINEAR, STEP_QUADRATIC,
                                      squared_norms)
 from ..kernels.sub_block_cd import sub_block_round_svc
 from ..kernels.rng import seed_state
 from ..errors import DlinearError
+from ..planning.memory_budget import format_size
 from ..problem import Problem
 from ..solver_table import SOLVERS
 from ..solvers.dual_start import scores_of, svc_duals_at
 from ..solvers.partitioned_dual_cd import empty_stats
-from .out_of_core import (BlockReader, RowCache, _size, block_room, cache_room,
+from .out_of_core import (BlockReader, RowCache, block_room, cache_room,
                           plan_blocks, resident_bytes)
 
 SPILL_PREFIX = "dlinear-spill-"
@@ -132,12 +133,12 @@ class SpilledBlockState:
         room = block_room(self.budget, self.resident)
         if room <= 0:
             raise DlinearError(
-                f"a memory budget of {_size(self.budget)} leaves no room for a block of "
-                f"its {l} rows beside the fit's state of them ({_size(self.resident)}): "
+                f"a memory budget of {format_size(self.budget)} leaves no room for a block of "
+                f"its {l} rows beside the fit's state of them ({format_size(self.resident)}): "
                 "use more workers or more memory per worker")
         header = write_binary_dataset(self.path, _pieces(parts, room - 8))
         del parts       # the caller drops its own references: the rows are on disk now
-        self.reader = BlockReader(header, np.array(_read_range(header, "indptr", 0, None)),
+        self.reader = BlockReader(header, np.array(read_range(header, "indptr", 0, None)),
                                   [])
         self.reader.blocks = plan_blocks(header, self.reader.bytes_per_nonzero, self.budget,
                                          self.resident)
