@@ -21,7 +21,16 @@ def test_no_test_outside_tests_cluster_is_marked_cluster():
     assert marked == MARKED_ELSEWHERE
 
 
-def test_every_test_in_tests_cluster_is_marked_cluster():
+def test_every_test_in_tests_cluster_is_marked_cluster(request):
+    # the tests this run collected from tests/cluster (the whole suite's run holds them
+    # all, markers applied); where it holds few, a collection of that folder alone
+    folder = TESTS / "cluster"
+    collected = [item for item in request.session.items
+                 if folder in Path(str(item.path)).resolve().parents]
+    if len(collected) > 50:
+        assert [item.nodeid for item in collected
+                if item.get_closest_marker("cluster") is None] == []
+        return
     out = subprocess.run([sys.executable, "-m", "pytest", "-q", "--collect-only",
                           "-p", "no:cacheprovider", "-m", "not cluster", "tests/cluster"],
                          cwd=TESTS.parent, capture_output=True, text=True, check=False).stdout
