@@ -204,7 +204,10 @@ def run_fold_path(problem: Problem, perm: np.ndarray, begin: int, end: int, para
     result = PathResult(request.group, request.fold, request.start)
     W = request.w0
     warm_dual = params.spec.search == "dual"
-    A = request.alpha0 if warm_dual else None
+    A = request.alpha0 if warm_dual else None    # the duals each C starts from
+    # the duals at the last C trained (a continuation's alpha0 is those at Cs[start - 1])
+    last_duals = A
+    last_C = float(Cs[request.start - 1]) if request.start > 0 else None
     count = request.counter
     gnorm0_per_C = None      # the Newton solvers' ||grad f(0)|| / C, once a C has made it
     for j in range(request.start, len(Cs)):
@@ -221,7 +224,12 @@ def run_fold_path(problem: Problem, perm: np.ndarray, begin: int, end: int, para
                 task = replace(task, w0=W[:, k])
             fits.append(train_one(task, at_C))
         if warm_dual:
-            A = [f.alpha for f in fits]
+            duals = [f.alpha for f in fits]
+            A = duals
+            if j + 1 < len(Cs) and last_duals:
+                A = list(start_duals(last_duals, duals, last_C, float(Cs[j]),
+                                     float(Cs[j + 1]), params))
+            last_duals, last_C = duals, float(Cs[j])
         else:
             gnorm0_per_C = tuple(f.gnorm0 / at_C.C if f.gnorm0 is not None else None
                                  for f in fits)
@@ -243,7 +251,7 @@ def run_fold_path(problem: Problem, perm: np.ndarray, begin: int, end: int, para
         if count >= UNCHANGED_LIMIT:
             break
     result.w = W
-    result.alpha = A
+    result.alpha = last_duals
     return result
 
 
@@ -508,18 +516,25 @@ def _without_duals(model):
 
 
 def _path_duals(models, Cs, k, params):
-    """The SVC dual's start at Cs[k]: each binary problem's duals extrapolated in log C
-    through the two models before (clipped at 0; the solver clips -s 3's at C_i), as
-    extrapolated_start does w; the last model's duals where there is one model before,
-    and with -R, whose duals must keep y^T alpha = 0 (scaling keeps it, clipping would
-    not). Along -C's doubling grid on rcv1-shaped rows (40k, 20 C's) -s 1's dual CD
-    iterations went from 630 (the duals consistent with the last w at the new C) to 152,
-    -s 3's from 698 to 241 (python -m scripts.benchmarks.c_path)."""
-    last = models[-1].duals
+    """The SVC dual's start at Cs[k] from the duals of the models before it
+    (start_duals)."""
     before = models[-2].duals if k >= 2 else ()
-    if not before or not params.regularize_bias:
+    return start_duals(before, models[-1].duals, Cs[k - 2] if k >= 2 else None,
+                       Cs[k - 1], Cs[k], params)
+
+
+def start_duals(before, last, C_before, C_last, C, params):
+    """The SVC dual's start at C, each binary problem's duals from those at the two C's
+    before (`before` empty where there is one): -s 1's extrapolated in log C through both
+    (clipped at 0), as extrapolated_start does w; -s 3's, and with -R (whose duals must
+    keep y^T alpha = 0: scaling keeps it, clipping would not), the last C's as they are.
+    Along -C's doubling grid on rcv1-shaped rows (40k, 20 C's), -s 1's dual CD iterations
+    were 630 from the duals consistent with the last w at the new C, 316 from the last
+    duals, 152 extrapolated; -s 3's 698, 211 and 241 (python -m
+    scripts.benchmarks.c_path)."""
+    if not before or not params.regularize_bias or params.spec.loss != "squared_hinge":
         return last
-    return tuple(np.maximum(extrapolated_start(a, b, Cs[k - 2], Cs[k - 1], Cs[k]), 0.0)
+    return tuple(np.maximum(extrapolated_start(a, b, C_before, C_last, C), 0.0)
                  for a, b in zip(before, last))
 
 

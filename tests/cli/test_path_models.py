@@ -110,9 +110,10 @@ def test_newton_path_takes_the_gradient_at_zero_once(solver, monkeypatch):
                          [(1, True, 3, -7), (3, True, 3, -11), (3, False, 2, -7)])
 def test_dual_path_starts_from_the_duals_before(solver, regularize_bias, n_classes,
                                                  log2_C):
-    """-s 1 / -s 3 along C start from the duals of the C's before, extrapolated in log C
-    (clipped at 0; with -R, where y^T alpha = 0 must hold, the last duals as they are),
-    and each model is the fresh fit's optimum; the models returned keep no duals."""
+    """-s 1 along C starts from the duals of the C's before, extrapolated in log C
+    (clipped at 0; with -R, where y^T alpha = 0 must hold, the last duals as they are);
+    -s 3 from the last duals as they are; each model is the fresh fit's optimum; the
+    models returned keep no duals."""
     import warnings
     from dlinear.errors import ConvergenceWarning
     from dlinear.in_process.model_selection import extrapolated_start, train_path
@@ -135,7 +136,7 @@ def test_dual_path_starts_from_the_duals_before(solver, regularize_bias, n_class
     for k in range(1, len(Cs)):
         start, (last, before) = seen[k][0], (seen[k - 1][1], seen[k - 2][1])
         for c, alpha in enumerate(start):
-            if k == 1 or not regularize_bias:
+            if k == 1 or not regularize_bias or solver == 3:
                 expected = last[c]
             else:
                 expected = np.maximum(extrapolated_start(before[c], last[c], Cs[k - 2],
@@ -149,6 +150,37 @@ def test_dual_path_starts_from_the_duals_before(solver, regularize_bias, n_class
         assert primal_objective(problem, at_C, model) == pytest.approx(
             primal_objective(problem, at_C, fresh), rel=1e-3)
     assert not any(issubclass(w.category, ConvergenceWarning) for w in caught)
+
+
+@pytest.mark.parametrize("solver", [1, 3])
+def test_dual_search_starts_each_C_as_the_path_does(solver, monkeypatch):
+    """A fold of the -C search (-s 1 / -s 3) starts each C from the duals start_duals
+    makes of the two C's before (-s 1: extrapolated in log C), and its last duals are
+    those of its last C (what a continuation on a cluster starts from)."""
+    from dlinear.in_process import model_selection as ms
+    X, y = make_classification(240, 8, n_informative=5, random_state=3)
+    problem = dlinear.Problem.from_arrays(X, y)
+    params = dlinear.Params(solver_type=solver, eps=1e-2).resolved()
+    Cs = [2.0 ** k for k in range(-8, -2)]
+    fits = []
+    real = ms.train_one
+
+    def recording(task, at_C):
+        result = real(task, at_C)
+        fits.append((task.alpha0, result.alpha))
+        return result
+    monkeypatch.setattr(ms, "train_one", recording)
+    result = ms.run_fold_path(problem, np.arange(240), 0, 120, params, Cs,
+                              ms.PathRequest(group=0, fold=0))
+    assert len(fits) == len(Cs) and fits[0][0] is None
+    assert fits[1][0] is fits[0][1]                     # one C before: its duals
+    for j in range(2, len(Cs)):
+        expected = fits[j - 1][1]
+        if solver == 1:
+            expected = np.maximum(ms.extrapolated_start(fits[j - 2][1], fits[j - 1][1],
+                                                        Cs[j - 2], Cs[j - 1], Cs[j]), 0.0)
+        np.testing.assert_array_equal(fits[j][0], expected)
+    assert result.alpha[0] is fits[-1][1]
 
 
 def test_starting_duals_of_another_shape_are_one_clear_error():
