@@ -9,8 +9,10 @@ order. The solvers (dlinear.solvers) make no threads of their own (tests/unit/te
 """
 from __future__ import annotations
 
+import functools
 import math
 import os
+import sys
 import threading
 import time
 import weakref
@@ -189,6 +191,25 @@ def raise_if_stopped() -> None:
         raise KeyboardInterrupt
 
 
+# A KeyboardInterrupt raised where Python can only report an exception, not propagate it
+# (a gc callback such as distributed's GC diagnosis, a ctypes callback of the compiler, a
+# __del__), is lost: the fit would go on. While a fit is watched, such a swallowed
+# KeyboardInterrupt is not printed; the watcher sends SIGINT to the main thread again a
+# moment later, when it is out of that callback.
+SWALLOWED = b"\x00"        # no signal's number: the watcher's pipe carries signal numbers
+RESEND_AFTER = 0.05
+
+
+def _swallowed_ctrl_c_again(write_end: int, previous_hook, unraisable) -> None:
+    if isinstance(unraisable.exc_value, KeyboardInterrupt):
+        try:
+            os.write(write_end, SWALLOWED)
+        except OSError:
+            pass
+        return
+    previous_hook(unraisable)
+
+
 class kernels_stop_on_ctrl_c:
     """Context of a fit: on the main thread, with Python's default SIGINT handler, a Ctrl-C
     sets stop_flag() at once, so the kernels running (on this thread or a pool's) return
@@ -219,6 +240,8 @@ class kernels_stop_on_ctrl_c:
             self._owner = False
             return self
         self._ends, self._previous = (read_end, write_end), previous
+        self._hook = sys.unraisablehook
+        sys.unraisablehook = functools.partial(_swallowed_ctrl_c_again, write_end, self._hook)
         self._watcher = threading.Thread(target=self._watch, args=(read_end, previous),
                                          name="dlinear-ctrl-c", daemon=True)
         self._watcher.start()
@@ -234,6 +257,10 @@ class kernels_stop_on_ctrl_c:
                 return
             if not received:        # the write end closed: the fit is over
                 return
+            if SWALLOWED in received:
+                time.sleep(RESEND_AFTER)
+                signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
+                received = received.replace(SWALLOWED, b"")
             if signal.SIGINT in received:
                 stop_flag()[0] = 1
                 _ctrl_c_seen_at[0] = time.monotonic()
@@ -247,6 +274,7 @@ class kernels_stop_on_ctrl_c:
         if self._owner:
             import signal
             signal.set_wakeup_fd(self._previous)
+            sys.unraisablehook = self._hook
             read_end, write_end = self._ends
             os.close(write_end)
             self._watcher.join()

@@ -12,6 +12,7 @@ import pytest
 
 import dlinear
 from dlinear.datasets.rcv1_like import make_rcv1_like
+from dlinear.errors import surfacing_interrupts
 from dlinear.solvers import l1r, parallel_dual_cd
 from dlinear.threads import ctrl_c_seen_at, stop_flag
 
@@ -154,6 +155,38 @@ def test_a_ctrl_c_whose_interrupt_was_dropped_still_ends_the_fit(monkeypatch):
     monkeypatch.setattr(api, "train_in_process", dropping_a_ctrl_c(lambda fit: fit()))
     with pytest.raises(KeyboardInterrupt):
         dlinear.train(small, dlinear.Params(solver_type=0), n_threads=1)
+
+
+def test_a_ctrl_c_a_gc_callback_swallowed_still_stops_the_fit_promptly(capsys):
+    """Its KeyboardInterrupt raised inside a gc callback (distributed's GC diagnosis in a
+    CLI run on a local cluster) is ignored by Python; the watcher sends SIGINT again, and
+    the swallowed one is not printed."""
+    import gc
+    armed = [True]
+
+    def callback(phase, info):
+        if phase == "start" and armed[0]:
+            armed[0] = False
+            signal.raise_signal(signal.SIGINT)      # its KeyboardInterrupt is raised here
+
+    @surfacing_interrupts
+    def fit():                                      # a driver waiting on rounds
+        gc.collect()
+        until = time.monotonic() + 5 * ANSWER_WITHIN
+        while time.monotonic() < until:
+            time.sleep(0.01)
+
+    gc.callbacks.append(callback)
+    try:
+        start = time.monotonic()
+        with pytest.raises(KeyboardInterrupt):
+            fit()
+        elapsed = time.monotonic() - start
+    finally:
+        gc.callbacks.remove(callback)
+    assert not armed[0]
+    assert elapsed < ANSWER_WITHIN
+    assert capsys.readouterr().err == ""
 
 
 def test_an_error_a_ctrl_c_caused_is_raised_as_the_ctrl_c(monkeypatch):
