@@ -21,19 +21,30 @@ NOTICE = "dlinear: compiling the kernels for -s 1 (first run only"
 READER_CACHE_NAME = "libsvm._libsvm_parser.locals.parse_into_fast_path"
 
 
-def train(cache_dir, tmp_path, *options, terminal=True):
-    """dlinear train on the example, its stderr a pseudo-terminal (or a pipe)."""
+# a child's program that runs `python -m dlinear ARGS` and prints, last, the functions it
+# compiled as JSON [[function, signature], ...] (scripts.tools.compile_times' record)
+RECORDING = ("import json, sys\n"
+             "from scripts.tools.compile_times import record_compilations\n"
+             "found, _ = record_compilations(sys.argv[1:])\n"
+             "print(json.dumps([[name, signature] for _, name, signature in found]))\n")
+
+
+def train(cache_dir, tmp_path, *options, terminal=True, recording=False):
+    """dlinear train on the example, its stderr a pseudo-terminal (or a pipe); recording:
+    through RECORDING (run from the repository, which it imports)."""
     env = dict(os.environ, NUMBA_CACHE_DIR=str(cache_dir))
-    command = [sys.executable, "-m", "dlinear", "train", *options, str(EXAMPLE),
+    program = ["-c", RECORDING] if recording else ["-m", "dlinear"]
+    command = [sys.executable, *program, "train", *options, str(EXAMPLE),
                str(tmp_path / "model")]
+    cwd = REPO if recording else tmp_path
     if not terminal:
-        r = subprocess.run(command, env=env, cwd=tmp_path, capture_output=True, text=True,
+        r = subprocess.run(command, env=env, cwd=cwd, capture_output=True, text=True,
                            timeout=600)
         assert r.returncode == 0, r.stderr
         return r
     reader, writer = pty.openpty()
     try:
-        r = subprocess.run(command, env=env, cwd=tmp_path, stdout=subprocess.PIPE,
+        r = subprocess.run(command, env=env, cwd=cwd, stdout=subprocess.PIPE,
                            stderr=writer, text=True, timeout=600)
         os.close(writer)
         writer = None
@@ -66,14 +77,29 @@ def cache_missing_one_kernel(warm_cache, tmp_path, name):
     return cache, removed
 
 
+@pytest.fixture(scope="module")
+def cold_s1(tmp_path_factory):
+    """A cold `train -s 1` of the example, its stderr a terminal: (what it compiled, its
+    output, the cache it left). One cold run serves every test of a first run."""
+    tmp_path = tmp_path_factory.mktemp("cold_s1")
+    cold = train(tmp_path / "cache", tmp_path, "-s", "1", recording=True)
+    *printed, compiled = cold.stdout.splitlines()
+    found = [(name, signature) for name, signature in json.loads(compiled)
+             if name.startswith("dlinear.")]
+    return found, SimpleNamespace(stdout="\n".join(printed), stderr=cold.stderr), \
+        tmp_path / "cache"
+
+
 @pytest.mark.slow
-def test_a_cold_run_says_it_compiles_once_a_warm_quiet_or_piped_run_does_not(tmp_path):
-    cold = train(tmp_path / "cache", tmp_path)
+def test_a_cold_run_says_it_compiles_once_a_warm_quiet_or_piped_run_does_not(cold_s1,
+                                                                            tmp_path):
+    _, cold, cold_cache = cold_s1
     lines = cold.stderr.splitlines()
     assert sum(NOTICE in line for line in lines) == 1, cold.stderr
-    assert f"cached in {tmp_path / 'cache'}" in lines[0]
+    assert f"cached in {cold_cache}" in lines[0]
     assert NOTICE not in cold.stdout
-    warm = train(tmp_path / "cache", tmp_path)
+    shutil.copytree(cold_cache, tmp_path / "cache")
+    warm = train(tmp_path / "cache", tmp_path, "-s", "1")
     assert NOTICE not in warm.stderr
     # quiet or piped, a run that compiles (one kernel, the reader's: it is cached again)
     # says nothing of it
@@ -107,14 +133,10 @@ def test_the_notice_speaks_for_dlinear_functions_only_and_only_inside_its_block(
 
 def compiled_functions(cache_dir, *command):
     """[(function, signature)] of dlinear's functions that `python -m dlinear *command`
-    compiles with the Numba cache in cache_dir (scripts.tools.compile_times' record, in a
-    child process: Numba reads NUMBA_CACHE_DIR when it is imported)."""
-    code = ("import json, sys\n"
-            "from scripts.tools.compile_times import record_compilations\n"
-            "found, _ = record_compilations(sys.argv[1:])\n"
-            "print(json.dumps([[name, signature] for _, name, signature in found]))\n")
+    compiles with the Numba cache in cache_dir (in a child process: Numba reads
+    NUMBA_CACHE_DIR when it is imported)."""
     env = dict(os.environ, NUMBA_CACHE_DIR=str(cache_dir))
-    r = subprocess.run([sys.executable, "-c", code, *command], env=env, cwd=REPO,
+    r = subprocess.run([sys.executable, "-c", RECORDING, *command], env=env, cwd=REPO,
                        capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr
     return [(name, signature) for name, signature in json.loads(r.stdout.splitlines()[-1])
@@ -133,18 +155,9 @@ S1_KERNELS = {"dlinear.kernels.libsvm._libsvm_parser.<locals>.parse_into_fast_pa
               "dlinear.kernels.dual_cd_svc.dual_cd_svc", "dlinear.kernels.rng.shuffle_prefix"}
 
 
-@pytest.fixture(scope="module")
-def cold_s1(tmp_path_factory):
-    """(what a cold `train -s 1` of the example compiles, the cache it leaves)."""
-    tmp_path = tmp_path_factory.mktemp("cold_s1")
-    found = compiled_functions(tmp_path / "cache", "train", "-q", "-s", "1", str(EXAMPLE),
-                               str(tmp_path / "model"))
-    return found, tmp_path / "cache"
-
-
 @pytest.mark.slow
 def test_a_cold_s1_run_compiles_the_fast_path_reader_and_the_serial_kernel_once_each(cold_s1):
-    found, _ = cold_s1
+    found, _, _ = cold_s1
     names = [name for name, _ in found]
     assert set(names) == S1_KERNELS, found
     # one signature each: a second one (read-only or literal arguments, int32 against
@@ -156,7 +169,7 @@ def test_a_cold_s1_run_compiles_the_fast_path_reader_and_the_serial_kernel_once_
 def test_a_file_outside_the_fast_path_compiles_the_general_reader_too(cold_s1, tmp_path):
     data = tmp_path / "long.train"
     data.write_text("1 1:0.5 2:1\n-1 1:0.30000000000000004\n")
-    cache = shutil.copytree(cold_s1[1], tmp_path / "cache")
+    cache = shutil.copytree(cold_s1[2], tmp_path / "cache")
     found = compiled_functions(cache, "train", "-q", "-s", "1", str(data),
                                str(tmp_path / "model"))
     names = {name for name, _ in found}
