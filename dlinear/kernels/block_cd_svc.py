@@ -183,7 +183,7 @@ def solve_pair(a, b, c, gi, gj, lo_i, hi_i, lo_j, hi_j):
 
 @njit(cache=True, nogil=True)
 def block_cd_svc(indptr, indices, data, n_features, bias, y, C, l2_loss, eps, max_iter,
-                 seed, alpha, w, ctrl_c, shrinking=True, trace=None):
+                 seed, alpha, w, ctrl_c, shrinking, trace):
     """Runs the solver in place on `alpha` (warm start; zeros for a cold one) and `w`
     (set to sum_i alpha_i y_i x_i first). Inputs are never written. Instances with
     C_i <= 0 (zero instance weight) take no part: their alpha_i is 0. `shrinking` and
@@ -300,7 +300,7 @@ def block_cd_svc(indptr, indices, data, n_features, bias, y, C, l2_loss, eps, ma
 
         if ctrl_c[0]:
             break
-        if trace is not None:
+        if it < trace.shape[0]:
             trace[it, 0] = steps
             trace[it, 1] = dual_objective(w, inst, l2_loss, alpha)
         it += 1

@@ -25,6 +25,8 @@ INF = np.inf
 ALPHA, QD, BOUND, Y = 0, 1, 2, 3   # BOUND: D_ii for L2-loss (U_i = inf), U_i for L1-loss
 
 
+NO_TRACE = np.zeros((0, 2))       # dual_cd_svc's and block_cd_svc's trace: none
+
 @njit(cache=True, nogil=True, inline="always")
 def init_dual_state(indptr, indices, data, n_features, bias, y, C, l2_loss, alpha, w):
     """(inst, index, n): the packed per-instance records from the warm start `alpha`,
@@ -173,12 +175,13 @@ def sweep_active_set(indptr, indices, data, n_features, bias, l2_loss, inst, ind
 
 @njit(cache=True, nogil=True)
 def dual_cd_svc(indptr, indices, data, n_features, bias, y, C, l2_loss, eps, max_iter,
-                seed, alpha, w, ctrl_c, shrinking=True, trace=None):
+                seed, alpha, w, ctrl_c, shrinking, trace):
     """Runs the solver in place on `alpha` (warm start; zeros for a cold one) and `w`
     (which it sets to sum_i alpha_i y_i x_i first). Inputs are never written.
     shrinking=False keeps every variable active (for convergence studies); a `trace`
     array (max_iter x 2) receives after each outer iteration (CD steps so far, dual
-    objective), as scripts/tools/plot_convergence.py --block-cd draws them.
+    objective), as scripts/tools/plot_convergence.py --block-cd draws them; NO_TRACE
+    (no rows) takes none. Both are always passed: one compiled signature serves all.
 
     Returns (iterations, final active-set size, number of shrinking restarts, objective);
     early, within a row's step, once ctrl_c[0] is set (dlinear.threads.stop_flag)."""
@@ -202,7 +205,7 @@ def dual_cd_svc(indptr, indices, data, n_features, bias, y, C, l2_loss, eps, max
         if ctrl_c[0]:
             break
 
-        if trace is not None:
+        if it < trace.shape[0]:
             trace[it, 0] = steps
             trace[it, 1] = dual_objective(w, inst, l2_loss, alpha)
         it += 1

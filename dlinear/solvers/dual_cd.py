@@ -7,8 +7,8 @@ import numpy as np
 from ..kernels.bias_cd_svc import bias_dual_cd_svc
 from ..kernels.block_cd_svc import block_cd_svc
 from ..kernels.dual_cd_lr import dual_cd_lr
-from ..kernels.dual_cd_svc import (ACTIVE, ALPHA, IT, RESTARTS, STOPPED, dual_cd_svc,
-                                   dual_cd_svc_objective, dual_cd_svc_start,
+from ..kernels.dual_cd_svc import (ACTIVE, ALPHA, IT, NO_TRACE, RESTARTS, STOPPED,
+                                   dual_cd_svc, dual_cd_svc_objective, dual_cd_svc_start,
                                    dual_cd_svc_sweeps)
 from ..kernels.dual_cd_svr import dual_cd_svr
 from ..kernels.online_dual_cd_svc import online_dual_cd_svc
@@ -77,7 +77,8 @@ def fit_dual_cd_svc(task, params):
         details = [f"{scheme} parallel dual CD on {threads} threads"]
     else:
         n_iter, active, restarts, obj = dual_cd_svc(X.indptr, X.indices, X.data,
-                                                    X.n_features, *args, stop_flag())
+                                                    X.n_features, *args, stop_flag(), True,
+                                                    NO_TRACE)
         details = []
     raise_if_stopped()
     return dual_svc_result(w, alpha, n_iter, obj, params, [
@@ -135,7 +136,7 @@ def fit_block_cd_svc(task, params):
     n_iter, active, restarts, pairs, obj = block_cd_svc(
         X.indptr, X.indices, X.data, X.n_features, float(task.bias), task.y, task.C,
         params.spec.squared_loss, float(params.eps), int(params.max_iter), int(task.seed),
-        alpha, w, stop_flag())
+        alpha, w, stop_flag(), True, NO_TRACE)
     raise_if_stopped()
     return dual_svc_result(w, alpha, n_iter, obj, params, [
         f"two-variable blocks updated = {pairs}",

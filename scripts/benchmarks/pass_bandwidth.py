@@ -28,7 +28,7 @@ import numpy as np
 
 from dlinear.datasets.rcv1_like import make_rcv1_like
 from dlinear.kernels import primal_ops as P
-from dlinear.kernels.dual_cd_svc import dual_cd_svc
+from dlinear.kernels.dual_cd_svc import NO_TRACE, dual_cd_svc
 from dlinear.threads import stop_flag
 
 from . import harness
@@ -107,7 +107,8 @@ def passes(problem, dtype, repeat: int) -> dict:
     def sweeps(count):
         alpha = np.zeros(l)
         return best_seconds(lambda: dual_cd_svc(indptr, indices, data, n, -1.0, y, C, True,
-                                                1e-300, count, 1, alpha, w, stop_flag(), False),
+                                                1e-300, count, 1, alpha, w, stop_flag(), False,
+                                                NO_TRACE),
                             repeat)
     one_sweep = max((sweeps(3) - sweeps(1)) / 2.0, 1e-9)
     result["dual CD sweep"] = (csr_bytes + (32 + 8) * l, one_sweep)

@@ -27,6 +27,7 @@ from scripts.benchmarks.shapes import dense_planted
 from dlinear import Params, train
 from dlinear.datasets.rcv1_like import make_rcv1_like
 from dlinear.solvers.primal_objective_values import primal_objective
+from dlinear.kernels.dual_cd_svc import NO_TRACE
 from dlinear.threads import stop_flag
 
 TOLERANCES = {0: [1.0, 0.3, 0.1, 0.03, 0.01, 0.003, 0.001, 1e-4, 1e-5],
@@ -140,7 +141,7 @@ def block_cd_kernel(name):
     return dual_cd_svc if name == "one-variable" else block_cd_svc
 
 
-def block_cd_call(kernel, problem, y, C, l2_loss, eps, max_iter, shrinking, trace=None):
+def block_cd_call(kernel, problem, y, C, l2_loss, eps, max_iter, shrinking, trace=NO_TRACE):
     alpha = np.zeros(problem.n_samples)
     w = np.zeros(problem.n_features)
     Cv = np.full(problem.n_samples, C)
