@@ -1,4 +1,6 @@
-"""dlinear-train / dlinear-predict end to end, as separate processes."""
+"""dlinear-train / dlinear-predict end to end: train then predict, and the default model name,
+as separate processes; the errors, help and outputs of a command through the same main in
+this process (tests.support.cli)."""
 import re
 import subprocess
 import sys
@@ -9,6 +11,7 @@ from liblinear import liblinearutil
 
 from dlinear import Params, load_model, predict, train
 from dlinear.data.libsvm_reader import read_libsvm, write_libsvm
+from tests.support.cli import run_in_process
 from tests.support.liblinear_oracle import liblinear_train, seed_liblinear
 
 
@@ -58,11 +61,11 @@ def test_default_model_name_and_quiet(files, tmp_path):
     assert (tmp_path / "data.train.model").exists()
 
 
-def test_cross_validation_output(files, multiclass_split):
+def test_cross_validation_output(files, multiclass_split, capsys):
     """-v 3 prints LIBLINEAR's line; the accuracy is LIBLINEAR's -v 3 accuracy up to the
     folds (LIBLINEAR draws them with the C library's rand(), dlinear from --seed: on this
     set the two differ by up to 0.6 points over seeds)."""
-    r = run("train", "-v", "3", "-q", files / "data.train")
+    r = run_in_process(capsys, "train", "-v", "3", "-q", files / "data.train")
     assert r.returncode == 0, r.stderr
     line = r.stdout.strip()
     assert re.fullmatch(r"Cross Validation Accuracy = [0-9.]+%", line), line
@@ -79,10 +82,10 @@ def test_cross_validation_output(files, multiclass_split):
     ("1 1:0.5\n\n-1 0:1\n", 3),
     ("1 1:nan\n", 1),
 ])
-def test_bad_training_file_exits_1_without_a_model(content, line_no, tmp_path):
+def test_bad_training_file_exits_1_without_a_model(content, line_no, tmp_path, capsys):
     bad = tmp_path / "bad.svm"
     bad.write_text(content)
-    r = run("train", bad, tmp_path / "bad.model")
+    r = run_in_process(capsys, "train", bad, tmp_path / "bad.model")
     assert r.returncode == 1
     assert r.stderr.count("\n") == 1 and "Traceback" not in r.stderr
     assert str(bad) in r.stderr and f"line {line_no}" in r.stderr
@@ -99,39 +102,41 @@ def test_bad_training_file_exits_1_without_a_model(content, line_no, tmp_path):
     (["-v", "1"], "n-fold cross validation: n must >= 2"),
     (["-R"], "To not regularize bias, must specify -B 1 along with -R"),
 ])
-def test_bad_options_exit_1(args, fragment, files, tmp_path):
-    r = run("train", *args, files / "data.train", tmp_path / "m.model")
+def test_bad_options_exit_1(args, fragment, files, tmp_path, capsys):
+    r = run_in_process(capsys, "train", *args, files / "data.train", tmp_path / "m.model")
     assert r.returncode == 1 and fragment in r.stderr and "Traceback" not in r.stderr
     assert not (tmp_path / "m.model").exists()
 
 
-def test_missing_files(tmp_path):
-    r = run("train", tmp_path / "nope.svm")
+def test_missing_files(tmp_path, capsys):
+    r = run_in_process(capsys, "train", tmp_path / "nope.svm")
     assert r.returncode == 1 and "can't open input file" in r.stderr
-    r = run("predict", tmp_path / "nope.svm", tmp_path / "nope.model", tmp_path / "out")
+    r = run_in_process(capsys, "predict", tmp_path / "nope.svm", tmp_path / "nope.model",
+                       tmp_path / "out")
     assert r.returncode == 1 and not (tmp_path / "out").exists()
 
 
-def test_version():
+def test_version(capsys):
     import dlinear
     for command in ("train", "predict"):
-        r = run(command, "--version")
+        r = run_in_process(capsys, command, "--version")
         assert r.returncode == 0 and r.stderr == ""
         assert r.stdout == f"dlinear-{command} (dlinear) {dlinear.__version__}\n"
 
 
-def test_usage_and_help():
-    r = run("train")
+def test_usage_and_help(capsys):
+    r = run_in_process(capsys, "train")
     assert r.returncode == 1 and "Usage: dlinear-train" in r.stderr
-    r = run("train", "-h")
+    r = run_in_process(capsys, "train", "-h")
     assert r.returncode == 0 and "-s type : set type of solver" in r.stdout
 
 
-def test_probability_output_matches_liblinear(files, multiclass_split, tmp_path):
+def test_probability_output_matches_liblinear(files, multiclass_split, tmp_path, capsys):
     train_set, test_set = multiclass_split
     lib, _ = liblinear_train(train_set, "-s 0")
     liblinearutil.save_model(str(tmp_path / "lr.model"), lib)
-    r = run("predict", "-b", "1", files / "data.test", tmp_path / "lr.model", tmp_path / "out")
+    r = run_in_process(capsys, "predict", "-b", "1", files / "data.test",
+                       tmp_path / "lr.model", tmp_path / "out")
     assert r.returncode == 0, r.stderr
     lines = (tmp_path / "out").read_text().splitlines()
     assert lines[0] == "labels " + " ".join(str(v) for v in lib.get_labels())
@@ -141,20 +146,23 @@ def test_probability_output_matches_liblinear(files, multiclass_split, tmp_path)
     np.testing.assert_allclose(got[:, 1:], probs, rtol=1e-5)   # printed with %g
 
 
-def test_probability_needs_logistic_regression(files, tmp_path):
-    assert run("train", "-q", files / "data.train", tmp_path / "m").returncode == 0
-    r = run("predict", "-b", "1", files / "data.test", tmp_path / "m", tmp_path / "out")
+def test_probability_needs_logistic_regression(files, tmp_path, capsys):
+    assert run_in_process(capsys, "train", "-q", files / "data.train",
+                          tmp_path / "m").returncode == 0
+    r = run_in_process(capsys, "predict", "-b", "1", files / "data.test", tmp_path / "m",
+                       tmp_path / "out")
     assert r.returncode == 1
     assert "probability output is only supported for logistic regression" in r.stderr
     assert not (tmp_path / "out").exists()
 
 
-def test_regression_model_prints_mse(binary_split, tmp_path):
+def test_regression_model_prints_mse(binary_split, tmp_path, capsys):
     train_set, test_set = binary_split
     write_libsvm(tmp_path / "t", test_set)
     lib, _ = liblinear_train(train_set, "-s 11")
     liblinearutil.save_model(str(tmp_path / "svr.model"), lib)
-    r = run("predict", tmp_path / "t", tmp_path / "svr.model", tmp_path / "out")
+    r = run_in_process(capsys, "predict", tmp_path / "t", tmp_path / "svr.model",
+                       tmp_path / "out")
     assert r.returncode == 0, r.stderr
     _, (acc, mse, scc), _ = liblinearutil.predict(test_set.y, test_set.to_scipy(), lib, "-q")
     assert r.stdout.splitlines() == [f"Mean squared error = {mse:g} (regression)",
