@@ -1,15 +1,16 @@
 """Training from a binary dataset larger than the memory budget, in this process.
 
--s 1 and -s 3 by block minimization (Yu, Hsieh, Chang & Lin, KDD 2010; LIBLINEAR's
-cdblock tool): the rows are split into blocks, runs of the dataset's parts (consecutive
+The dual CD solvers -s 1, 3, 7, 12, 13 by block minimization (Yu, Hsieh, Chang & Lin,
+KDD 2010; LIBLINEAR's cdblock tool): the rows are split into blocks, runs of the dataset's parts (consecutive
 row ranges) sized so that two blocks fit the budget beside what stays in memory for the
 whole fit (w and, per row, its dual record, target, C and row pointer). An outer
 iteration visits every block once: its CSR rows are read from disk (the next block read
 by a thread while the current one trains) and dual CD takes `sweeps_per_visit` sweeps
-over them (kernels.block_minimization). The order alternates direction each outer
+over them (kernels.block_minimization; each solver's state, stopping rule and cache of
+informative rows in in_process.block_duals). The order alternates direction each outer
 iteration, so the block visited last stays in memory and is visited first again: one
-read fewer a pass. The stopping rule is LIBLINEAR's over all rows (the projected
-gradients of each block's first sweep of the iteration, with shrinking confirmed on the
+read fewer a pass. The stopping rule is the solver's in LIBLINEAR over all rows
+(measured in each block's first sweep of the iteration, with shrinking confirmed on the
 whole set), so the model reaches the in-memory optimum to the same eps.
 
 Reads are plain reads of byte ranges followed by POSIX_FADV_DONTNEED, so the page cache
@@ -333,8 +334,8 @@ def train_out_of_core(path: str, params: Params, memory: int,
                       log: Optional[Callable[[str], None]] = None,
                       sweeps_per_visit: int = SWEEPS_PER_VISIT) -> Model:
     """Trains on the binary dataset at `path` (a directory from `python -m dlinear
-    convert`) holding at most `memory` bytes of it and of the fit's state: -s 1 / -s 3 by
-    selective block minimization, -s 0 / 2 / 11 by Newton with streamed passes."""
+    convert`) holding at most `memory` bytes of it and of the fit's state: -s 1, 3, 7, 12,
+    13 by selective block minimization, -s 0 / 2 / 11 by Newton with streamed passes."""
     check_parameter(params)
     refuse(params, "training out of core (data larger than the memory budget)")
     params = params.resolved()
