@@ -38,6 +38,17 @@ INF = np.inf
 LR_INFORMATIVE = 0.05
 
 
+def svc_informative(alphas, bounds):
+    """(free, support) of an SVC dual's rows: alpha > 0 in any problem (alphas[c], with
+    upper bounds bounds[c]), and strictly inside the box in any."""
+    free = np.zeros(len(alphas[0]), dtype=bool)
+    support = np.zeros(len(alphas[0]), dtype=bool)
+    for a, U in zip(alphas, bounds):
+        support |= a > 0.0
+        free |= (a > 0.0) & (a < U)
+    return free, support
+
+
 class BlockDuals:
     """The state of every binary problem (columns of Y and C) over `blocks`: its rows'
     records and w, the active counts of the blocks, and the first visits' flags."""
@@ -98,13 +109,9 @@ class SvcDuals(BlockDuals):
         return stop
 
     def informative(self, r0, r1):
-        free = np.zeros(r1 - r0, dtype=bool)
-        support = np.zeros(r1 - r0, dtype=bool)
-        for c in range(self.k):
-            a = self.inst[c][r0:r1, ALPHA]
-            support |= a > 0.0
-            free |= (a > 0.0) & (a < (INF if self.l2_loss else self.C[r0:r1, c]))
-        return free, support
+        return svc_informative(
+            [self.inst[c][r0:r1, ALPHA] for c in range(self.k)],
+            [INF if self.l2_loss else self.C[r0:r1, c] for c in range(self.k)])
 
     def result(self, c, n_iter, detail) -> FitResult:
         obj = (0.5 * float(self.w[c] @ self.w[c])
