@@ -70,6 +70,13 @@ class BlockDuals:
         r0, r1 = self.blocks[b].rows
         return (*arrays, self.n_features, self.bias, self.Y[r0:r1, c], self.C[r0:r1, c])
 
+    def fit_result(self, c, n_iter, obj, lines, detail) -> FitResult:
+        """LIBLINEAR's closing log lines (then `lines`, then `detail`) and w of problem c."""
+        log = [f"optimization finished, #iter = {n_iter}", f"Objective value = {obj:f}",
+               *lines, detail]
+        return FitResult(w=self.w[c], n_iter=int(n_iter), log=log,
+                         hit_max_iter=n_iter >= self.params.max_iter)
+
     def restart(self, c):
         """Every block's rows with C_i > 0 active again (shrinking confirmed)."""
         for b, block in enumerate(self.blocks):
@@ -166,10 +173,8 @@ class LrDuals(BlockDuals):
         a1, a2 = inst[part, A1], inst[part, A2]
         obj = (0.5 * float(self.w[c] @ self.w[c]) + float(np.sum(
             a1 * np.log(a1) + a2 * np.log(a2) - C[part] * np.log(C[part]))))
-        log = [f"optimization finished, #iter = {n_iter}", f"Objective value = {obj:f}",
-               f"inner Newton steps = {self.newton_steps[c]}", detail]
-        return FitResult(w=self.w[c], n_iter=int(n_iter), log=log,
-                         hit_max_iter=n_iter >= self.params.max_iter)
+        return self.fit_result(c, n_iter, obj,
+                               [f"inner Newton steps = {self.newton_steps[c]}"], detail)
 
 
 class SvrDuals(BlockDuals):
@@ -225,11 +230,9 @@ class SvrDuals(BlockDuals):
         lam = inst[:, BOUND] if self.l2_loss else 0.0
         obj = 0.5 * float(self.w[c] @ self.w[c]) + float(np.sum(
             float(self.params.p) * np.abs(beta) - y * beta + 0.5 * lam * beta * beta))
-        log = [f"optimization finished, #iter = {n_iter}", f"Objective value = {obj:f}",
-               f"nSV = {int(np.count_nonzero(beta))}",
-               f"shrinking restarts = {self.restarts[c]}", detail]
-        return FitResult(w=self.w[c], n_iter=int(n_iter), log=log,
-                         hit_max_iter=n_iter >= self.params.max_iter)
+        return self.fit_result(c, n_iter, obj, [f"nSV = {int(np.count_nonzero(beta))}",
+                                                f"shrinking restarts = {self.restarts[c]}"],
+                               detail)
 
 
 def block_duals(params):

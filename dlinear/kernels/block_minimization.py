@@ -62,6 +62,28 @@ def prefetch_next(order, s, m, r0, indptr, indices, data, cache_bounds, cache_in
 
 
 @njit(cache=True, nogil=True, inline="always")
+def rows_taking_part(C, index):
+    """index[:n] = the block rows with C_i > 0 (the others take no part); returns n."""
+    n = 0
+    for i in range(len(C)):
+        if C[i] > 0.0:
+            index[n] = i
+            n += 1
+    return n
+
+
+@njit(cache=True, nogil=True, inline="always")
+def row_at(order, s, m, r0, indptr, indices, data, cache_bounds, cache_indices, cache_data,
+           cache_rows, inst):
+    """(code, record row) of order[s] (block row i as i >= 0, cached row j as -1 - j), the
+    rows after it prefetched (prefetch_next)."""
+    prefetch_next(order, s, m, r0, indptr, indices, data, cache_bounds, cache_indices,
+                  cache_data, cache_rows, inst)
+    code = order[s]
+    return code, (r0 + code if code >= 0 else cache_rows[-1 - code])
+
+
+@njit(cache=True, nogil=True, inline="always")
 def visit_order(index, active, r0, n, cache_rows, cache_stride, cache_phase, rng, order):
     """order[:m], returning m: the block's active rows index[:active] (block row i as
     i >= 0) and the cached rows j with j % cache_stride == cache_phase (as -1 - j), in one
@@ -138,11 +160,7 @@ def visit_block(indptr, indices, data, n_features, bias, y, C, l2_loss, alpha, i
     if first:
         init_records(indptr, indices, data, n_features, bias, y, C, l2_loss, alpha,
                      inst[r0:r0 + n], 0, n, w)
-        active = 0
-        for i in range(n):
-            if C[i] > 0.0:
-                index[active] = i
-                active += 1
+        active = rows_taking_part(C, index)
     n_cache = len(cache_rows)
     order = np.empty(active + n_cache, dtype=np.int64)
     kept = np.empty(active + n_cache, dtype=np.bool_)
@@ -156,11 +174,9 @@ def visit_block(indptr, indices, data, n_features, bias, y, C, l2_loss, alpha, i
         for s in range(m):
             if ctrl_c[0]:
                 return active, PGmax_new, PGmin_new
-            prefetch_next(order, s, m, r0, indptr, indices, data, cache_bounds,
-                          cache_indices, cache_data, cache_rows, inst)
-            code = order[s]
+            code, r = row_at(order, s, m, r0, indptr, indices, data, cache_bounds,
+                             cache_indices, cache_data, cache_rows, inst)
             kept[s] = True
-            r = r0 + code if code >= 0 else cache_rows[-1 - code]
             dot = code_dot(w, code, indptr, indices, data, cache_bounds, cache_indices,
                            cache_data, n_features, bias)
             yi = inst[r, Y]
@@ -204,13 +220,11 @@ def visit_block_lr(indptr, indices, data, n_features, bias, y, C, inst, r0, firs
     blocks; early once ctrl_c[0] is set."""
     n = len(indptr) - 1
     if first:
-        active = 0
-        for i in range(n):
-            if C[i] > 0.0:
-                init_lr_row(inst, r0 + i, indptr, indices, data, i, n_features, bias, y[i],
-                            C[i], 0.0, w)
-                index[active] = i
-                active += 1
+        active = rows_taking_part(C, index)
+        for s in range(active):
+            i = index[s]
+            init_lr_row(inst, r0 + i, indptr, indices, data, i, n_features, bias, y[i], C[i],
+                        0.0, w)
     order = np.empty(active + len(cache_rows), dtype=np.int64)
     Gmax_first = 0.0
     steps_first = 0
@@ -222,10 +236,8 @@ def visit_block_lr(indptr, indices, data, n_features, bias, y, C, inst, r0, firs
         for s in range(m):
             if ctrl_c[0]:
                 return active, Gmax, steps
-            prefetch_next(order, s, m, r0, indptr, indices, data, cache_bounds,
-                          cache_indices, cache_data, cache_rows, inst)
-            code = order[s]
-            r = r0 + code if code >= 0 else cache_rows[-1 - code]
+            code, r = row_at(order, s, m, r0, indptr, indices, data, cache_bounds,
+                             cache_indices, cache_data, cache_rows, inst)
             g, inner, coef = lr_row_step(inst, r, code_dot(
                 w, code, indptr, indices, data, cache_bounds, cache_indices, cache_data,
                 n_features, bias), innereps)
@@ -255,13 +267,11 @@ def visit_block_svr(indptr, indices, data, n_features, bias, y, C, p, l2_loss, i
     iteration's) and the next shrinking threshold are made; early once ctrl_c[0] is set."""
     n = len(indptr) - 1
     if first:
-        active = 0
-        for i in range(n):
-            if C[i] > 0.0:
-                init_svr_row(inst, r0 + i, indptr, indices, data, i, n_features, bias,
-                             y[i], C[i], l2_loss, 0.0, w)
-                index[active] = i
-                active += 1
+        active = rows_taking_part(C, index)
+        for s in range(active):
+            i = index[s]
+            init_svr_row(inst, r0 + i, indptr, indices, data, i, n_features, bias, y[i],
+                         C[i], l2_loss, 0.0, w)
     order = np.empty(active + len(cache_rows), dtype=np.int64)
     kept = np.empty(active + len(cache_rows), dtype=np.bool_)
     Gmax_first = 0.0
@@ -274,11 +284,9 @@ def visit_block_svr(indptr, indices, data, n_features, bias, y, C, p, l2_loss, i
         for s in range(m):
             if ctrl_c[0]:
                 return active, Gmax, Gnorm1
-            prefetch_next(order, s, m, r0, indptr, indices, data, cache_bounds,
-                          cache_indices, cache_data, cache_rows, inst)
-            code = order[s]
+            code, r = row_at(order, s, m, r0, indptr, indices, data, cache_bounds,
+                             cache_indices, cache_data, cache_rows, inst)
             kept[s] = True
-            r = r0 + code if code >= 0 else cache_rows[-1 - code]
             bi, Gp, Gn, Ui = svr_row_gradient(inst, r, code_dot(
                 w, code, indptr, indices, data, cache_bounds, cache_indices, cache_data,
                 n_features, bias), p, l2_loss)
