@@ -7,9 +7,10 @@ whole fit (w and, per row, its dual record, target, C and row pointer). An outer
 iteration visits every block once: its CSR rows are read from disk (the next block read
 by a thread while the current one trains) and dual CD takes `sweeps_per_visit` sweeps
 over them (kernels.block_minimization; each solver's state, stopping rule and cache of
-informative rows in in_process.block_duals). The order alternates direction each outer
-iteration, so the block visited last stays in memory and is visited first again: one
-read fewer a pass. The stopping rule is the solver's in LIBLINEAR over all rows
+informative rows in in_process.block_duals). The block visited last stays in memory and
+is visited first in the next outer iteration (one read fewer a pass), the others follow
+in a new random order (block_duals.BlockDuals.shuffled_blocks; -s 1 / -s 3 alternate the
+direction instead). The stopping rule is the solver's in LIBLINEAR over all rows
 (measured in each block's first sweep of the iteration, with shrinking confirmed on the
 whole set), so the model reaches the in-memory optimum to the same eps.
 
@@ -410,6 +411,7 @@ def _block_minimization(reader, cache, duals, params, sweeps_per_visit) -> list:
     done = [False] * k
     n_iter = [0] * k
     order = list(range(len(blocks)))
+    block_rng = np.random.default_rng(params.seed)
     first_pass = True
     visits = 0
     cache_stride = max(1, len(blocks) // CACHE_SWEEPS_PER_PASS)
@@ -436,7 +438,13 @@ def _block_minimization(reader, cache, duals, params, sweeps_per_visit) -> list:
             done[c] = duals.end_iteration(c)
         if all(done):
             break
-        order.reverse()         # the block in memory is visited first next time
+        # the block in memory is visited first next time
+        if duals.shuffled_blocks:
+            rest = order[:-1]
+            block_rng.shuffle(rest)
+            order = [order[-1]] + rest
+        else:
+            order.reverse()
     detail = (f"selective block minimization: {len(blocks)} blocks, {reader.passes:.1f} "
               "passes over the data")
     results = []
