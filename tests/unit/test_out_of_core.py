@@ -274,14 +274,17 @@ def test_wide_data_fits_on_its_occurring_columns(tmp_path, solver):
     assert abs(f - f_ref) <= 1e-4 * f_ref, (f, f_ref)
 
 
-def test_a_ctrl_c_stops_a_block_visit_within_a_step(tmp_path, monkeypatch):
-    """Block minimization's kernel reads the Ctrl-C flag (dlinear.threads.stop_flag) a row
+@pytest.mark.parametrize("solver", [1, 12])
+def test_a_ctrl_c_stops_a_block_visit_within_a_step(tmp_path, monkeypatch, solver):
+    """Block minimization's kernels read the Ctrl-C flag (dlinear.threads.stop_flag) a row
     at a time: with the flag set, the fit raises KeyboardInterrupt; with the raise taken
-    out, no dual step is taken at all (w stays 0)."""
+    out, no dual step is taken at all (w stays 0, where both start)."""
     from dlinear.in_process import out_of_core
     from dlinear.threads import stop_flag
     path, header = dataset(tmp_path)
-    params = Params(solver_type=1, max_iter=2)
+    if solver == 12:
+        path, header = regression_dataset(tmp_path, path)
+    params = Params(solver_type=solver, max_iter=2)
     stop_flag()[0] = 1
     try:
         with pytest.raises(KeyboardInterrupt):
