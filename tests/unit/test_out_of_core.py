@@ -221,6 +221,7 @@ def test_dlinear_train_goes_out_of_core_when_the_budget_is_exceeded(tmp_path, ca
     assert train_main(["-s", "5", "--memory", str(budget), path, str(other)]) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "training in memory needs about" in err
+    assert "-s 1, 3, 7, 12 and 13 (one-variable dual CD) and -s 0, 2, 11 (Newton) train" in err
     assert not other.exists()
 
 
