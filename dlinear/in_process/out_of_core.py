@@ -1,9 +1,10 @@
 """Training from a binary dataset larger than the memory budget, in this process.
 
 The dual CD solvers -s 1, 3, 7, 12, 13 by block minimization (Yu, Hsieh, Chang & Lin,
-KDD 2010; LIBLINEAR's cdblock tool): the rows are split into blocks, runs of the dataset's parts (consecutive
-row ranges) sized so that two blocks fit the budget beside what stays in memory for the
-whole fit (w and, per row, its dual record, target, C and row pointer). An outer
+KDD 2010; LIBLINEAR's cdblock tool): the rows are split into blocks, runs of the
+dataset's parts (consecutive row ranges) sized so that two blocks fit the budget beside
+what stays in memory for the whole fit (w and, per row, its dual record, target, C and
+row pointer). An outer
 iteration visits every block once: its CSR rows are read from disk (the next block read
 by a thread while the current one trains) and dual CD takes `sweeps_per_visit` sweeps
 over them (kernels.block_minimization; each solver's state, stopping rule and cache of
