@@ -9,7 +9,7 @@ from ..data.binary_format import is_binary_dataset, read_header
 from ..data.input_files import is_url
 from ..data.text_sample import sample_libsvm
 from ..errors import DataError, DlinearError
-from ..in_process.out_of_core import out_of_core_solver
+from ..in_process.out_of_core import OUT_OF_CORE_SOLVERS, out_of_core_solver
 from ..model import nr_w_of
 from ..planning.cost_model import BINARY_S_PER_NONZERO, columns_growth_of_parts, columns_seen
 from ..planning.memory_budget import check_fits, fit_bytes, memory_budget
@@ -102,7 +102,8 @@ def memory_plan(data: Data, params, opts, train_file):
     if need <= budget.bytes:
         return budget, False
     if not out_of_core_solver(params):
-        check_fits(need, budget, train_file)
+        check_fits(need, budget, train_file, hint=(
+            f"; {OUT_OF_CORE_SOLVERS} train a binary dataset out of core"))
     binary = is_binary_dataset(train_file, opts["storage_options"] or None)
     if binary and not is_url(train_file) and not (opts["find_C"] or opts["nr_fold"]
                                                   or opts["weight_file"]

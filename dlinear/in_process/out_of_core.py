@@ -1,15 +1,18 @@
 """Training from a binary dataset larger than the memory budget, in this process.
 
--s 1 and -s 3 by block minimization (Yu, Hsieh, Chang & Lin, KDD 2010; LIBLINEAR's
-cdblock tool): the rows are split into blocks, runs of the dataset's parts (consecutive
-row ranges) sized so that two blocks fit the budget beside what stays in memory for the
-whole fit (w and, per row, its dual record, target, C and row pointer). An outer
+The dual CD solvers -s 1, 3, 7, 12, 13 by block minimization (Yu, Hsieh, Chang & Lin,
+KDD 2010; LIBLINEAR's cdblock tool): the rows are split into blocks, runs of the
+dataset's parts (consecutive row ranges) sized so that two blocks fit the budget beside
+what stays in memory for the whole fit (w and, per row, its dual record, target, C and
+row pointer). An outer
 iteration visits every block once: its CSR rows are read from disk (the next block read
 by a thread while the current one trains) and dual CD takes `sweeps_per_visit` sweeps
-over them (kernels.block_minimization). The order alternates direction each outer
-iteration, so the block visited last stays in memory and is visited first again: one
-read fewer a pass. The stopping rule is LIBLINEAR's over all rows (the projected
-gradients of each block's first sweep of the iteration, with shrinking confirmed on the
+over them (kernels.block_minimization; each solver's state, stopping rule and cache of
+informative rows in in_process.block_duals). The block visited last stays in memory and
+is visited first in the next outer iteration (one read fewer a pass), the others follow
+in a new random order (block_duals.BlockDuals.shuffled_blocks; -s 1 / -s 3 alternate the
+direction instead). The stopping rule is the solver's in LIBLINEAR over all rows
+(measured in each block's first sweep of the iteration, with shrinking confirmed on the
 whole set), so the model reaches the in-memory optimum to the same eps.
 
 Reads are plain reads of byte ranges followed by POSIX_FADV_DONTNEED, so the page cache
@@ -30,9 +33,8 @@ from ..data.binary_format import _npy_layout, read_range, read_header
 from ..data.columns import (expand_rows, fits_on_occurring_columns, union_columns,
                             worth_compacting)
 from ..errors import DlinearError
-from ..kernels.block_minimization import dual_objective_part, fill_cache_slot, visit_block
+from ..kernels.block_minimization import fill_cache_slot
 from ..kernels.columns import mark_columns, renumber_into, used_columns
-from ..kernels.dual_cd_svc import ALPHA, end_of_sweep
 from ..kernels.rng import seed_state
 from ..model import Model
 from ..params import Params, check_parameter
@@ -40,12 +42,12 @@ from ..planning.memory_budget import format_size
 from ..planning.class_plan import (assemble_model, first_appearance, lean_targets,
                                    plan_classes, problem_seed, target_column, targets)
 from ..solvers.checkpoint import refuse
-from ..solvers.dual_cd import dual_svc_result
 from ..solvers.newton import fit_steps, newton_tol
 from ..solvers.primal_objectives import LOSS_CODE, LossTerm, RegularizedObjective
 from ..solvers.requests import serve
 from ..solvers.status import Status, note
-from ..threads import raise_if_stopped, stop_flag
+from ..threads import raise_if_stopped
+from .block_duals import block_duals
 
 # dual CD sweeps over a block each time it is in memory. The reader thread hides the
 # read behind the sweep, so more sweeps only add CD work: measured on 300k rcv1-shaped
@@ -77,13 +79,20 @@ NEWTON_ROW_BYTES = 8 + 8 + 4 + 1 + 8
 NEWTON_VECTORS = 10
 
 
+# the dual CD solvers block minimization trains (in_process.block_duals)
+BLOCK_DUAL_LOSSES = ("squared_hinge", "hinge", "logistic_regression",
+                     "squared_epsilon_insensitive", "epsilon_insensitive")
+OUT_OF_CORE_SOLVERS = ("-s 1, 3, 7, 12 and 13 (one-variable dual CD) and -s 0, 2, 11 "
+                       "(Newton)")
+
+
 def out_of_core_solver(params: Params) -> bool:
-    """Whether -s N trains out of core here: one-variable dual CD of -s 1 or -s 3, or the
-    Newton solvers -s 0, 2, 11 one problem at a time."""
+    """Whether -s N trains out of core here: one-variable dual CD of -s 1, 3, 7, 12 or 13,
+    or the Newton solvers -s 0, 2, 11 one problem at a time."""
     spec = params.spec
     if spec.newton:
         return not params.multinomial and not params.primal_cd
-    return (spec.method == "dual_cd" and spec.loss in ("squared_hinge", "hinge")
+    return (spec.method == "dual_cd" and spec.loss in BLOCK_DUAL_LOSSES
             and params.cd_block == 1 and not params.online and params.regularize_bias
             and not params.primal_cd)
 
@@ -306,17 +315,11 @@ class RowCache:
         visits."""
         return self.bounds, self.indices, self.data, self.rows
 
-    def refresh(self, b: int, block_arrays, r0: int, alphas, bounds):
+    def refresh(self, b: int, block_arrays, r0: int, free, support):
         """After a visit to block b (rows r0..): its slot rewritten with its rows with
-        alpha > 0 in any problem, those strictly inside their box first, as many as the
-        slot holds."""
+        `support` set (the solver's informative rows, in_process.block_duals), those with
+        `free` set first, as many as the slot holds."""
         indptr, indices, data = block_arrays
-        n = len(indptr) - 1
-        free = np.zeros(n, dtype=bool)
-        support = np.zeros(n, dtype=bool)
-        for a, U in zip(alphas, bounds):
-            support |= a > 0.0
-            free |= (a > 0.0) & (a < U)
         slot = (indptr, indices, data, free, support, self.per_nonzero, self.ROW_BYTES,
                 self.slot_bytes[b], self.indices, self.data, int(self.slot_start[b]))
         # a first call counts the rows the slot holds (its outputs are not written)
@@ -333,14 +336,14 @@ def train_out_of_core(path: str, params: Params, memory: int,
                       log: Optional[Callable[[str], None]] = None,
                       sweeps_per_visit: int = SWEEPS_PER_VISIT) -> Model:
     """Trains on the binary dataset at `path` (a directory from `python -m dlinear
-    convert`) holding at most `memory` bytes of it and of the fit's state: -s 1 / -s 3 by
-    selective block minimization, -s 0 / 2 / 11 by Newton with streamed passes."""
+    convert`) holding at most `memory` bytes of it and of the fit's state: -s 1, 3, 7, 12,
+    13 by selective block minimization, -s 0 / 2 / 11 by Newton with streamed passes."""
     check_parameter(params)
     refuse(params, "training out of core (data larger than the memory budget)")
     params = params.resolved()
     if not out_of_core_solver(params):
-        raise DlinearError(f"-s {params.solver_type} does not train out of core: -s 1 and "
-                           "-s 3 (one-variable dual CD) and -s 0, 2, 11 (Newton) do")
+        raise DlinearError(f"-s {params.solver_type} does not train out of core: "
+                           f"{OUT_OF_CORE_SOLVERS} do")
     emit = log or (lambda line: None)
     h = read_header(path)
     y = np.array(read_range(h, "y", 0, None))
@@ -369,8 +372,8 @@ def train_out_of_core(path: str, params: Params, memory: int,
                  f"{format_size(block_room(memory, resident))}, a cache of "
                  f"{format_size(cache_room(memory, resident))} for a budget of "
                  f"{format_size(memory)}")
-            results = _block_minimization(reader, cache, h.rows, n_features, Y, C, params,
-                                          sweeps_per_visit)
+            duals = block_duals(params)(reader.blocks, h.rows, n_features, Y, C, params)
+            results = _block_minimization(reader, cache, duals, params, sweeps_per_visit)
     finally:
         reader.close()
     model = assemble_model(params, n_features, plan.label, results, emit)
@@ -400,76 +403,54 @@ def _newton(reader, n_features, y, weights, plan, params) -> list:
     return results
 
 
-def _block_minimization(reader, cache, n_rows, n_features, Y, C, params,
-                        sweeps_per_visit) -> list:
-    """Selective block minimization of every binary problem, each block visited once an
-    outer iteration for all of them."""
+def _block_minimization(reader, cache, duals, params, sweeps_per_visit) -> list:
+    """Selective block minimization of every binary problem of `duals` (block_duals), each
+    block visited once an outer iteration for all of them."""
     blocks = reader.blocks
-    k = Y.shape[1]
-    bias = float(params.bias)
-    w_size = n_features + (1 if bias >= 0 else 0)
-    l2_loss = params.spec.squared_loss
-
-    inst = [np.zeros((n_rows, 4)) for _ in range(k)]
-    index = [np.zeros(n_rows, dtype=np.int64) for _ in range(k)]
-    alpha = [np.zeros(n_rows) for _ in range(k)]
-    w = [np.zeros(w_size) for _ in range(k)]
+    k = duals.k
     rng = [seed_state(problem_seed(params.seed, c)) for c in range(k)]
-    active = np.zeros((k, len(blocks)), dtype=np.int64)
-    PG_old = [(np.inf, -np.inf)] * k
     done = [False] * k
     n_iter = [0] * k
     order = list(range(len(blocks)))
+    block_rng = np.random.default_rng(params.seed)
     first_pass = True
     visits = 0
     cache_stride = max(1, len(blocks) // CACHE_SWEEPS_PER_PASS)
     for outer in range(params.max_iter):
-        PG_new = [(-np.inf, np.inf)] * k
-        for b, (indptr_b, indices_b, data_b) in reader.pass_over(order, then=order[-1]):
+        duals.start_iteration()
+        for b, arrays in reader.pass_over(order, then=order[-1]):
             visits += 1
-            r0, r1 = blocks[b].rows
             cached = cache.arrays()
             for c in range(k):
                 if done[c]:
                     continue
-                visited = visit_block(
-                    indptr_b, indices_b, data_b, n_features, bias, Y[r0:r1, c],
-                    C[r0:r1, c], l2_loss, alpha[c][r0:r1], inst[c], r0, first_pass,
-                    index[c][r0:r1], active[c, b], *cached, rng[c], sweeps_per_visit,
-                    PG_old[c][0], PG_old[c][1], w[c], stop_flag(), cache_stride,
-                    visits % cache_stride)
+                duals.visit(c, b, arrays, first_pass, cached, rng[c], sweeps_per_visit,
+                            cache_stride, visits % cache_stride)
                 raise_if_stopped()
-                active[c, b] = visited[0]
-                PG_new[c] = (max(PG_new[c][0], visited[1]), min(PG_new[c][1], visited[2]))
             del cached
-            cache.refresh(b, (indptr_b, indices_b, data_b), r0,
-                          [inst[c][r0:r1, ALPHA] for c in range(k)],
-                          [np.inf if l2_loss else C[r0:r1, c] for c in range(k)])
-            del indptr_b, indices_b, data_b
+            r0, r1 = blocks[b].rows
+            cache.refresh(b, arrays, r0, *duals.informative(r0, r1))
+            del arrays
         first_pass = False
         for c in range(k):
             if done[c]:
                 continue
             n_iter[c] += 1
-            n_all = int(np.count_nonzero(C[:, c] > 0.0))
-            stop, restart, PGmax_old, PGmin_old = end_of_sweep(
-                PG_new[c][0], PG_new[c][1], float(params.eps), int(active[c].sum()), n_all)
-            PG_old[c] = (PGmax_old, PGmin_old)
-            if restart:
-                for b, block in enumerate(blocks):
-                    r0, r1 = block.rows
-                    active[c, b] = np.count_nonzero(C[r0:r1, c] > 0.0)
-            done[c] = stop
+            done[c] = duals.end_iteration(c)
         if all(done):
             break
-        order.reverse()         # the block in memory is visited first next time
-    passes = reader.passes
+        # the block in memory is visited first next time
+        if duals.shuffled_blocks:
+            rest = order[:-1]
+            block_rng.shuffle(rest)
+            order = [order[-1]] + rest
+        else:
+            order.reverse()
+    detail = (f"selective block minimization: {len(blocks)} blocks, {reader.passes:.1f} "
+              "passes over the data")
     results = []
     for c in range(k):
-        obj = 0.5 * float(w[c] @ w[c]) + dual_objective_part(inst[c], l2_loss, alpha[c])
-        results.append(dual_svc_result(w[c], alpha[c], n_iter[c], obj, params, [
-            f"selective block minimization: {len(blocks)} blocks, {passes:.1f} passes over "
-            "the data"]))
+        results.append(duals.result(c, n_iter[c], detail))
         if results[-1].hit_max_iter:
             results[-1].status |= note(results[-1].log, Status.MAX_ITER)
     return results

@@ -47,6 +47,7 @@ from ..problem import Problem
 from ..solver_table import SOLVERS
 from ..solvers.dual_start import scores_of, svc_duals_at
 from ..solvers.partitioned_dual_cd import empty_stats
+from .block_duals import svc_informative
 from .out_of_core import (BlockReader, RowCache, block_room, cache_room,
                           plan_blocks, resident_bytes)
 
@@ -239,11 +240,9 @@ class SpilledBlockState:
                     self.step[c], dW[j], stats[j], self.index[c][b], self.n_active[c][b],
                     pg_max_old, pg_min_old, bool(full_stats), *cached, 1, 0)
             del cached
-            self.cache.refresh(b, arrays, r0,
-                               [self.alpha[c][r0:r1] + self.step[c][r0:r1]
-                                for c in range(self.k)],
-                               [np.inf if self.l2_loss else self.C_of(c)[r0:r1]
-                                for c in range(self.k)])
+            self.cache.refresh(b, arrays, r0, *svc_informative(
+                [self.alpha[c][r0:r1] + self.step[c][r0:r1] for c in range(self.k)],
+                [np.inf if self.l2_loss else self.C_of(c)[r0:r1] for c in range(self.k)]))
             del arrays
         for j, c in enumerate(classes):     # the line search's sums over the final steps
             d = self.step[c]

@@ -17,12 +17,20 @@ it back to about one pass per in-memory iteration.
 
 Shrinking is LIBLINEAR's, on the block's rows, with the whole set's thresholds from the
 previous outer iteration; cached rows are never shrunk (their own block shrinks them).
+
+visit_block_lr (-s 7, dual_cd_lr's records and inner Newton; no shrinking, as LIBLINEAR
+has none for it) and visit_block_svr (-s 12 / -s 13, dual_cd_svr's records, shrinking
+by the previous outer iteration's largest violation) are the same visit for the other
+duals, built from the same pieces (visit_order, active_first, code_dot, code_axpy).
 """
 import numpy as np
 from numba import njit
 
+from .dual_cd_lr import init_lr_row, lr_row_step
 from .dual_cd_svc import (ALPHA, BOUND, INF, QD, Y, gradient_parts, init_records,
                           one_variable_step, projected_gradient)
+from .dual_cd_svr import BETA, H, init_svr_row, svr_row_gradient, violation_or_shrink
+from .dual_cd_svr import one_variable_step as svr_step
 from .prefetch import prefetch_row_read, prefetch_span
 from .rng import shuffle_prefix
 from .sparse_ops import row_axpy, row_dot
@@ -53,6 +61,84 @@ def prefetch_next(order, s, m, r0, indptr, indices, data, cache_bounds, cache_in
             prefetch_row_read(inst, cache_rows[j], inst.shape[1] * 8)
 
 
+@njit(cache=True, nogil=True, inline="always")
+def rows_taking_part(C, index):
+    """index[:n] = the block rows with C_i > 0 (the others take no part); returns n."""
+    n = 0
+    for i in range(len(C)):
+        if C[i] > 0.0:
+            index[n] = i
+            n += 1
+    return n
+
+
+@njit(cache=True, nogil=True, inline="always")
+def row_at(order, s, m, r0, indptr, indices, data, cache_bounds, cache_indices, cache_data,
+           cache_rows, inst):
+    """(code, record row) of order[s] (block row i as i >= 0, cached row j as -1 - j), the
+    rows after it prefetched (prefetch_next)."""
+    prefetch_next(order, s, m, r0, indptr, indices, data, cache_bounds, cache_indices,
+                  cache_data, cache_rows, inst)
+    code = order[s]
+    return code, (r0 + code if code >= 0 else cache_rows[-1 - code])
+
+
+@njit(cache=True, nogil=True, inline="always")
+def visit_order(index, active, r0, n, cache_rows, cache_stride, cache_phase, rng, order):
+    """order[:m], returning m: the block's active rows index[:active] (block row i as
+    i >= 0) and the cached rows j with j % cache_stride == cache_phase (as -1 - j), in one
+    random order. The cache's copies of the block's own rows (r0 .. r0 + n) are skipped:
+    the block has them."""
+    for s in range(active):
+        order[s] = index[s]
+    m = active
+    for j in range(cache_phase, len(cache_rows), cache_stride):
+        if cache_rows[j] < r0 or cache_rows[j] >= r0 + n:
+            order[m] = -1 - j
+            m += 1
+    shuffle_prefix(rng, order, m)
+    return m
+
+
+@njit(cache=True, nogil=True, inline="always")
+def active_first(order, kept, m, index):
+    """The block's active list rewritten from a sweep's order[:m]: the block rows kept,
+    then the ones shrunk (index past them untouched); returns the number kept."""
+    t = 0
+    for s in range(m):
+        if order[s] >= 0 and kept[s]:
+            index[t] = order[s]
+            t += 1
+    new_active = t
+    for s in range(m):
+        if order[s] >= 0 and not kept[s]:
+            index[t] = order[s]
+            t += 1
+    return new_active
+
+
+@njit(cache=True, nogil=True, inline="always")
+def code_dot(w, code, indptr, indices, data, cache_bounds, cache_indices, cache_data,
+             n_features, bias):
+    """x.w of block row `code` >= 0 or of cached row -1 - code (cache_bounds read as an
+    indptr at 2j: cached row j is [bounds[2j], bounds[2j + 1]))."""
+    if code >= 0:
+        return row_dot(w, indptr, indices, data, code, n_features, bias)
+    return row_dot(w, cache_bounds, cache_indices, cache_data, 2 * (-1 - code), n_features,
+                   bias)
+
+
+@njit(cache=True, nogil=True, inline="always")
+def code_axpy(coef, code, indptr, indices, data, cache_bounds, cache_indices, cache_data,
+              w, n_features, bias):
+    """w += coef x of block row `code` >= 0 or of cached row -1 - code."""
+    if code >= 0:
+        row_axpy(coef, indptr, indices, data, code, w, n_features, bias)
+    else:
+        row_axpy(coef, cache_bounds, cache_indices, cache_data, 2 * (-1 - code), w,
+                 n_features, bias)
+
+
 @njit(cache=True, nogil=True)
 def visit_block(indptr, indices, data, n_features, bias, y, C, l2_loss, alpha, inst, r0,
                 first, index, active, cache_bounds, cache_indices, cache_data, cache_rows,
@@ -74,44 +160,25 @@ def visit_block(indptr, indices, data, n_features, bias, y, C, l2_loss, alpha, i
     if first:
         init_records(indptr, indices, data, n_features, bias, y, C, l2_loss, alpha,
                      inst[r0:r0 + n], 0, n, w)
-        active = 0
-        for i in range(n):
-            if C[i] > 0.0:
-                index[active] = i
-                active += 1
+        active = rows_taking_part(C, index)
     n_cache = len(cache_rows)
     order = np.empty(active + n_cache, dtype=np.int64)
     kept = np.empty(active + n_cache, dtype=np.bool_)
     PGmax_first = -INF
     PGmin_first = INF
     for sweep in range(n_sweeps):
-        # block row i as i >= 0, cached row j as -1 - j
-        for s in range(active):
-            order[s] = index[s]
-        # the cache's copies of this block's own rows are skipped: the block has them
-        m = active
-        for j in range(cache_phase, n_cache, cache_stride):
-            if cache_rows[j] < r0 or cache_rows[j] >= r0 + n:
-                order[m] = -1 - j
-                m += 1
-        shuffle_prefix(rng, order, m)
+        m = visit_order(index, active, r0, n, cache_rows, cache_stride, cache_phase, rng,
+                        order)
         PGmax_new = -INF
         PGmin_new = INF
         for s in range(m):
             if ctrl_c[0]:
                 return active, PGmax_new, PGmin_new
-            prefetch_next(order, s, m, r0, indptr, indices, data, cache_bounds,
-                          cache_indices, cache_data, cache_rows, inst)
-            code = order[s]
+            code, r = row_at(order, s, m, r0, indptr, indices, data, cache_bounds,
+                             cache_indices, cache_data, cache_rows, inst)
             kept[s] = True
-            if code >= 0:
-                r = r0 + code
-                dot = row_dot(w, indptr, indices, data, code, n_features, bias)
-            else:
-                r = cache_rows[-1 - code]
-                # cache_bounds read as an indptr at 2j: row j is [bounds[2j], bounds[2j + 1])
-                dot = row_dot(w, cache_bounds, cache_indices, cache_data, 2 * (-1 - code),
-                              n_features, bias)
+            dot = code_dot(w, code, indptr, indices, data, cache_bounds, cache_indices,
+                           cache_data, n_features, bias)
             yi = inst[r, Y]
             a_i, Di, Ui = gradient_parts(inst, r, l2_loss)
             G = yi * dot - 1.0 + a_i * Di
@@ -131,27 +198,116 @@ def visit_block(indptr, indices, data, n_features, bias, y, C, l2_loss, alpha, i
             if abs(PG) > 1.0e-12:
                 a = one_variable_step(a_i, G, inst[r, QD], Ui)
                 inst[r, ALPHA] = a
-                if code >= 0:
-                    row_axpy((a - a_i) * yi, indptr, indices, data, code, w, n_features, bias)
-                else:
-                    row_axpy((a - a_i) * yi, cache_bounds, cache_indices, cache_data,
-                             2 * (-1 - code), w, n_features, bias)
-        # the active list: the block rows kept this sweep, then the ones shrunk
-        t = 0
-        for s in range(m):
-            if order[s] >= 0 and kept[s]:
-                index[t] = order[s]
-                t += 1
-        new_active = t
-        for s in range(m):
-            if order[s] >= 0 and not kept[s]:
-                index[t] = order[s]
-                t += 1
-        active = new_active
+                code_axpy((a - a_i) * yi, code, indptr, indices, data, cache_bounds,
+                          cache_indices, cache_data, w, n_features, bias)
+        active = active_first(order, kept, m, index)
         if sweep == 0:
             PGmax_first = PGmax_new
             PGmin_first = PGmin_new
     return active, PGmax_first, PGmin_first
+
+
+@njit(cache=True, nogil=True)
+def visit_block_lr(indptr, indices, data, n_features, bias, y, C, inst, r0, first, index,
+                   active, cache_bounds, cache_indices, cache_data, cache_rows, rng,
+                   n_sweeps, innereps, w, ctrl_c, cache_stride, cache_phase):
+    """visit_block for -s 7: inst holds every row's dual_cd_lr record (built on the
+    first visit, at LIBLINEAR's starting point, w += alpha_i y_i x_i), index[:active] the
+    block's rows with C_i > 0, and each row visited solves its sub-problem by
+    dual_cd_lr's inner Newton to `innereps`. Returns (active, Gmax, Newton steps): the
+    largest |g'| at the current points of the block's sub-problems in the first sweep and
+    their Newton steps, which LIBLINEAR's stopping test and inner tolerance read over all
+    blocks; early once ctrl_c[0] is set."""
+    n = len(indptr) - 1
+    if first:
+        active = rows_taking_part(C, index)
+        for s in range(active):
+            i = index[s]
+            init_lr_row(inst, r0 + i, indptr, indices, data, i, n_features, bias, y[i], C[i],
+                        0.0, w)
+    order = np.empty(active + len(cache_rows), dtype=np.int64)
+    Gmax_first = 0.0
+    steps_first = 0
+    for sweep in range(n_sweeps):
+        m = visit_order(index, active, r0, n, cache_rows, cache_stride, cache_phase, rng,
+                        order)
+        Gmax = 0.0
+        steps = 0
+        for s in range(m):
+            if ctrl_c[0]:
+                return active, Gmax, steps
+            code, r = row_at(order, s, m, r0, indptr, indices, data, cache_bounds,
+                             cache_indices, cache_data, cache_rows, inst)
+            g, inner, coef = lr_row_step(inst, r, code_dot(
+                w, code, indptr, indices, data, cache_bounds, cache_indices, cache_data,
+                n_features, bias), innereps)
+            if code >= 0:
+                Gmax = max(Gmax, g)
+                steps += inner
+            if inner > 0:
+                code_axpy(coef, code, indptr, indices, data, cache_bounds, cache_indices,
+                          cache_data, w, n_features, bias)
+        if sweep == 0:
+            Gmax_first = Gmax
+            steps_first = steps
+    return active, Gmax_first, steps_first
+
+
+@njit(cache=True, nogil=True)
+def visit_block_svr(indptr, indices, data, n_features, bias, y, C, p, l2_loss, inst, r0,
+                    first, index, active, cache_bounds, cache_indices, cache_data,
+                    cache_rows, rng, n_sweeps, Gmax_old, w, ctrl_c, cache_stride,
+                    cache_phase):
+    """visit_block for -s 12 / -s 13: inst holds every row's dual_cd_svr record (built on
+    the first visit at beta = 0), and a block row at 0 or a bound whose violation lies
+    beyond Gmax_old (the whole set's largest of the previous outer iteration) leaves the
+    active list, as in dual_cd_svr. Returns (active, Gmax, Gnorm1): the largest and the
+    sum of the violations of the block's active rows in the first sweep, from which
+    LIBLINEAR's stopping test (Gnorm1 over all blocks against the first outer
+    iteration's) and the next shrinking threshold are made; early once ctrl_c[0] is set."""
+    n = len(indptr) - 1
+    if first:
+        active = rows_taking_part(C, index)
+        for s in range(active):
+            i = index[s]
+            init_svr_row(inst, r0 + i, indptr, indices, data, i, n_features, bias, y[i],
+                         C[i], l2_loss, 0.0, w)
+    order = np.empty(active + len(cache_rows), dtype=np.int64)
+    kept = np.empty(active + len(cache_rows), dtype=np.bool_)
+    Gmax_first = 0.0
+    Gnorm1_first = 0.0
+    for sweep in range(n_sweeps):
+        m = visit_order(index, active, r0, n, cache_rows, cache_stride, cache_phase, rng,
+                        order)
+        Gmax = 0.0
+        Gnorm1 = 0.0
+        for s in range(m):
+            if ctrl_c[0]:
+                return active, Gmax, Gnorm1
+            code, r = row_at(order, s, m, r0, indptr, indices, data, cache_bounds,
+                             cache_indices, cache_data, cache_rows, inst)
+            kept[s] = True
+            bi, Gp, Gn, Ui = svr_row_gradient(inst, r, code_dot(
+                w, code, indptr, indices, data, cache_bounds, cache_indices, cache_data,
+                n_features, bias), p, l2_loss)
+            if code >= 0:
+                violation, shrink = violation_or_shrink(bi, Gp, Gn, Ui, Gmax_old)
+                if shrink:
+                    kept[s] = False
+                    continue
+                Gmax = max(Gmax, violation)
+                Gnorm1 += violation
+            # a cached row is stepped whatever the threshold: its own block shrinks it
+            nb = svr_step(bi, Gp, Gn, inst[r, H], Ui)
+            if nb != bi:
+                inst[r, BETA] = nb
+                code_axpy(nb - bi, code, indptr, indices, data, cache_bounds,
+                          cache_indices, cache_data, w, n_features, bias)
+        active = active_first(order, kept, m, index)
+        if sweep == 0:
+            Gmax_first = Gmax
+            Gnorm1_first = Gnorm1
+    return active, Gmax_first, Gnorm1_first
 
 
 @njit(cache=True, nogil=True)

@@ -102,6 +102,20 @@ def store_solution(inst, i, z, sign, Ci):
 
 
 @njit(cache=True, nogil=True, inline="always")
+def init_lr_row(inst, r, indptr, indices, data, i, n_features, bias, yi, Ci, warm, w):
+    """Record r for CSR row i (C_i > 0) at LIBLINEAR's starting point, or at the warm
+    start alpha_i = warm where that is > 0; w += alpha_i y_i x_i."""
+    a0 = min(0.001 * Ci, 1e-8)
+    if warm > 0.0:
+        a0 = warm
+    inst[r, A1] = a0
+    inst[r, A2] = Ci - a0
+    inst[r, XTX] = row_sq_norm(indptr, data, i, bias)
+    inst[r, YC] = yi * Ci
+    row_axpy(yi * a0, indptr, indices, data, i, w, n_features, bias)
+
+
+@njit(cache=True, nogil=True, inline="always")
 def init_lr_state(indptr, indices, data, n_features, bias, y, C, w, alpha):
     """(inst, index, n): the packed records at LIBLINEAR's starting point, or at the warm
     start alpha[2i] where that is > 0 (inside (0, C_i), dlinear.solvers.dual_start), w of
@@ -114,17 +128,25 @@ def init_lr_state(indptr, indices, data, n_features, bias, y, C, w, alpha):
     n = 0                       # instances with C_i > 0, listed first in index
     for i in range(l):
         if C[i] > 0.0:
-            a0 = min(0.001 * C[i], 1e-8)
-            if alpha[2 * i] > 0.0:
-                a0 = alpha[2 * i]
-            inst[i, A1] = a0
-            inst[i, A2] = C[i] - a0
-            inst[i, XTX] = row_sq_norm(indptr, data, i, bias)
-            inst[i, YC] = y[i] * C[i]
-            row_axpy(y[i] * a0, indptr, indices, data, i, w, n_features, bias)
+            init_lr_row(inst, i, indptr, indices, data, i, n_features, bias, y[i], C[i],
+                        alpha[2 * i], w)
             index[n] = i
             n += 1
     return inst, index, n
+
+
+@njit(cache=True, nogil=True, inline="always")
+def lr_row_step(inst, r, dot, innereps):
+    """Record r's sub-problem at w (dot = x_r.w) solved and stored: returns
+    (|g'| at its current point, Newton steps, the coefficient c of w += c x_r)."""
+    yc = inst[r, YC]
+    yi = 1.0 if yc > 0.0 else -1.0
+    Ci = abs(yc)
+    first_gp, z, sign, inner = one_variable_newton(inst[r, XTX], yi * dot, inst[r, A1],
+                                                   inst[r, A2], Ci, innereps)
+    if inner == 0:
+        return abs(first_gp), 0, 0.0
+    return abs(first_gp), inner, store_solution(inst, r, z, sign, Ci) * yi
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -168,19 +190,13 @@ def dual_cd_lr(indptr, indices, data, n_features, bias, y, C, eps, max_iter, see
                 break
             prefetch_visit(index, s, n, indptr, indices, data, inst)
             i = index[s]
-            yc = inst[i, YC]
-            yi = 1.0 if yc > 0.0 else -1.0
-            Ci = abs(yc)
-            a = inst[i, XTX]
-            b = yi * row_dot(w, indptr, indices, data, i, n_features, bias)
-            first_gp, z, sign, inner = one_variable_newton(a, b, inst[i, A1], inst[i, A2],
-                                                           Ci, innereps)
-            if abs(first_gp) > Gmax:
-                Gmax = abs(first_gp)
+            g, inner, coef = lr_row_step(
+                inst, i, row_dot(w, indptr, indices, data, i, n_features, bias), innereps)
+            if g > Gmax:
+                Gmax = g
             newton_iter += inner
             if inner > 0:
-                row_axpy(store_solution(inst, i, z, sign, Ci) * yi, indptr, indices, data,
-                         i, w, n_features, bias)
+                row_axpy(coef, indptr, indices, data, i, w, n_features, bias)
         if ctrl_c[0]:
             break
         it += 1

@@ -100,16 +100,39 @@ def init_svr_state(indptr, indices, data, n_features, bias, y, C, l2_loss, beta,
         if C[i] <= 0.0:
             beta[i] = 0.0
         else:
-            inst[i, BETA] = beta[i]
-            if beta[i] != 0.0:
-                row_axpy(beta[i], indptr, indices, data, i, w, n_features, bias)
-            lam = 0.5 / C[i] if l2_loss else 0.0
-            inst[i, BOUND] = lam if l2_loss else C[i]
-            inst[i, H] = row_sq_norm(indptr, data, i, bias) + lam
-            inst[i, Y] = y[i]
+            init_svr_row(inst, i, indptr, indices, data, i, n_features, bias, y[i], C[i],
+                         l2_loss, beta[i], w)
             index[n] = i
             n += 1
     return inst, index, n
+
+
+@njit(cache=True, nogil=True, inline="always")
+def init_svr_row(inst, r, indptr, indices, data, i, n_features, bias, yi, Ci, l2_loss,
+                 bi, w):
+    """Record r for CSR row i (C_i > 0) at beta_i = bi; w += beta_i x_i."""
+    inst[r, BETA] = bi
+    if bi != 0.0:
+        row_axpy(bi, indptr, indices, data, i, w, n_features, bias)
+    lam = 0.5 / Ci if l2_loss else 0.0
+    inst[r, BOUND] = lam if l2_loss else Ci
+    inst[r, H] = row_sq_norm(indptr, data, i, bias) + lam
+    inst[r, Y] = yi
+
+
+@njit(cache=True, nogil=True, inline="always")
+def svr_row_gradient(inst, r, dot, p, l2_loss):
+    """(beta_r, the sub-gradients G + p and G - p right and left of zero at w
+    (dot = x_r.w), its bound U_r)."""
+    bi = inst[r, BETA]
+    if l2_loss:
+        lam = inst[r, BOUND]
+        Ui = INF
+    else:
+        lam = 0.0
+        Ui = inst[r, BOUND]
+    G = dot - inst[r, Y] + lam * bi
+    return bi, G + p, G - p, Ui
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -157,17 +180,9 @@ def dual_cd_svr(indptr, indices, data, n_features, bias, y, C, p, l2_loss, eps, 
                 break
             prefetch_visit(index, s, active_size, indptr, indices, data, inst)
             i = index[s]
-            bi = inst[i, BETA]
-            if l2_loss:
-                lam = inst[i, BOUND]
-                Ui = INF
-            else:
-                lam = 0.0
-                Ui = inst[i, BOUND]
-            G = row_dot(w, indptr, indices, data, i, n_features, bias) - inst[i, Y] + lam * bi
+            bi, Gp, Gn, Ui = svr_row_gradient(
+                inst, i, row_dot(w, indptr, indices, data, i, n_features, bias), p, l2_loss)
             Hi = inst[i, H]
-            Gp = G + p
-            Gn = G - p
             violation, shrink = violation_or_shrink(bi, Gp, Gn, Ui, Gmax_old)
             if shrink:
                 active_size -= 1

@@ -5,8 +5,8 @@ largest violation; the driver (dlinear.solvers.parallel_dual_cd) adds up the sha
 violations for LIBLINEAR's stop."""
 from numba import njit
 
-from .dual_cd_svr import (BETA, BOUND, H, INF, Y, init_svr_state, one_variable_step,
-                          svr_objective, violation_or_shrink)
+from .dual_cd_svr import (BETA, H, init_svr_state, one_variable_step, svr_objective,
+                          svr_row_gradient, violation_or_shrink)
 from .parallel_dual_cd_svc import row_axpy_atomic
 from .sparse_ops import prefetch_visit, row_axpy, row_dot
 
@@ -32,16 +32,8 @@ def svr_async_sweep_part(indptr, indices, data, n_features, bias, p, l2_loss, in
             break
         prefetch_visit(index, s, end, indptr, indices, data, inst)
         i = index[s]
-        bi = inst[i, BETA]
-        if l2_loss:
-            lam = inst[i, BOUND]
-            Ui = INF
-        else:
-            lam = 0.0
-            Ui = inst[i, BOUND]
-        G = row_dot(w, indptr, indices, data, i, n_features, bias) - inst[i, Y] + lam * bi
-        Gp = G + p
-        Gn = G - p
+        bi, Gp, Gn, Ui = svr_row_gradient(
+            inst, i, row_dot(w, indptr, indices, data, i, n_features, bias), p, l2_loss)
         violation, shrink = violation_or_shrink(bi, Gp, Gn, Ui, Gmax_old)
         if shrink:
             end -= 1

@@ -17,8 +17,8 @@ from numba import njit
 
 from .block_dual_cd import (ACTIVE, DUAL_PART, PG_MAX, PG_MIN, PRIMAL_LOSS, REC_C,
                             REC_MARGIN, REC_SQ, REC_Y, ROWS)
+from .block_minimization import active_first, visit_order
 from .dual_cd_svc import one_variable_step
-from .rng import shuffle_prefix
 from .sparse_ops import row_axpy, row_dot, row_dot2
 
 INF = np.inf
@@ -53,15 +53,8 @@ def sub_block_round_svc(indptr, indices, data, r0, n_features, bias, rec, l2_los
     order = np.empty(n + n_cache, dtype=np.int64)     # row i as i, cached row j as -1 - j
     kept = np.empty(n + n_cache, dtype=np.bool_)
     for p in range(n_passes):
-        m = 0
-        for s in range(n):
-            order[m] = index[s]
-            m += 1
-        for j in range(cache_phase, n_cache, cache_stride):
-            if cache_rows[j] < r0 or cache_rows[j] >= r0 + l:
-                order[m] = -1 - j
-                m += 1
-        shuffle_prefix(state, order, m)
+        m = visit_order(index, n, r0, l, cache_rows, cache_stride, cache_phase, state,
+                        order)
         for s in range(m):
             code = order[s]
             kept[s] = True
@@ -122,19 +115,8 @@ def sub_block_round_svc(indptr, indices, data, r0, n_features, bias, rec, l2_los
                     row_axpy((new - a) * yi, cache_bounds, cache_indices, cache_data,
                              2 * (-1 - code), dw, n_features, bias)
         if p == 0:
-            # the active list: the rows kept this pass, then the ones shrunk, then those
-            # shrunk before (index[n:], untouched)
-            t = 0
-            for s in range(m):
-                if order[s] >= 0 and kept[s]:
-                    index[t] = order[s]
-                    t += 1
-            new_n = t
-            for s in range(m):
-                if order[s] >= 0 and not kept[s]:
-                    index[t] = order[s]
-                    t += 1
-            n = new_n
+            # the rows kept this pass, then the ones shrunk, then those shrunk before
+            n = active_first(order, kept, m, index)
     if full_stats:
         for s in range(n, n_all):
             i = index[s]

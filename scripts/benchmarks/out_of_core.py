@@ -16,7 +16,9 @@ reads it) and prints the read-bound floor, passes x that read, as a fraction of 
 out-of-core time. --float32 converts to 4-byte values (and 2-byte indices where they
 fit), as `convert --float32` does, for both fits. Needs root and the v1 memory
 controller (`mount | grep cgroup`); without them, --no-cap runs the child uncapped with
-the same budget.
+the same budget. A regression solver (-s 11, 12, 13) trains on the same rows with
+real-valued targets (regression_dataset); --split N writes each part as N, for caps
+too small for a part of 32 MB of text.
 """
 from __future__ import annotations
 
@@ -46,6 +48,51 @@ seconds = time.perf_counter() - start
 dlinear.save_model(out, model)
 print(json.dumps({"seconds": seconds, "log": lines}))
 """
+
+
+def derived_dataset(path: str, suffix: str, pieces) -> str:
+    """A dataset written beside the one at `path` (its name + suffix), a part at a time:
+    pieces(part) yields the Problems that replace each of its parts."""
+    from dlinear.data.binary_format import (read_binary_part, read_header,
+                                            write_binary_dataset)
+    target = path[:-len(".bin")] + suffix + ".bin"
+    if not os.path.isdir(target):
+        h = read_header(path)
+        write_binary_dataset(target, (piece for i in range(len(h.parts)) for piece in
+                                      pieces(read_binary_part(path, i, header=h))),
+                             dtype=h.dtype("data"))
+    return target
+
+
+def regression_dataset(path: str) -> str:
+    """The dataset at `path` with real-valued targets x.w_true + noise (w_true normal,
+    seeded), for -s 11, 12, 13."""
+    from dlinear.data.binary_format import read_header
+    rng = np.random.default_rng(1)
+    w_true = rng.normal(size=read_header(path).n_features)
+
+    def pieces(part):
+        X = part.to_scipy()
+        yield dataclasses.replace(part, y=X @ w_true[:X.shape[1]]
+                                  + 0.1 * rng.normal(size=X.shape[0]))
+
+    return derived_dataset(path, "-regression", pieces)
+
+
+def split_dataset(path: str, n: int) -> str:
+    """The dataset at `path` with each part split in n runs of rows: blocks of a budget
+    too small for a part of 32 MB of text (a quarter of a few hundred MB)."""
+    from dlinear.data.binary_format import Problem
+
+    def pieces(part):
+        bounds = np.linspace(0, part.n_samples, n + 1).astype(np.int64)
+        for r0, r1 in zip(bounds[:-1], bounds[1:]):
+            z0, z1 = part.indptr[r0], part.indptr[r1]
+            yield Problem(indptr=np.asarray(part.indptr[r0:r1 + 1]) - z0,
+                          indices=part.indices[z0:z1], data=part.data[z0:z1],
+                          y=part.y[r0:r1], n_features=part.n_features)
+
+    return derived_dataset(path, f"-split{n}", pieces)
 
 
 def make_dataset(shape: str, rows: int, directory: str, float32: bool = False) -> str:
@@ -132,6 +179,8 @@ def main(argv=None):
     parser.add_argument("--overhead", type=int, default=150 << 20)
     parser.add_argument("--no-cap", action="store_true")
     parser.add_argument("--float32", action="store_true")
+    parser.add_argument("--split", type=int, default=1,
+                        help="write each part of the dataset as this many parts")
     harness.add_output_arguments(parser)
     args = parser.parse_args(argv)
 
@@ -140,6 +189,10 @@ def main(argv=None):
     cache = os.environ.get("DLINEAR_BENCH_CACHE", os.path.expanduser("~/.cache/dlinear-bench"))
     os.makedirs(cache, exist_ok=True)
     path = make_dataset(args.shape, args.rows, cache, args.float32)
+    if dlinear.Params(solver_type=args.solver).spec.kind == "regression":
+        path = regression_dataset(path)
+    if args.split > 1:
+        path = split_dataset(path, args.split)
     params = dlinear.Params(solver_type=args.solver, C=args.C, eps=args.eps).resolved()
 
     # in RAM: the arrays copied out of the dataset's mapping, which would otherwise keep

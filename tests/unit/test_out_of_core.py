@@ -1,6 +1,7 @@
-"""Out-of-core training (dlinear.in_process.out_of_core): -s 1 and -s 3 by selective block
-minimization from a binary dataset, under a memory budget that holds a few of its parts
-at a time, reach the in-memory fit's optimum."""
+"""Out-of-core training (dlinear.in_process.out_of_core): the dual CD solvers (-s 1, 3, 7,
+12, 13) by selective block minimization and Newton (-s 0, 2, 11) by streamed passes, from
+a binary dataset under a memory budget that holds a few of its parts at a time, reach the
+in-memory fit's optimum."""
 import numpy as np
 import pytest
 
@@ -24,6 +25,18 @@ def dataset(tmp_path, n_classes=2, seed=0, weights=False):
     return str(tmp_path / "train.bin"), header
 
 
+def regression_dataset(tmp_path, path):
+    """The rows of the dataset at `path` with real-valued targets, as a binary dataset."""
+    rng = np.random.default_rng(1)
+    X = read_binary(path).to_scipy()
+    target = X @ rng.normal(size=X.shape[1]) + 0.1 * rng.normal(size=X.shape[0])
+    text = tmp_path / "regression.svm"
+    write_libsvm(str(text), X, target)
+    header = convert_libsvm(str(text), str(tmp_path / "regression.bin"),
+                            part_text_bytes=1 << 16)
+    return str(tmp_path / "regression.bin"), header
+
+
 def small_budget(header, n_problems=1, blocks=6):
     """A budget that holds about 1/blocks of the nonzeros in a block."""
     resident = resident_bytes(header.rows, header.n_features + 1, n_problems)
@@ -44,6 +57,42 @@ def test_reaches_the_in_memory_optimum(tmp_path, solver, bias):
     f, f_ref = (primal_objective(problem, params, m) for m in (model, reference))
     assert abs(f - f_ref) <= 1e-4 * f_ref, (f, f_ref)
     assert np.mean(predict(model, problem) == predict(reference, problem)) >= 0.99
+
+
+@pytest.mark.parametrize("solver", [7, 12, 13])
+def test_lr_and_svr_duals_reach_the_in_memory_optimum_from_dlinear_train(tmp_path, capsys,
+                                                                         solver):
+    """-s 7 (three classes, one-vs-rest), -s 12 and -s 13 by selective block minimization:
+    several blocks, LIBLINEAR's stopping rule of the solver over all rows at a small -e,
+    the in-memory fit's objective; dlinear-train --memory takes that path and saves the
+    same model."""
+    from dlinear import load_model
+    from dlinear.cli.train_predict import train_main
+    path, header = dataset(tmp_path, n_classes=3 if solver == 7 else 2, seed=solver)
+    if solver != 7:
+        path, header = regression_dataset(tmp_path, path)
+    n_problems = 3 if solver == 7 else 1
+    # -s 13 at C = 1 stops 1e-3 short of its optimum at -e 0.001 on either path (L1-loss
+    # SVR's dual CD is slow there); at C = 0.1 both are within 2e-4 of it
+    C = 0.1 if solver == 13 else 1.0
+    params = Params(solver_type=solver, C=C, eps=1e-3, bias=1.0)
+    budget = small_budget(header, n_problems=n_problems)
+    lines = []
+    model = train_out_of_core(path, params, budget, log=lines.append)
+    blocks = next(line for line in lines if line.startswith("selective block minimization:"))
+    assert int(blocks.split()[3]) >= 4, blocks
+    assert len(model.n_iter) == n_problems and max(model.n_iter) < params.max_iter
+    problem = read_binary(path)
+    reference = train(problem, params, n_threads=1)
+    f, f_ref = (primal_objective(problem, params, m) for m in (model, reference))
+    assert abs(f - f_ref) <= 1e-4 * abs(f_ref), (f, f_ref)
+
+    model_file = tmp_path / "m"
+    assert train_main(["-s", str(solver), "-c", str(C), "-e", "0.001", "-B", "1",
+                       "--memory", str(budget), path, str(model_file)]) == 0
+    err = capsys.readouterr().err
+    assert f"dlinear: -s {solver} out of core: the data does not fit the memory budget" in err
+    assert np.array_equal(load_model(str(model_file)).w, model.w)
 
 
 def test_multiclass_and_instance_weights(tmp_path):
@@ -86,8 +135,9 @@ def test_the_cache_keeps_each_blocks_support_rows_in_its_own_slot():
     cache = RowCache(3000, blocks, np.int32, np.float64)
     alphas = [rng.choice([0.0, 0.5, 1.0], r1 - r0) for (r0, r1) in (b.rows for b in blocks)]
 
-    def refresh(b):
-        cache.refresh(b, csr[b], blocks[b].rows[0], [alphas[b]], [1.0])
+    def refresh(b):         # -s 3's informative rows: alpha > 0, those below C = 1 first
+        cache.refresh(b, csr[b], blocks[b].rows[0], (alphas[b] > 0.0) & (alphas[b] < 1.0),
+                      alphas[b] > 0.0)
 
     for b in range(3):
         refresh(b)
@@ -128,24 +178,17 @@ def test_a_budget_too_small_for_one_part_names_the_budget_it_needs(tmp_path):
 
 def test_other_solvers_are_one_clear_error(tmp_path):
     path, _ = dataset(tmp_path)
-    with pytest.raises(DlinearError, match=r"-s 5 does not train out of core"):
+    with pytest.raises(DlinearError, match=r"-s 5 does not train out of core: -s 1, 3, "
+                                           r"7, 12 and 13 .* and -s 0, 2, 11"):
         train_out_of_core(path, Params(solver_type=5), 1 << 30)
 
 
 @pytest.mark.parametrize("solver", [0, 2, 11])
 def test_newton_streams_each_pass_and_reaches_the_in_memory_model(tmp_path, solver):
     path, header = dataset(tmp_path, seed=solver)
-    problem = read_binary(path)
     if solver == 11:        # real-valued targets on the same rows
-        rng = np.random.default_rng(1)
-        X = problem.to_scipy()
-        target = X @ rng.normal(size=X.shape[1]) + 0.1 * rng.normal(size=X.shape[0])
-        text = tmp_path / "regression.svm"
-        write_libsvm(str(text), X, target)
-        header = convert_libsvm(str(text), str(tmp_path / "regression.bin"),
-                                part_text_bytes=1 << 16)
-        path = str(tmp_path / "regression.bin")
-        problem = read_binary(path)
+        path, header = regression_dataset(tmp_path, path)
+    problem = read_binary(path)
     params = Params(solver_type=solver, C=1.0, eps=1e-4, bias=1.0)
     lines = []
     model = train_out_of_core(path, params, small_budget(header), log=lines.append)
@@ -178,6 +221,7 @@ def test_dlinear_train_goes_out_of_core_when_the_budget_is_exceeded(tmp_path, ca
     assert train_main(["-s", "5", "--memory", str(budget), path, str(other)]) == 1
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "training in memory needs about" in err
+    assert "-s 1, 3, 7, 12 and 13 (one-variable dual CD) and -s 0, 2, 11 (Newton) train" in err
     assert not other.exists()
 
 
@@ -231,14 +275,17 @@ def test_wide_data_fits_on_its_occurring_columns(tmp_path, solver):
     assert abs(f - f_ref) <= 1e-4 * f_ref, (f, f_ref)
 
 
-def test_a_ctrl_c_stops_a_block_visit_within_a_step(tmp_path, monkeypatch):
-    """Block minimization's kernel reads the Ctrl-C flag (dlinear.threads.stop_flag) a row
+@pytest.mark.parametrize("solver", [1, 12])
+def test_a_ctrl_c_stops_a_block_visit_within_a_step(tmp_path, monkeypatch, solver):
+    """Block minimization's kernels read the Ctrl-C flag (dlinear.threads.stop_flag) a row
     at a time: with the flag set, the fit raises KeyboardInterrupt; with the raise taken
-    out, no dual step is taken at all (w stays 0)."""
+    out, no dual step is taken at all (w stays 0, where both start)."""
     from dlinear.in_process import out_of_core
     from dlinear.threads import stop_flag
     path, header = dataset(tmp_path)
-    params = Params(solver_type=1, max_iter=2)
+    if solver == 12:
+        path, header = regression_dataset(tmp_path, path)
+    params = Params(solver_type=solver, max_iter=2)
     stop_flag()[0] = 1
     try:
         with pytest.raises(KeyboardInterrupt):

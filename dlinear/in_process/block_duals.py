@@ -1,0 +1,258 @@
+"""What selective block minimization (in_process.out_of_core) keeps per dual solver: every
+row's dual record and w of each binary problem, the visit kernel of a block
+(kernels.block_minimization), LIBLINEAR's stopping rule of that solver over all rows, the
+rows worth a place in the cache of informative rows, and the FitResult.
+
+- -s 1 / -s 3 (SvcDuals): the projected gradients' spread, with shrinking confirmed on
+  the whole set; informative: the support vectors (alpha > 0), those inside the box first.
+- -s 7 (LrDuals): the largest |g'| of the sub-problems an outer iteration visits, the
+  inner Newton's tolerance shrunk tenfold after an outer iteration of few Newton steps.
+  Every alpha lies in (0, C), so there are no "support vectors": at the optimum
+  alpha_i / C_i = 1 / (1 + exp(y_i x_i.w)): the rows with alpha_i / C_i above
+  LR_INFORMATIVE (a margin below log(1 / LR_INFORMATIVE - 1)) weigh in w, the others
+  little; those short of the other bound first (measured against other choices below).
+- -s 12 / -s 13 (SvrDuals): the 1-norm of the violations against the first outer
+  iteration's, with shrinking confirmed on the whole set; informative: beta != 0, those
+  strictly inside the box first.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ..kernels.block_minimization import (dual_objective_part, visit_block, visit_block_lr,
+                                          visit_block_svr)
+from ..kernels.dual_cd_lr import A1, A2, INNER_EPS_FLOOR, INNER_EPS_START
+from ..kernels.dual_cd_svc import ALPHA, end_of_sweep
+from ..kernels.dual_cd_svr import BETA, BOUND
+from ..solvers.dual_cd import dual_svc_result
+from ..solvers.task import FitResult
+from ..threads import stop_flag
+
+INF = np.inf
+# -s 7's cached rows: alpha_i >= LR_INFORMATIVE * C_i (a margin below log(19) = 2.9).
+# On 300k rcv1-shaped rows in 24 blocks (a cache of 5% of the data), at -e 0.1 and 0.01
+# (5 and 8 iterations in memory): thresholds 0.01 and 0.05 took 7 and 11 outer
+# iterations, 0.2 8 (-e 0.1), every row (in row order) 7 and 12, no cache 9 and 24. In
+# the blocks' alternating order (see shuffled_blocks) thresholds 0.001, 0.01, 0.05, 0.1,
+# 0.5 took 24, 21, 19, 21, 34 at -e 0.1, and the slot filled with the rows of largest
+# alpha_i (C_i - alpha_i) / C_i (the most sensitive to w) 39, of largest alpha_i 33
+LR_INFORMATIVE = 0.05
+
+
+def svc_informative(alphas, bounds):
+    """(free, support) of an SVC dual's rows: alpha > 0 in any problem (alphas[c], with
+    upper bounds bounds[c]), and strictly inside the box in any."""
+    free = np.zeros(len(alphas[0]), dtype=bool)
+    support = np.zeros(len(alphas[0]), dtype=bool)
+    for a, U in zip(alphas, bounds):
+        support |= a > 0.0
+        free |= (a > 0.0) & (a < U)
+    return free, support
+
+
+class BlockDuals:
+    """The state of every binary problem (columns of Y and C) over `blocks`: its rows'
+    records and w, the active counts of the blocks, and the first visits' flags."""
+
+    # each outer iteration visits the blocks in a new random order (the one in memory
+    # first): alternating the direction instead, a block at either end is visited twice
+    # in a row, then not for two passes. On 300k rcv1-shaped rows in 24 blocks (-e 0.1;
+    # in memory 5, 15, 6 iterations): -s 7 took 19 outer iterations alternating, 10
+    # rotating the order by one, 7 shuffled; -s 1 21, 15, 14; -s 12 at -e 0.01 26 and 14
+    # (12 in memory)
+    shuffled_blocks = True
+
+    def __init__(self, blocks, n_rows, n_features, Y, C, params):
+        self.blocks, self.n_features, self.Y, self.C = blocks, n_features, Y, C
+        self.params = params
+        self.bias = float(params.bias)
+        self.k = Y.shape[1]
+        w_size = n_features + (1 if self.bias >= 0 else 0)
+        self.inst = [np.zeros((n_rows, 4)) for _ in range(self.k)]
+        self.index = [np.zeros(n_rows, dtype=np.int64) for _ in range(self.k)]
+        self.w = [np.zeros(w_size) for _ in range(self.k)]
+        self.active = np.zeros((self.k, len(blocks)), dtype=np.int64)
+        self.n_all = [int(np.count_nonzero(C[:, c] > 0.0)) for c in range(self.k)]
+
+    def block_args(self, c, b, arrays):
+        """The visit kernels' leading arguments for block b of problem c."""
+        r0, r1 = self.blocks[b].rows
+        return (*arrays, self.n_features, self.bias, self.Y[r0:r1, c], self.C[r0:r1, c])
+
+    def fit_result(self, c, n_iter, obj, lines, detail) -> FitResult:
+        """LIBLINEAR's closing log lines (then `lines`, then `detail`) and w of problem c."""
+        log = [f"optimization finished, #iter = {n_iter}", f"Objective value = {obj:f}",
+               *lines, detail]
+        return FitResult(w=self.w[c], n_iter=int(n_iter), log=log,
+                         hit_max_iter=n_iter >= self.params.max_iter)
+
+    def restart(self, c):
+        """Every block's rows with C_i > 0 active again (shrinking confirmed)."""
+        for b, block in enumerate(self.blocks):
+            r0, r1 = block.rows
+            self.active[c, b] = np.count_nonzero(self.C[r0:r1, c] > 0.0)
+
+
+class SvcDuals(BlockDuals):
+    """-s 1 / -s 3 (dual_cd_svc's records)."""
+
+    # alternating: the order these solvers' out-of-core models were made with, kept
+    # while their models must not change (shuffled: 14 outer iterations, not 21, above)
+    shuffled_blocks = False
+
+    def __init__(self, blocks, n_rows, n_features, Y, C, params):
+        super().__init__(blocks, n_rows, n_features, Y, C, params)
+        self.l2_loss = params.spec.squared_loss
+        self.alpha = [np.zeros(n_rows) for _ in range(self.k)]
+        self.PG_old = [(INF, -INF)] * self.k
+
+    def start_iteration(self):
+        self.PG_new = [(-INF, INF)] * self.k
+
+    def visit(self, c, b, arrays, first, cached, rng, sweeps, stride, phase):
+        r0, r1 = self.blocks[b].rows
+        active, PGmax, PGmin = visit_block(
+            *self.block_args(c, b, arrays), self.l2_loss, self.alpha[c][r0:r1],
+            self.inst[c], r0, first, self.index[c][r0:r1], self.active[c, b], *cached, rng,
+            sweeps, self.PG_old[c][0], self.PG_old[c][1], self.w[c], stop_flag(), stride,
+            phase)
+        self.active[c, b] = active
+        self.PG_new[c] = (max(self.PG_new[c][0], PGmax), min(self.PG_new[c][1], PGmin))
+
+    def end_iteration(self, c) -> bool:
+        stop, restart, PGmax_old, PGmin_old = end_of_sweep(
+            self.PG_new[c][0], self.PG_new[c][1], float(self.params.eps),
+            int(self.active[c].sum()), self.n_all[c])
+        self.PG_old[c] = (PGmax_old, PGmin_old)
+        if restart:
+            self.restart(c)
+        return stop
+
+    def informative(self, r0, r1):
+        return svc_informative(
+            [self.inst[c][r0:r1, ALPHA] for c in range(self.k)],
+            [INF if self.l2_loss else self.C[r0:r1, c] for c in range(self.k)])
+
+    def result(self, c, n_iter, detail) -> FitResult:
+        obj = (0.5 * float(self.w[c] @ self.w[c])
+               + dual_objective_part(self.inst[c], self.l2_loss, self.alpha[c]))
+        return dual_svc_result(self.w[c], self.alpha[c], n_iter, obj, self.params, [detail])
+
+
+class LrDuals(BlockDuals):
+    """-s 7 (dual_cd_lr's records: alpha_i and C_i - alpha_i apart)."""
+
+    def __init__(self, blocks, n_rows, n_features, Y, C, params):
+        super().__init__(blocks, n_rows, n_features, Y, C, params)
+        self.innereps = [INNER_EPS_START] * self.k
+        self.innereps_min = min(INNER_EPS_FLOOR, float(params.eps))
+        self.newton_steps = [0] * self.k
+
+    def start_iteration(self):
+        self.Gmax = [0.0] * self.k
+        self.steps = [0] * self.k
+
+    def visit(self, c, b, arrays, first, cached, rng, sweeps, stride, phase):
+        r0, r1 = self.blocks[b].rows
+        active, Gmax, steps = visit_block_lr(
+            *self.block_args(c, b, arrays), self.inst[c], r0, first,
+            self.index[c][r0:r1], self.active[c, b], *cached, rng, sweeps,
+            self.innereps[c], self.w[c], stop_flag(), stride, phase)
+        self.active[c, b] = active
+        self.Gmax[c] = max(self.Gmax[c], Gmax)
+        self.steps[c] += steps
+
+    def end_iteration(self, c) -> bool:
+        self.newton_steps[c] += self.steps[c]
+        if self.Gmax[c] < float(self.params.eps):
+            return True
+        if self.steps[c] <= self.n_all[c] // 10:
+            self.innereps[c] = max(self.innereps_min, 0.1 * self.innereps[c])
+        return False
+
+    def informative(self, r0, r1):
+        free = np.zeros(r1 - r0, dtype=bool)
+        support = np.zeros(r1 - r0, dtype=bool)
+        for c in range(self.k):
+            C = self.C[r0:r1, c]
+            inst = self.inst[c]
+            support |= inst[r0:r1, A1] >= LR_INFORMATIVE * C
+            free |= support & (inst[r0:r1, A2] >= LR_INFORMATIVE * C)
+        return free, support
+
+    def result(self, c, n_iter, detail) -> FitResult:
+        inst, C = self.inst[c], self.C[:, c]
+        part = C > 0.0
+        a1, a2 = inst[part, A1], inst[part, A2]
+        obj = (0.5 * float(self.w[c] @ self.w[c]) + float(np.sum(
+            a1 * np.log(a1) + a2 * np.log(a2) - C[part] * np.log(C[part]))))
+        return self.fit_result(c, n_iter, obj,
+                               [f"inner Newton steps = {self.newton_steps[c]}"], detail)
+
+
+class SvrDuals(BlockDuals):
+    """-s 12 / -s 13 (dual_cd_svr's records; one problem, the targets as they are)."""
+
+    def __init__(self, blocks, n_rows, n_features, Y, C, params):
+        super().__init__(blocks, n_rows, n_features, Y, C, params)
+        self.l2_loss = params.spec.squared_loss
+        self.Gmax_old = [INF] * self.k
+        self.Gnorm1_init = [None] * self.k
+        self.restarts = [0] * self.k
+
+    def start_iteration(self):
+        self.Gmax = [0.0] * self.k
+        self.Gnorm1 = [0.0] * self.k
+
+    def visit(self, c, b, arrays, first, cached, rng, sweeps, stride, phase):
+        r0, r1 = self.blocks[b].rows
+        active, Gmax, Gnorm1 = visit_block_svr(
+            *self.block_args(c, b, arrays), float(self.params.p), self.l2_loss,
+            self.inst[c], r0, first, self.index[c][r0:r1], self.active[c, b], *cached,
+            rng, sweeps, self.Gmax_old[c], self.w[c], stop_flag(), stride, phase)
+        self.active[c, b] = active
+        self.Gmax[c] = max(self.Gmax[c], Gmax)
+        self.Gnorm1[c] += Gnorm1
+
+    def end_iteration(self, c) -> bool:
+        if self.Gnorm1_init[c] is None:
+            self.Gnorm1_init[c] = self.Gnorm1[c]
+        if self.Gnorm1[c] <= float(self.params.eps) * self.Gnorm1_init[c]:
+            if int(self.active[c].sum()) == self.n_all[c]:
+                return True
+            self.restart(c)
+            self.restarts[c] += 1
+            self.Gmax_old[c] = INF
+            return False
+        self.Gmax_old[c] = self.Gmax[c]
+        return False
+
+    def informative(self, r0, r1):
+        free = np.zeros(r1 - r0, dtype=bool)
+        support = np.zeros(r1 - r0, dtype=bool)
+        for c in range(self.k):
+            beta = self.inst[c][r0:r1, BETA]
+            support |= beta != 0.0
+            U = INF if self.l2_loss else self.inst[c][r0:r1, BOUND]
+            free |= (beta != 0.0) & (np.abs(beta) < U)
+        return free, support
+
+    def result(self, c, n_iter, detail) -> FitResult:
+        inst, y = self.inst[c], self.Y[:, c]
+        beta = inst[:, BETA]
+        lam = inst[:, BOUND] if self.l2_loss else 0.0
+        obj = 0.5 * float(self.w[c] @ self.w[c]) + float(np.sum(
+            float(self.params.p) * np.abs(beta) - y * beta + 0.5 * lam * beta * beta))
+        return self.fit_result(c, n_iter, obj, [f"nSV = {int(np.count_nonzero(beta))}",
+                                                f"shrinking restarts = {self.restarts[c]}"],
+                               detail)
+
+
+def block_duals(params):
+    """The BlockDuals class of -s N (out_of_core_solver's dual CD solvers)."""
+    loss = params.spec.loss
+    if loss == "logistic_regression":
+        return LrDuals
+    if loss in ("squared_epsilon_insensitive", "epsilon_insensitive"):
+        return SvrDuals
+    return SvcDuals
