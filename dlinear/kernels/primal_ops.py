@@ -15,15 +15,17 @@ variables) is done by the caller in NumPy; these kernels do the passes over the 
                           weights (one pass: gradient and preconditioner fused)
     hess_vec              X_I^T diag(h_I) X_I s over the rows I of the last grad_precond
 
-The two X^T accumulations add into their n-vectors, so a worker's several blocks sum
-into one output without a temporary per block.
+The two X^T accumulations add into their outputs, so a worker's several blocks sum into
+one output without a temporary per block. Their n-vectors come in pairs, (n, 2) C-order
+arrays (gradient and preconditioner; s and H s): the scatter's time on rcv1-shaped rows
+is the cache lines of the n-vectors it touches, and a pair shares them.
 
 Data are raw CSR arrays (indptr int64, indices int32, data float64) plus LIBLINEAR's -B
 bias as a virtual last column (see sparse_ops). y is float64, or the +1/-1 labels as int8
 (exact in the float64 arithmetic); C is float64, contiguous or one value broadcast over
 the rows (a zero-stride view, when all rows share it). Inputs are never written: every output
 array is passed in separately by the caller, which owns it. X^T v accumulations are scatter
-loops over rows (row_axpy), as LIBLINEAR does; loop counters and column ids are unsigned,
+loops over rows, as LIBLINEAR does; loop counters and column ids are unsigned,
 which removes Numba's negative-index wraparound checks.
 
 Per-row state is kept in separate contiguous float64 arrays (z, Xs) streamed in row order;
@@ -42,7 +44,7 @@ import math
 import numpy as np
 from numba import njit
 
-from .sparse_ops import row_axpy, row_dot
+from .sparse_ops import row_dot
 
 LR, L2SVC, L2SVR = 0, 1, 2
 
@@ -123,17 +125,18 @@ def add_scaled(alpha, x, out):
 
 
 @njit(cache=True, nogil=True)
-def grad_precond(loss, indptr, indices, data, n_features, bias, y, C, z, p, g, M, rows,
+def grad_precond(loss, indptr, indices, data, n_features, bias, y, C, z, p, gm, rows,
                  coef):
     """One pass over the rows at z = Xw:
 
-        g = sum_i dl_i x_i,        dl_i = C_i dloss_i/dz_i
-        M = sum_i h_i x_i^2,       h_i  = C_i d2loss_i/dz_i^2  (elementwise square)
-        rows[:k], coef[:k]         the rows with h_i != 0 and their h_i, in row order
+        gm[:, 0] += sum_i dl_i x_i,       dl_i = C_i dloss_i/dz_i       (the gradient)
+        gm[:, 1] += sum_i h_i x_i^2,      h_i  = C_i d2loss_i/dz_i^2    (diag of X^T H X)
+        rows[:k], coef[:k]                the rows with h_i != 0 and their h_i, in row order
 
     (LR: every row; L2SVC/L2SVR: LIBLINEAR's index set I, with h_i = 2 C_i.) Returns k.
-    g and M (length n_features + 1 if bias >= 0) are added to, not overwritten, so the
-    blocks of one worker accumulate into one pair."""
+    gm is (n_features (+1 with the bias), 2), C order: a feature's two sums share a
+    cache line, so a nonzero's scatter misses once where two n-vectors miss twice. It is
+    added to, not overwritten, so the blocks of one worker accumulate into one."""
     l = len(indptr) - 1
     k = 0
     for i in range(np.uint64(l)):
@@ -145,23 +148,37 @@ def grad_precond(loss, indptr, indices, data, n_features, bias, y, C, z, p, g, M
             for q in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
                 j = np.uint64(indices[q])
                 v = data[q]
-                g[j] += dl * v
-                M[j] += h * v * v
+                gm[j, 0] += dl * v
+                gm[j, 1] += h * v * v
             if bias >= 0:
-                g[n_features] += dl * bias
-                M[n_features] += h * bias * bias
+                gm[n_features, 0] += dl * bias
+                gm[n_features, 1] += h * bias * bias
         elif dl != 0.0:
-            row_axpy(dl, indptr, indices, data, i, g, n_features, bias)
+            for q in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
+                gm[np.uint64(indices[q]), 0] += dl * data[q]
+            if bias >= 0:
+                gm[n_features, 0] += dl * bias
     return k
 
 
 @njit(cache=True, nogil=True)
-def hess_vec(indptr, indices, data, n_features, bias, rows, coef, k, s, out):
-    """out += sum_{r < k} coef[r] x_{rows[r]} (x_{rows[r]} . s): the loss part of H s."""
+def hess_vec(indptr, indices, data, n_features, bias, rows, coef, k, s_hs):
+    """s_hs[:, 1] += sum_{r < k} coef[r] x_{rows[r]} (x_{rows[r]} . s): the loss part of
+    H s, where s = s_hs[:, 0]. s and the product are interleaved (n_variables, 2), C
+    order, for the reason grad_precond's pair is: a nonzero's gather and scatter then
+    touch one cache line. A row's dot and update add in row_dot's and row_axpy's order."""
     for r in range(np.uint64(k)):
         i = rows[r]
-        t = coef[r] * row_dot(s, indptr, indices, data, i, n_features, bias)
-        row_axpy(t, indptr, indices, data, i, out, n_features, bias)
+        t = 0.0
+        for q in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
+            t += s_hs[np.uint64(indices[q]), 0] * data[q]
+        if bias >= 0:
+            t += s_hs[n_features, 0] * bias
+        t = coef[r] * t
+        for q in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
+            s_hs[np.uint64(indices[q]), 1] += t * data[q]
+        if bias >= 0:
+            s_hs[n_features, 1] += t * bias
 
 
 @njit(cache=True, nogil=True)

@@ -111,13 +111,14 @@ def passes(problem, dtype, repeat: int) -> dict:
     C = np.ones(l)
     s = rng.standard_normal(n)
     z = np.empty(l)
-    out = np.zeros(n)
-    g, M = np.zeros(n), np.zeros(n)
+    s_hs = np.zeros((n, 2))
+    s_hs[:, 0] = s
+    gm = np.zeros((n, 2))
     rows, coef = np.empty(l, dtype=np.int64), np.empty(l)
     P.xv(indptr, indices, data, n, -1.0, 0.01 * s, z)     # margins inside the hinge
 
     def grad():
-        return P.grad_precond(P.L2SVC, indptr, indices, data, n, -1.0, y, C, z, 0.0, g, M,
+        return P.grad_precond(P.L2SVC, indptr, indices, data, n, -1.0, y, C, z, 0.0, gm,
                               rows, coef)
     k = grad()
     result = {
@@ -127,7 +128,7 @@ def passes(problem, dtype, repeat: int) -> dict:
                                   best_seconds(grad, repeat)),
         "H v": (csr_bytes + 16 * k,
                 best_seconds(lambda: P.hess_vec(indptr, indices, data, n, -1.0, rows, coef,
-                                                k, s, out), repeat)),
+                                                k, s_hs), repeat)),
     }
     w = np.zeros(n)
 
