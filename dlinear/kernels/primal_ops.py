@@ -182,6 +182,15 @@ def hess_vec(indptr, indices, data, n_features, bias, rows, coef, k, s_hs):
 
 
 @njit(cache=True, nogil=True)
+def second_to_front(pair):
+    """Moves pair[:, 1] of an (n, 2) C-order array to its first n doubles, in place: entry
+    j comes from flat position 2j + 1 >= j, so no entry is overwritten before it is read."""
+    flat = pair.reshape(-1)
+    for j in range(np.uint64(pair.shape[0])):
+        flat[j] = flat[j + j + np.uint64(1)]
+
+
+@njit(cache=True, nogil=True)
 def zero(v):
     """v[:] = 0 without the GIL (a chunk's part, zeroed by its own thread, stays in
     that core's cache for the pass that follows)."""

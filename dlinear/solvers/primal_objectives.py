@@ -102,10 +102,18 @@ def _pair_with_zeros(s):
     return s_hs
 
 
+def _second_alone(pair):
+    """pair[:, 1] as an n-vector in the pair's own memory, whose other half is given back:
+    a pass then holds one n-vector more than with separate outputs, not two."""
+    K.second_to_front(pair)
+    pair.resize(len(pair), refcheck=False)      # no view of pair exists
+    return pair
+
+
 def _unpair(gm):
     """grad_precond's (n, 2) pair as two contiguous n-vectors (gradient, preconditioner)."""
-    g, M = gm.T.copy()
-    return g, M
+    g = gm[:, 0].copy()
+    return g, _second_alone(gm)
 
 
 class LossTerm:
@@ -203,7 +211,7 @@ class LossTerm:
             K.hess_vec(b.indptr, b.indices, b.data, self.n_features, self.bias,
                        self._rows[rows], self._coef[rows], self._n_active[q], s_hs)
         self.n_passes += 1
-        return s_hs[:, 1].copy()
+        return _second_alone(s_hs)
 
     def along(self, s, alpha) -> float:
         """Fixes the line-search direction s (zs = X s); the loss at w + alpha s."""
@@ -333,7 +341,7 @@ class _Chunks:
             indptr, indices, data, _, _, _, _, rows, coef = self.views[0]
             K.hess_vec(indptr, indices, data, t.n_features, t.bias, rows, coef,
                        self.n_active[0], s_hs)
-            return s_hs[:, 1].copy()
+            return _second_alone(s_hs)
 
         self.parts[:, :, 0] = s     # hess_vec reads this column and never writes it
 
