@@ -10,7 +10,8 @@ in the same run, one thread, on float64 and float32 values.
 - passes, on rcv1-shaped rows (dlinear.datasets.rcv1_like, 75 nonzeros a row, 47,236
   columns): X s (primal_ops.xv), X^T v (primal_ops.grad_precond, the Newton gradient
   pass: X^T of the loss derivatives with the preconditioner), H v (primal_ops.hess_vec
-  over every row: x_i (x_i . s), a row read twice, the second time from the cache) and
+  over every row: x_i (x_i . s), a row read twice, the second time from the cache; and
+  over a random tenth of the rows, as an L2 loss's index set late in a fit) and
   a dual CD sweep (dual_cd_svc, -s 1 without shrinking: a second sweep's time, the
   difference of 3 and 1 sweeps over 2). Bytes are those a pass must bring from memory:
   the CSR arrays once (indptr 8, indices 4, values 8 or 4 bytes) and the per-row arrays
@@ -130,6 +131,13 @@ def passes(problem, dtype, repeat: int) -> dict:
                 best_seconds(lambda: P.hess_vec(indptr, indices, data, n, -1.0, rows, coef,
                                                 k, s_hs), repeat)),
     }
+    # an L2 loss's index set late in a fit: a scattered few rows
+    few = np.sort(rng.choice(l, l // 10, replace=False)).astype(rows.dtype)
+    few_nnz = int((indptr[few + 1] - indptr[few]).sum())
+    few_bytes = few_nnz * (indices.itemsize + data.itemsize) + (16 + 16) * len(few)
+    result["H v, 10% of rows"] = (
+        few_bytes, best_seconds(lambda: P.hess_vec(indptr, indices, data, n, -1.0, few, coef,
+                                                   len(few), s_hs), repeat))
     w = np.zeros(n)
 
     def sweeps(count):
@@ -162,7 +170,8 @@ def floors(problem, dtype, repeat: int) -> dict:
 
 class PassBandwidth:
     """asv: each pass's fraction of the read bandwidth measured in the same setup."""
-    params = (["float64", "float32"], ["X s", "X^T v (gradient pass)", "H v", "dual CD sweep"])
+    params = (["float64", "float32"], ["X s", "X^T v (gradient pass)", "H v", "H v, 10% of rows",
+                                       "dual CD sweep"])
     param_names = ["values", "kernel"]
     timeout = 600
 
