@@ -102,7 +102,7 @@ def read_bandwidth(llc: int, repeat: int) -> tuple[float, float, int]:
 
 
 def passes(problem, dtype, repeat: int) -> dict:
-    """{pass name: (bytes, best seconds)} on X with values of `dtype`."""
+    """{pass name: (bytes, best seconds, nonzeros read)} on X with values of `dtype`."""
     indptr, indices = problem.indptr, problem.indices
     data = problem.data.astype(dtype)
     n, l, nnz = problem.n_features, problem.n_samples, problem.nnz
@@ -124,12 +124,12 @@ def passes(problem, dtype, repeat: int) -> dict:
     k = grad()
     result = {
         "X s": (csr_bytes + z.nbytes,
-                best_seconds(lambda: P.xv(indptr, indices, data, n, -1.0, s, z), repeat)),
+                best_seconds(lambda: P.xv(indptr, indices, data, n, -1.0, s, z), repeat), nnz),
         "X^T v (gradient pass)": (csr_bytes + 3 * 8 * l + 16 * k,
-                                  best_seconds(grad, repeat)),
+                                  best_seconds(grad, repeat), nnz),
         "H v": (csr_bytes + 16 * k,
                 best_seconds(lambda: P.hess_vec(indptr, indices, data, n, -1.0, rows, coef,
-                                                k, s_hs), repeat)),
+                                                k, s_hs), repeat), nnz),
     }
     # an L2 loss's index set late in a fit: a scattered few rows
     few = np.sort(rng.choice(l, l // 10, replace=False)).astype(rows.dtype)
@@ -137,7 +137,7 @@ def passes(problem, dtype, repeat: int) -> dict:
     few_bytes = few_nnz * (indices.itemsize + data.itemsize) + (16 + 16) * len(few)
     result["H v, 10% of rows"] = (
         few_bytes, best_seconds(lambda: P.hess_vec(indptr, indices, data, n, -1.0, few, coef,
-                                                   len(few), s_hs), repeat))
+                                                   len(few), s_hs), repeat), few_nnz)
     w = np.zeros(n)
 
     def sweeps(count):
@@ -146,12 +146,12 @@ def passes(problem, dtype, repeat: int) -> dict:
                                                 1e-300, count, 1, alpha, w, stop_flag(), False),
                             repeat)
     one_sweep = max((sweeps(3) - sweeps(1)) / 2.0, 1e-9)
-    result["dual CD sweep"] = (csr_bytes + (32 + 8) * l, one_sweep)
+    result["dual CD sweep"] = (csr_bytes + (32 + 8) * l, one_sweep, nnz)
     return result
 
 
 def floors(problem, dtype, repeat: int) -> dict:
-    """{name: (bytes, best seconds)} of the two reference loops of "where the rest goes"."""
+    """{name: (bytes, best seconds, nonzeros)} of the reference loops of "where the rest goes"."""
     indptr, indices = problem.indptr, problem.indices
     data = problem.data.astype(dtype)
     s = np.random.default_rng(0).standard_normal(problem.n_features)
@@ -160,11 +160,12 @@ def floors(problem, dtype, repeat: int) -> dict:
     csr_bytes = indptr.nbytes + indices.nbytes + data.nbytes
     return {
         "CSR streamed, no gather": (indices.nbytes + data.nbytes,
-                                    best_seconds(lambda: _csr_stream(indices, data), repeat)),
+                                    best_seconds(lambda: _csr_stream(indices, data), repeat),
+                                    problem.nnz),
         "X s, w in L1 (ids mod 4096)": (
             csr_bytes + z.nbytes,
             best_seconds(lambda: P.xv(indptr, folded, data, problem.n_features, -1.0, s, z),
-                         repeat)),
+                         repeat), problem.nnz),
     }
 
 
@@ -178,7 +179,7 @@ class PassBandwidth:
     def setup_cache(self):
         bandwidth, _, _ = read_bandwidth(last_level_cache_bytes(), 3)
         problem = make_rcv1_like(300_000, seed=0)
-        return {np.dtype(t).name: {name: nbytes / seconds / bandwidth for name, (nbytes, seconds)
+        return {np.dtype(t).name: {name: nbytes / seconds / bandwidth for name, (nbytes, seconds, _)
                                    in passes(problem, t, 3).items()}
                 for t in (np.float64, np.float32)}
 
@@ -205,9 +206,9 @@ def main(argv=None):
         for dtype in (np.float64, np.float32):
             timed = passes(problem, dtype, args.repeat)
             timed.update(floors(problem, dtype, args.repeat))
-            for name, (nbytes, seconds) in timed.items():
+            for name, (nbytes, seconds, nonzeros) in timed.items():
                 report.add(values=np.dtype(dtype).name, kernel=name, mbytes=nbytes / 1e6,
-                           seconds=seconds, ns_per_nonzero=seconds / problem.nnz * 1e9,
+                           seconds=seconds, ns_per_nonzero=seconds / nonzeros * 1e9,
                            gb_per_s=nbytes / seconds / 1e9,
                            fraction_of_read_bandwidth=nbytes / seconds / bandwidth)
     report.finish(["values", "kernel", "mbytes", "seconds", "ns_per_nonzero", "gb_per_s",
