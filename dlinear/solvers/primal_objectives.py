@@ -94,6 +94,28 @@ def _row_values(values, keep):
     return np.ascontiguousarray(values, dtype=np.float64)
 
 
+def _pair_with_zeros(s):
+    """The (n, 2) pair of hess_vec: s, and zeros for H s to be added to."""
+    s_hs = np.empty((len(s), 2))
+    s_hs[:, 0] = s
+    s_hs[:, 1] = 0.0
+    return s_hs
+
+
+def _second_alone(pair):
+    """pair[:, 1] as an n-vector in the pair's own memory, whose other half is given back:
+    a pass then holds one n-vector more than with separate outputs, not two."""
+    K.second_to_front(pair)
+    pair.resize(len(pair), refcheck=False)      # no view of pair exists
+    return pair
+
+
+def _unpair(gm):
+    """grad_precond's (n, 2) pair as two contiguous n-vectors (gradient, preconditioner)."""
+    g = gm[:, 0].copy()
+    return g, _second_alone(gm)
+
+
 class LossTerm:
     """The data term sum_i C_i loss(x_i . w) on the rows of one or more CSR blocks (a
     Problem, or a list of Problems taken as their rows in order, never concatenated), with
@@ -168,15 +190,14 @@ class LossTerm:
         if self._chunks is not None:
             self.n_passes += 1
             return self._chunks.grad_precond()
-        g = np.zeros(self.n_variables)
-        M = np.zeros(self.n_variables)
+        gm = np.zeros((self.n_variables, 2))
         for q, (b, rows) in enumerate(self._pieces()):
             self._n_active[q] = K.grad_precond(
                 self.loss, b.indptr, b.indices, b.data, self.n_features, self.bias,
-                self.y[rows], self.C[rows], self._z[rows], self.p, g, M, self._rows[rows],
+                self.y[rows], self.C[rows], self._z[rows], self.p, gm, self._rows[rows],
                 self._coef[rows])
         self.n_passes += 1
-        return g, M
+        return _unpair(gm)
 
     def hv(self, s):
         if not self._curvature:
@@ -185,12 +206,12 @@ class LossTerm:
         if self._chunks is not None:
             self.n_passes += 1
             return self._chunks.hv(s)
-        out = np.zeros(self.n_variables)
+        s_hs = _pair_with_zeros(s)
         for q, (b, rows) in enumerate(self._pieces()):
             K.hess_vec(b.indptr, b.indices, b.data, self.n_features, self.bias,
-                       self._rows[rows], self._coef[rows], self._n_active[q], s, out)
+                       self._rows[rows], self._coef[rows], self._n_active[q], s_hs)
         self.n_passes += 1
-        return out
+        return _second_alone(s_hs)
 
     def along(self, s, alpha) -> float:
         """Fixes the line-search direction s (zs = X s); the loss at w + alpha s."""
@@ -238,31 +259,30 @@ class _Chunks:
         T = self.pool.n_threads
         # one chunk (wide data) adds straight into the output: no parts to keep. Else a
         # wave of one chunk per thread scatters into parts, added to the output in chunk
-        # order before the next wave: n-vectors a thread, not a chunk (on wide data each
-        # chunk's part is 8 bytes a column, its chunk NNZ_PER_PART nonzeros a column)
+        # order before the next wave: an n-vector pair a thread, not a chunk (on wide
+        # data each chunk's part is 16 bytes a column, its chunk NNZ_PER_PART nonzeros a
+        # column); the kernels' (n, 2) pairs (gradient and preconditioner, s and H s)
         n_parts = min(len(self.views), T) if len(self.views) > 1 else 0
-        self.parts_g = np.empty((n_parts, n))
-        self.parts_m = None     # made for each grad_precond pass: hv passes need none
+        self.parts = np.empty((n_parts, n, 2))
         self.feature_ranges = [(q * n // T, (q + 1) * n // T) for q in range(T)]
         self.feature_ranges = [r for r in self.feature_ranges if r[1] > r[0]]
 
     def _each_chunk(self, fn):
         return self.pool.run(fn, [(q,) for q in range(len(self.views))])
 
-    def _scatter_and_add(self, scatter, *outs):
-        """Each chunk q's scatter(q, slot) into row `slot` of the parts, a wave of
-        len(parts) chunks at a time, each wave's parts added to `outs` (the parts_g
-        and parts_m sums) in chunk order."""
-        wave = len(self.parts_g)
-        pairs = list(zip((self.parts_g, self.parts_m), outs))
+    def _scatter_and_add(self, scatter, parts, out, width):
+        """Each chunk q's scatter(q, slot) into part `slot`, a wave of len(parts) chunks
+        at a time, each wave's parts added to `out` in chunk order. `parts` are the rows
+        of the summed values (width per feature), `out` their flat sum."""
+        wave = len(parts)
+        ranges = [(width * a, width * b) for a, b in self.feature_ranges]
         for q0 in range(0, len(self.views), wave):
             n = min(wave, len(self.views) - q0)
             self.pool.run(scatter, [(q0 + i, i) for i in range(n)])
 
             def add_range(start, stop, n=n, first=q0 == 0):
-                for parts, out in pairs:
-                    K.add_parts(parts, n, out, start, stop, first)
-            self.pool.run(add_range, self.feature_ranges)
+                K.add_parts(parts, n, out, start, stop, first)
+            self.pool.run(add_range, ranges)
 
     @staticmethod
     def _sum(values) -> float:
@@ -296,45 +316,42 @@ class _Chunks:
 
     def grad_precond(self):
         t = self.term
-        if not len(self.parts_g):
-            g, M = np.zeros(t.n_variables), np.zeros(t.n_variables)
+        if not len(self.parts):
+            gm = np.zeros((t.n_variables, 2))
             indptr, indices, data, y, C, z, _, rows, coef = self.views[0]
             self.n_active[0] = K.grad_precond(t.loss, indptr, indices, data, t.n_features,
-                                              t.bias, y, C, z, t.p, g, M, rows, coef)
-            return g, M
+                                              t.bias, y, C, z, t.p, gm, rows, coef)
+            return _unpair(gm)
 
         def chunk(q, slot):
             indptr, indices, data, y, C, z, _, rows, coef = self.views[q]
-            K.zero(self.parts_g[slot])
-            K.zero(self.parts_m[slot])
+            K.zero(self.parts[slot].reshape(-1))
             self.n_active[q] = K.grad_precond(t.loss, indptr, indices, data, t.n_features,
-                                              t.bias, y, C, z, t.p, self.parts_g[slot],
-                                              self.parts_m[slot], rows, coef)
-        g = np.empty(t.n_variables)
-        M = np.empty(t.n_variables)
-        self.parts_m = np.empty_like(self.parts_g)
-        try:
-            self._scatter_and_add(chunk, g, M)
-        finally:
-            self.parts_m = None
-        return g, M
+                                              t.bias, y, C, z, t.p, self.parts[slot], rows,
+                                              coef)
+        gm = np.empty((t.n_variables, 2))
+        self._scatter_and_add(chunk, self.parts.reshape(len(self.parts), -1),
+                              gm.reshape(-1), 2)
+        return _unpair(gm)
 
     def hv(self, s):
         t = self.term
-        if not len(self.parts_g):
-            out = np.zeros(t.n_variables)
+        if not len(self.parts):
+            s_hs = _pair_with_zeros(s)
             indptr, indices, data, _, _, _, _, rows, coef = self.views[0]
             K.hess_vec(indptr, indices, data, t.n_features, t.bias, rows, coef,
-                       self.n_active[0], s, out)
-            return out
+                       self.n_active[0], s_hs)
+            return _second_alone(s_hs)
+
+        self.parts[:, :, 0] = s     # hess_vec reads this column and never writes it
 
         def chunk(q, slot):
             indptr, indices, data, _, _, _, _, rows, coef = self.views[q]
-            K.zero(self.parts_g[slot])
+            self.parts[slot, :, 1] = 0.0
             K.hess_vec(indptr, indices, data, t.n_features, t.bias, rows, coef,
-                       self.n_active[q], s, self.parts_g[slot])
+                       self.n_active[q], self.parts[slot])
         out = np.empty(t.n_variables)
-        self._scatter_and_add(chunk, out)
+        self._scatter_and_add(chunk, self.parts[:, :, 1], out, 1)
         return out
 
 

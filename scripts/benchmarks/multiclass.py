@@ -99,7 +99,7 @@ class KColumnKernels:
         cols = np.arange(k, dtype=np.int64)
         S_cols = [np.ascontiguousarray(S[:, c]) for c in range(k)]
         coef_cols = [np.ascontiguousarray(coef[:, c]) for c in range(k)]
-        out1, outk, z1, Zk = np.zeros(n), np.zeros((n, k)), np.empty(l), np.empty((l, k))
+        s_hs, outk, z1, Zk = np.zeros((n, 2)), np.zeros((n, k)), np.empty(l), np.empty((l, k))
 
         def hv():
             if kernels == "k columns at once":
@@ -108,9 +108,10 @@ class KColumnKernels:
                                        outk)
                 return
             for c in range(k):
-                out1[:] = 0.0
+                s_hs[:, 0] = S_cols[c]
+                s_hs[:, 1] = 0.0
                 primal_ops.hess_vec(P.indptr, P.indices, P.data, n, -1.0, rows, coef_cols[c],
-                                    l, S_cols[c], out1)
+                                    l, s_hs)
 
         def xv():
             if kernels == "k columns at once":

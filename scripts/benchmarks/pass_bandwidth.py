@@ -3,19 +3,25 @@ in the same run, one thread, on float64 and float32 values.
 
     python -m scripts.benchmarks.pass_bandwidth [--rows 300000] [--repeat 3]
 
-- bandwidth: a read-only reduction (numpy's sum) over a float64 array of at least 4x the
-  last-level cache (lscpu's, via os.sysconf; 32 MB assumed when unknown), bytes read a
-  second of CPU time, best of --repeat;
+- bandwidth: a read-only reduction over a float64 array of at least 4x the last-level
+  cache (lscpu's, via os.sysconf; 32 MB assumed when unknown), bytes read a second of
+  CPU time, best of --repeat: a vectorised Numba sum, the faster of it and numpy's (np.sum
+  is reported too: its pairwise sum is bound by its adds, not the memory, on some CPUs);
 - passes, on rcv1-shaped rows (dlinear.datasets.rcv1_like, 75 nonzeros a row, 47,236
   columns): X s (primal_ops.xv), X^T v (primal_ops.grad_precond, the Newton gradient
   pass: X^T of the loss derivatives with the preconditioner), H v (primal_ops.hess_vec
-  over every row: x_i (x_i . s), a row read twice, the second time from the cache) and
+  over every row: x_i (x_i . s), a row read twice, the second time from the cache; and
+  over a random tenth of the rows, as an L2 loss's index set late in a fit) and
   a dual CD sweep (dual_cd_svc, -s 1 without shrinking: a second sweep's time, the
   difference of 3 and 1 sweeps over 2). Bytes are those a pass must bring from memory:
   the CSR arrays once (indptr 8, indices 4, values 8 or 4 bytes) and the per-row arrays
   it streams (z, y, C, the Hessian's rows and weights, the dual's 32-byte records and
   order); the n-vectors (w, s, the gradient) stay in the cache and are not counted.
   fraction = (bytes / best seconds) / bandwidth.
+- where the rest goes (float32 and float64, ns a nonzero, same run): the CSR arrays
+  streamed by a vectorised reduction touching no n-vector (the floor of any pass over
+  them), and X s with the column ids folded into the first 4096 (w's lines then stay in
+  L1): their gaps to X s are the cost of gathering w from L2 and of the serial row dot.
 """
 from __future__ import annotations
 
@@ -25,6 +31,7 @@ import subprocess
 import time
 
 import numpy as np
+from numba import njit
 
 from dlinear.datasets.rcv1_like import make_rcv1_like
 from dlinear.kernels import primal_ops as P
@@ -67,14 +74,35 @@ def best_seconds(fn, repeat: int) -> float:
     return best
 
 
-def read_bandwidth(llc: int, repeat: int) -> tuple[float, int]:
-    """(bytes read a second by np.sum over >= 4x the last-level cache, its size)."""
+@njit(cache=True, nogil=True, fastmath=True)
+def _vector_sum(a):
+    """sum(a), reassociated so that LLVM vectorises it: a reduction bound by the reads."""
+    s = 0.0
+    for k in range(a.shape[0]):
+        s += a[k]
+    return s
+
+
+@njit(cache=True, nogil=True, fastmath=True)
+def _csr_stream(indices, data):
+    """A reduction over a CSR's column ids and values that reads no n-vector."""
+    s = 0.0
+    for k in range(indices.shape[0]):
+        s += indices[k] * data[k]
+    return s
+
+
+def read_bandwidth(llc: int, repeat: int) -> tuple[float, float, int]:
+    """(bytes read a second by the faster of a vectorised sum and np.sum over >= 4x the
+    last-level cache, np.sum's alone, the array's size)."""
     a = np.ones(max(4 * llc, 128 << 20) // 8)
-    return a.nbytes / best_seconds(lambda: a.sum(), repeat), a.nbytes
+    numpy_rate = a.nbytes / best_seconds(lambda: a.sum(), repeat)
+    vector_rate = a.nbytes / best_seconds(lambda: _vector_sum(a), repeat)
+    return max(numpy_rate, vector_rate), numpy_rate, a.nbytes
 
 
 def passes(problem, dtype, repeat: int) -> dict:
-    """{pass name: (bytes, best seconds)} on X with values of `dtype`."""
+    """{pass name: (bytes, best seconds, nonzeros read)} on X with values of `dtype`."""
     indptr, indices = problem.indptr, problem.indices
     data = problem.data.astype(dtype)
     n, l, nnz = problem.n_features, problem.n_samples, problem.nnz
@@ -84,24 +112,32 @@ def passes(problem, dtype, repeat: int) -> dict:
     C = np.ones(l)
     s = rng.standard_normal(n)
     z = np.empty(l)
-    out = np.zeros(n)
-    g, M = np.zeros(n), np.zeros(n)
+    s_hs = np.zeros((n, 2))
+    s_hs[:, 0] = s
+    gm = np.zeros((n, 2))
     rows, coef = np.empty(l, dtype=np.int64), np.empty(l)
     P.xv(indptr, indices, data, n, -1.0, 0.01 * s, z)     # margins inside the hinge
 
     def grad():
-        return P.grad_precond(P.L2SVC, indptr, indices, data, n, -1.0, y, C, z, 0.0, g, M,
+        return P.grad_precond(P.L2SVC, indptr, indices, data, n, -1.0, y, C, z, 0.0, gm,
                               rows, coef)
     k = grad()
     result = {
         "X s": (csr_bytes + z.nbytes,
-                best_seconds(lambda: P.xv(indptr, indices, data, n, -1.0, s, z), repeat)),
+                best_seconds(lambda: P.xv(indptr, indices, data, n, -1.0, s, z), repeat), nnz),
         "X^T v (gradient pass)": (csr_bytes + 3 * 8 * l + 16 * k,
-                                  best_seconds(grad, repeat)),
+                                  best_seconds(grad, repeat), nnz),
         "H v": (csr_bytes + 16 * k,
                 best_seconds(lambda: P.hess_vec(indptr, indices, data, n, -1.0, rows, coef,
-                                                k, s, out), repeat)),
+                                                k, s_hs), repeat), nnz),
     }
+    # an L2 loss's index set late in a fit: a scattered few rows
+    few = np.sort(rng.choice(l, l // 10, replace=False)).astype(rows.dtype)
+    few_nnz = int((indptr[few + 1] - indptr[few]).sum())
+    few_bytes = few_nnz * (indices.itemsize + data.itemsize) + (16 + 16) * len(few)
+    result["H v, 10% of rows"] = (
+        few_bytes, best_seconds(lambda: P.hess_vec(indptr, indices, data, n, -1.0, few, coef,
+                                                   len(few), s_hs), repeat), few_nnz)
     w = np.zeros(n)
 
     def sweeps(count):
@@ -111,20 +147,40 @@ def passes(problem, dtype, repeat: int) -> dict:
                                                 NO_TRACE),
                             repeat)
     one_sweep = max((sweeps(3) - sweeps(1)) / 2.0, 1e-9)
-    result["dual CD sweep"] = (csr_bytes + (32 + 8) * l, one_sweep)
+    result["dual CD sweep"] = (csr_bytes + (32 + 8) * l, one_sweep, nnz)
     return result
+
+
+def floors(problem, dtype, repeat: int) -> dict:
+    """{name: (bytes, best seconds, nonzeros)} of the reference loops of "where the rest goes"."""
+    indptr, indices = problem.indptr, problem.indices
+    data = problem.data.astype(dtype)
+    s = np.random.default_rng(0).standard_normal(problem.n_features)
+    z = np.empty(problem.n_samples)
+    folded = indices & 4095
+    csr_bytes = indptr.nbytes + indices.nbytes + data.nbytes
+    return {
+        "CSR streamed, no gather": (indices.nbytes + data.nbytes,
+                                    best_seconds(lambda: _csr_stream(indices, data), repeat),
+                                    problem.nnz),
+        "X s, w in L1 (ids mod 4096)": (
+            csr_bytes + z.nbytes,
+            best_seconds(lambda: P.xv(indptr, folded, data, problem.n_features, -1.0, s, z),
+                         repeat), problem.nnz),
+    }
 
 
 class PassBandwidth:
     """asv: each pass's fraction of the read bandwidth measured in the same setup."""
-    params = (["float64", "float32"], ["X s", "X^T v (gradient pass)", "H v", "dual CD sweep"])
+    params = (["float64", "float32"], ["X s", "X^T v (gradient pass)", "H v", "H v, 10% of rows",
+                                       "dual CD sweep"])
     param_names = ["values", "kernel"]
     timeout = 600
 
     def setup_cache(self):
-        bandwidth, _ = read_bandwidth(last_level_cache_bytes(), 3)
+        bandwidth, _, _ = read_bandwidth(last_level_cache_bytes(), 3)
         problem = make_rcv1_like(300_000, seed=0)
-        return {np.dtype(t).name: {name: nbytes / seconds / bandwidth for name, (nbytes, seconds)
+        return {np.dtype(t).name: {name: nbytes / seconds / bandwidth for name, (nbytes, seconds, _)
                                    in passes(problem, t, 3).items()}
                 for t in (np.float64, np.float32)}
 
@@ -145,14 +201,18 @@ def main(argv=None):
     report.note(f"{problem.n_samples} rows, {problem.n_features} columns, {problem.nnz} "
                 f"nonzeros; last-level cache {llc >> 20} MB; one thread")
     with harness.benchmark_lock(args.lock):
-        bandwidth, size = read_bandwidth(llc, args.repeat)
-        report.note(f"read bandwidth (np.sum over {size >> 20} MB): {bandwidth / 1e9:.2f} GB/s")
+        bandwidth, numpy_rate, size = read_bandwidth(llc, args.repeat)
+        report.note(f"read bandwidth (a vectorised sum over {size >> 20} MB): "
+                    f"{bandwidth / 1e9:.2f} GB/s; np.sum: {numpy_rate / 1e9:.2f} GB/s")
         for dtype in (np.float64, np.float32):
-            for name, (nbytes, seconds) in passes(problem, dtype, args.repeat).items():
+            timed = passes(problem, dtype, args.repeat)
+            timed.update(floors(problem, dtype, args.repeat))
+            for name, (nbytes, seconds, nonzeros) in timed.items():
                 report.add(values=np.dtype(dtype).name, kernel=name, mbytes=nbytes / 1e6,
-                           seconds=seconds, gb_per_s=nbytes / seconds / 1e9,
+                           seconds=seconds, ns_per_nonzero=seconds / nonzeros * 1e9,
+                           gb_per_s=nbytes / seconds / 1e9,
                            fraction_of_read_bandwidth=nbytes / seconds / bandwidth)
-    report.finish(["values", "kernel", "mbytes", "seconds", "gb_per_s",
+    report.finish(["values", "kernel", "mbytes", "seconds", "ns_per_nonzero", "gb_per_s",
                    "fraction_of_read_bandwidth"])
 
 

@@ -82,16 +82,16 @@ def test_kernels_equal_one_column_kernels(multiclass_split):
         z = np.empty(l)
         K.xv(P.indptr, P.indices, P.data, P.n_features, 1.0, W[c], z)
         assert res[c] == K.loss_sum(K.L2SVC, Y[:, c].copy(), C[:, c].copy(), z, 0.0)
-        g, M = np.zeros(n), np.zeros(n)
+        gm = np.zeros((n, 2))
         rows, coef = np.empty(l, dtype=np.int64), np.empty(l)
         m = K.grad_precond(K.L2SVC, P.indptr, P.indices, P.data, P.n_features, 1.0,
-                           Y[:, c].copy(), C[:, c].copy(), z, 0.0, g, M, rows, coef)
-        np.testing.assert_array_equal(grads[c][0], g)
-        np.testing.assert_array_equal(grads[c][1], M)
-        out = np.zeros(n)
-        K.hess_vec(P.indptr, P.indices, P.data, P.n_features, 1.0, rows, coef, m,
-                   W[(c + 1) % k], out)
-        np.testing.assert_array_equal(hv[c], out)
+                           Y[:, c].copy(), C[:, c].copy(), z, 0.0, gm, rows, coef)
+        np.testing.assert_array_equal(grads[c][0], gm[:, 0])
+        np.testing.assert_array_equal(grads[c][1], gm[:, 1])
+        s_hs = np.zeros((n, 2))
+        s_hs[:, 0] = W[(c + 1) % k]
+        K.hess_vec(P.indptr, P.indices, P.data, P.n_features, 1.0, rows, coef, m, s_hs)
+        np.testing.assert_array_equal(hv[c], s_hs[:, 1])
     assert term.n_passes == 3           # one pass per kind for all columns
 
 

@@ -69,3 +69,16 @@ def test_give_back_freed_arrays_is_harmless():
     give_back_freed_arrays()
     a = np.ones(1 << 18)
     del a
+
+
+@pytest.mark.parametrize("n_threads", [None, 2])
+def test_pass_outputs_own_n_vectors_not_views_of_the_kernels_pairs(n_threads, data):
+    term = LossTerm(data, np.where(data.y > 0, 1, -1).astype(np.int8),
+                    np.broadcast_to(np.float64(1.0), (data.n_samples,)), 1.0,
+                    LOSS_OF_SOLVER[0], n_threads=n_threads)
+    s = np.full(term.n_variables, 0.01)
+    term.at(s)
+    g, M = term.grad_precond()
+    for v in (g, M, term.hv(s)):
+        assert v.base is None and v.flags.c_contiguous and v.nbytes == 8 * term.n_variables
+    term.close()

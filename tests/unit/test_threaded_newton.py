@@ -131,7 +131,7 @@ def test_one_chunk_adds_straight_into_the_output(binary, monkeypatch):
     C = np.ones(binary.n_samples)
     one = LossTerm(binary, binary.y, C, 1.0, 0)
     chunked = LossTerm(binary, binary.y, C, 1.0, 0, n_threads=2)
-    assert len(chunked._chunks.views) == 1 and chunked._chunks.parts_g.size == 0
+    assert len(chunked._chunks.views) == 1 and chunked._chunks.parts.size == 0
     w = np.random.default_rng(4).normal(size=one.n_variables) * 0.1
     assert chunked.at(w) == one.at(w)
     for a, b in zip(chunked.grad_precond(), one.grad_precond()):
