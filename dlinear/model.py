@@ -1,6 +1,8 @@
 """The trained model and LIBLINEAR's text model file, read and written."""
 from __future__ import annotations
 
+import hashlib
+import io
 import os
 from dataclasses import dataclass, field
 
@@ -274,3 +276,53 @@ def load_model(path) -> Model:
     return Model(solver_type=solver_type, nr_class=nr_class, label=label,
                  nr_feature=nr_feature, bias=bias, w=w.reshape(w_size, nr_w),
                  rho=header.get("rho", 0.0), multinomial=multinomial)
+
+
+# dlinear-train --keep-duals writes a -s 1 / -s 3 model's duals (Model.duals) beside its
+# file, in the checkpoints' format (NumPy's .npz, written atomically), for the next -i:
+# the rows the model saw start from their duals. LIBLINEAR's tools ignore the file.
+DUALS_SUFFIX = ".duals.npz"
+
+
+def _weights_digest(model: Model) -> str:
+    """A digest of the model's nonzero weights in order: the same for the model in memory
+    (also one holding only its occurring rows) and as read back from its file (%.17g)."""
+    w = np.ascontiguousarray(model.w, dtype=np.float64).ravel()
+    return hashlib.blake2b(w[w != 0.0].tobytes(), digest_size=16).hexdigest()
+
+
+def save_duals(path, model: Model) -> None:
+    """model.duals to path + DUALS_SUFFIX, tied to the model's weights by their digest;
+    a DlinearError for a model that kept none (only -s 1, 3 in this process do)."""
+    if not model.duals:
+        raise DlinearError(f"--keep-duals: this fit kept no duals for {os.fspath(path)} "
+                           f"(-s 1 and -s 3 do, trained in this process)")
+    buffer = io.BytesIO()
+    np.savez(buffer, weights=np.array(_weights_digest(model)),
+             **{f"problem_{k}": np.asarray(a, dtype=np.float64)
+                for k, a in enumerate(model.duals)})
+    with atomic_output(os.fspath(path) + DUALS_SUFFIX, SAVE_FAILURE) as f:
+        f.write(buffer.getbuffer())
+
+
+def load_duals(path, model: Model) -> tuple:
+    """The duals saved beside the model file `path` (save_duals) when they belong to
+    `model`, as read from that file: one array per binary problem; () where there is no
+    such file or it was written for other weights."""
+    try:
+        with np.load(os.fspath(path) + DUALS_SUFFIX, allow_pickle=False) as saved:
+            if str(saved["weights"]) != _weights_digest(model):
+                return ()
+            n = sum(1 for name in saved.files if name.startswith("problem_"))
+            return tuple(saved[f"problem_{k}"] for k in range(n))
+    except FileNotFoundError:
+        return ()
+    except (OSError, ValueError, KeyError) as e:
+        raise DlinearError(f"{os.fspath(path) + DUALS_SUFFIX} can't be read: {e}") from None
+
+
+def load_model_and_duals(path) -> Model:
+    """load_model, with Model.duals from the duals saved beside the file (load_duals)."""
+    model = load_model(path)
+    model.duals = load_duals(path, model)
+    return model

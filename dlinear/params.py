@@ -192,6 +192,9 @@ def check_parameter(params: Params) -> None:
         # LIBLINEAR's words, with the solvers dlinear warm-starts
         raise DlinearError(f"Initial-solution specification supported only for solvers "
                            f"{solvers_text(lambda s: s.init_sol)}")
+    if params.keep_duals and not spec.two_variable_cd:
+        raise DlinearError(f"--keep-duals is for {solvers_text(lambda s: s.two_variable_cd)} "
+                           f"(the SVC dual) only")
     if params.max_iter < 1:
         raise DlinearError("max_iter < 1")
     # the kernels take these as int64
