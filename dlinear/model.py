@@ -202,15 +202,12 @@ def load_model(path) -> Model:
             raw = f.read()
     except OSError:
         raise DlinearError(f"can't open model file {path}") from None
-    try:
-        text = raw.decode("ascii")
-    except UnicodeDecodeError:
-        raise DlinearError(f"{path}: not a LIBLINEAR model file (non-ASCII bytes)") from None
+    if not raw.isascii():
+        raise DlinearError(f"{path}: not a LIBLINEAR model file (non-ASCII bytes)")
 
-    lines = text.split("\n")
     header = {}
     line_no = 0
-    for line_no, line in enumerate(lines, start=1):
+    for line_no, line, body_start in _header_lines(raw):
         tokens = line.split()
         if not tokens:
             continue
@@ -265,9 +262,8 @@ def load_model(path) -> Model:
     multinomial = header.get("multinomial", False)
     nr_w = nr_class if multinomial else nr_w_of(solver_type, nr_class)
     w_size = nr_feature + (1 if bias >= 0 else 0)
-    body = "\n".join(lines[line_no:])
     try:
-        w = np.array(body.split(), dtype=np.float64)
+        w = _numbers(raw, body_start)
     except ValueError:
         raise DlinearError(f"{path}: the weights after line {line_no} are not all numbers") from None
     if w.size != w_size * nr_w:
@@ -276,6 +272,30 @@ def load_model(path) -> Model:
     return Model(solver_type=solver_type, nr_class=nr_class, label=label,
                  nr_feature=nr_feature, bias=bias, w=w.reshape(w_size, nr_w),
                  rho=header.get("rho", 0.0), multinomial=multinomial)
+
+
+def _header_lines(raw: bytes):
+    """(line number, line, offset of the next line) of the lines of a model file, read
+    one at a time: the header is a few lines before the weights."""
+    start, line_no = 0, 0
+    while start < len(raw):
+        end = raw.find(b"\n", start)
+        end = len(raw) if end < 0 else end
+        line_no += 1
+        yield line_no, raw[start:end].decode("ascii"), end + 1
+        start = end + 1
+
+
+def _numbers(raw: bytes, start: int) -> np.ndarray:
+    """The whitespace-separated numbers of raw[start:] as float64 (ValueError on a token
+    that is not one): the tokens "0" found in bulk (dlinear.kernels.model_text), the
+    others converted by float."""
+    from .kernels.model_text import nonzero_tokens
+    body = memoryview(raw)[start:]
+    count, index, starts, ends = nonzero_tokens(np.frombuffer(body, dtype=np.uint8))
+    w = np.zeros(count)
+    w[index] = [float(bytes(body[a:b])) for a, b in zip(starts.tolist(), ends.tolist())]
+    return w
 
 
 # dlinear-train --keep-duals writes a -s 1 / -s 3 model's duals (Model.duals) beside its
