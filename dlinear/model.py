@@ -70,7 +70,8 @@ class Model:
     # it; what a fit at another C on the same data takes (Params.gnorm0_per_C); not saved
     gnorm0_per_C: tuple = field(default=(), compare=False, repr=False)
     # with Params.keep_duals, a dual CD fit's duals per binary problem (rows in the data's
-    # order): a path of C's starts the next fit from them (Params.init_duals); not saved
+    # order): a path of C's starts the next fit from them (Params.init_duals), and so
+    # does a warm start from this model; saved beside the model file by save_duals
     duals: tuple = field(default=(), compare=False, repr=False)
 
     @property

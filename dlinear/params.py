@@ -121,7 +121,9 @@ class Params:
     # SVC dual CD (-s 1, -s 3): each binary problem's starting duals, rows in the data's
     # order (a path of C's: the duals at the C's before, dlinear.in_process.model_selection),
     # taken before init_sol's consistent duals; and keep_duals, the model keeps its duals
-    # (Model.duals) for the next fit of such a path. Neither is LIBLINEAR's.
+    # (Model.duals) for the next fit of such a path, or for a warm start from the model
+    # after rows are appended (--keep-duals saves them beside the model file;
+    # class_plan.incremental_duals). Neither is LIBLINEAR's.
     init_duals: Optional[tuple] = None
     keep_duals: bool = False
 
