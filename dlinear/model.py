@@ -1,6 +1,8 @@
 """The trained model and LIBLINEAR's text model file, read and written."""
 from __future__ import annotations
 
+import hashlib
+import io
 import os
 from dataclasses import dataclass, field
 
@@ -68,7 +70,8 @@ class Model:
     # it; what a fit at another C on the same data takes (Params.gnorm0_per_C); not saved
     gnorm0_per_C: tuple = field(default=(), compare=False, repr=False)
     # with Params.keep_duals, a dual CD fit's duals per binary problem (rows in the data's
-    # order): a path of C's starts the next fit from them (Params.init_duals); not saved
+    # order): a path of C's starts the next fit from them (Params.init_duals), and so
+    # does a warm start from this model; saved beside the model file by save_duals
     duals: tuple = field(default=(), compare=False, repr=False)
 
     @property
@@ -200,15 +203,12 @@ def load_model(path) -> Model:
             raw = f.read()
     except OSError:
         raise DlinearError(f"can't open model file {path}") from None
-    try:
-        text = raw.decode("ascii")
-    except UnicodeDecodeError:
-        raise DlinearError(f"{path}: not a LIBLINEAR model file (non-ASCII bytes)") from None
+    if not raw.isascii():
+        raise DlinearError(f"{path}: not a LIBLINEAR model file (non-ASCII bytes)")
 
-    lines = text.split("\n")
     header = {}
     line_no = 0
-    for line_no, line in enumerate(lines, start=1):
+    for line_no, line, body_start in _header_lines(raw):
         tokens = line.split()
         if not tokens:
             continue
@@ -263,9 +263,8 @@ def load_model(path) -> Model:
     multinomial = header.get("multinomial", False)
     nr_w = nr_class if multinomial else nr_w_of(solver_type, nr_class)
     w_size = nr_feature + (1 if bias >= 0 else 0)
-    body = "\n".join(lines[line_no:])
     try:
-        w = np.array(body.split(), dtype=np.float64)
+        w = _numbers(raw, body_start)
     except ValueError:
         raise DlinearError(f"{path}: the weights after line {line_no} are not all numbers") from None
     if w.size != w_size * nr_w:
@@ -274,3 +273,77 @@ def load_model(path) -> Model:
     return Model(solver_type=solver_type, nr_class=nr_class, label=label,
                  nr_feature=nr_feature, bias=bias, w=w.reshape(w_size, nr_w),
                  rho=header.get("rho", 0.0), multinomial=multinomial)
+
+
+def _header_lines(raw: bytes):
+    """(line number, line, offset of the next line) of the lines of a model file, read
+    one at a time: the header is a few lines before the weights."""
+    start, line_no = 0, 0
+    while start < len(raw):
+        end = raw.find(b"\n", start)
+        end = len(raw) if end < 0 else end
+        line_no += 1
+        yield line_no, raw[start:end].decode("ascii"), end + 1
+        start = end + 1
+
+
+def _numbers(raw: bytes, start: int) -> np.ndarray:
+    """The whitespace-separated numbers of raw[start:] as float64 (ValueError on a token
+    that is not one): the tokens "0" found in bulk (dlinear.kernels.model_text), the
+    others converted by float."""
+    from .kernels.model_text import nonzero_tokens
+    body = memoryview(raw)[start:]
+    count, index, starts, ends = nonzero_tokens(np.frombuffer(body, dtype=np.uint8))
+    w = np.zeros(count)
+    w[index] = [float(bytes(body[a:b])) for a, b in zip(starts.tolist(), ends.tolist())]
+    return w
+
+
+# dlinear-train --keep-duals writes a -s 1 / -s 3 model's duals (Model.duals) beside its
+# file, in the checkpoints' format (NumPy's .npz, written atomically), for the next -i:
+# the rows the model saw start from their duals. LIBLINEAR's tools ignore the file.
+DUALS_SUFFIX = ".duals.npz"
+
+
+def _weights_digest(model: Model) -> str:
+    """A digest of the model's nonzero weights in order: the same for the model in memory
+    (also one holding only its occurring rows) and as read back from its file (%.17g)."""
+    w = np.ascontiguousarray(model.w, dtype=np.float64).ravel()
+    return hashlib.blake2b(w[w != 0.0].tobytes(), digest_size=16).hexdigest()
+
+
+def save_duals(path, model: Model) -> None:
+    """model.duals to path + DUALS_SUFFIX, tied to the model's weights by their digest;
+    a DlinearError for a model that kept none (only -s 1, 3 in this process do)."""
+    if not model.duals:
+        raise DlinearError(f"--keep-duals: this fit kept no duals for {os.fspath(path)} "
+                           f"(-s 1 and -s 3 do, trained in this process)")
+    buffer = io.BytesIO()
+    np.savez(buffer, weights=np.array(_weights_digest(model)),
+             **{f"problem_{k}": np.asarray(a, dtype=np.float64)
+                for k, a in enumerate(model.duals)})
+    with atomic_output(os.fspath(path) + DUALS_SUFFIX, SAVE_FAILURE) as f:
+        f.write(buffer.getbuffer())
+
+
+def load_duals(path, model: Model) -> tuple:
+    """The duals saved beside the model file `path` (save_duals) when they belong to
+    `model`, as read from that file: one array per binary problem; () where there is no
+    such file or it was written for other weights."""
+    try:
+        with np.load(os.fspath(path) + DUALS_SUFFIX, allow_pickle=False) as saved:
+            if str(saved["weights"]) != _weights_digest(model):
+                return ()
+            n = sum(1 for name in saved.files if name.startswith("problem_"))
+            return tuple(saved[f"problem_{k}"] for k in range(n))
+    except FileNotFoundError:
+        return ()
+    except (OSError, ValueError, KeyError) as e:
+        raise DlinearError(f"{os.fspath(path) + DUALS_SUFFIX} can't be read: {e}") from None
+
+
+def load_model_and_duals(path) -> Model:
+    """load_model, with Model.duals from the duals saved beside the file (load_duals)."""
+    model = load_model(path)
+    model.duals = load_duals(path, model)
+    return model

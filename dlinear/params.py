@@ -121,7 +121,9 @@ class Params:
     # SVC dual CD (-s 1, -s 3): each binary problem's starting duals, rows in the data's
     # order (a path of C's: the duals at the C's before, dlinear.in_process.model_selection),
     # taken before init_sol's consistent duals; and keep_duals, the model keeps its duals
-    # (Model.duals) for the next fit of such a path. Neither is LIBLINEAR's.
+    # (Model.duals) for the next fit of such a path, or for a warm start from the model
+    # after rows are appended (--keep-duals saves them beside the model file;
+    # class_plan.incremental_duals). Neither is LIBLINEAR's.
     init_duals: Optional[tuple] = None
     keep_duals: bool = False
 
@@ -192,6 +194,9 @@ def check_parameter(params: Params) -> None:
         # LIBLINEAR's words, with the solvers dlinear warm-starts
         raise DlinearError(f"Initial-solution specification supported only for solvers "
                            f"{solvers_text(lambda s: s.init_sol)}")
+    if params.keep_duals and not spec.two_variable_cd:
+        raise DlinearError(f"--keep-duals is for {solvers_text(lambda s: s.two_variable_cd)} "
+                           f"(the SVC dual) only")
     if params.max_iter < 1:
         raise DlinearError("max_iter < 1")
     # the kernels take these as int64

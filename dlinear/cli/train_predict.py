@@ -109,6 +109,8 @@ TRAIN_USAGE = (
     "--partition-rule {adaptive,linesearch,cocoa} : how --partition combines the workers'\n"
     "\tsteps: a line search on subproblems scaled between the next two (default), the\n"
     "\tblock-diagonal approximation with a line search, or CoCoA+ adding\n"
+    "--keep-duals : -s 1, 3: write the duals beside the model (model_file.duals.npz); -i\n"
+    "\twith the model starts its rows from them (docs: warm_start)\n"
     "--checkpoint dir : save the solver's state in dir every --checkpoint-every s seconds\n"
     "\t(default 10) and resume from it when run again (docs: checkpoints)\n"
     "--version : print dlinear's version\n"
@@ -180,15 +182,11 @@ def parse_train_args(argv: list[str]):
             opts["dtype"] = "float32"
             i += 1
             continue
-        if arg == "--partition":
-            params.partition = True
+        if arg in ("--partition", "--no-partition"):
+            params.partition = arg == "--partition"
             i += 1
             continue
-        if arg == "--no-partition":
-            params.partition = False
-            i += 1
-            continue
-        if arg in ("--primal-cd", "--online", "--multinomial"):
+        if arg in ("--primal-cd", "--online", "--multinomial", "--keep-duals"):
             setattr(params, arg[2:].replace("-", "_"), True)
             i += 1
             continue
@@ -389,8 +387,8 @@ def _run_training(params, opts, train_file, model_file) -> int:
         if opts["find_C"] or opts["nr_fold"]:
             raise DlinearError("-i (warm start) trains one model: it cannot be combined "
                                "with -v or -C")
-        from ..model import load_model
-        params.init_sol = load_model(opts["initial_model"])
+        from ..model import load_model_and_duals
+        params.init_sol = load_model_and_duals(opts["initial_model"])
     check_parameter(params)
     if not (opts["find_C"] or opts["nr_fold"]):     # -v and -C write no model
         check_writable(model_file, SAVE_FAILURE)
@@ -512,7 +510,7 @@ def _train_and_save(data, params, opts, model_file, say, before_saving=lambda: N
     Model, training the model another way); before_saving() runs once the result is
     there."""
     from ..api import cross_validation, train
-    from ..model import save_model
+    from ..model import save_duals, save_model
     from ..predict import evaluate
     with warnings.catch_warnings(), quiet_progress(opts["quiet"]):   # -q: no progress bar either
         # the log lines carry LIBLINEAR's warning text already (its "WARNING: ..." lines)
@@ -538,6 +536,8 @@ def _train_and_save(data, params, opts, model_file, say, before_saving=lambda: N
                  train(data, params, log=say, n_threads=opts["threads"]))
         before_saving()
     save_model(model_file, model)
+    if params.keep_duals:
+        save_duals(model_file, model)
     return 0
 
 

@@ -23,7 +23,7 @@ from ..planning.modes import Data, Mode, choose
 from ..params import Params, check_parameter
 from ..planning.class_plan import (assemble_model, first_appearance, group_rows, initial_w, multinomial_C,
                    known_gnorm0, n_binary_problems, n_problems, plan_classes, problem_seed,
-                   subproblem, targets, warm_start_columns)
+                   incremental_duals, subproblem, targets, warm_start_columns)
 from ..predict import predict
 from ..progress import progress_bar
 from ..solver_table import SOLVERS, solvers_text
@@ -159,7 +159,9 @@ def train_in_process(problem: Problem, params: Params,
     if params.init_sol is not None:
         params = replace(params, init_sol=warm_start_columns(params.init_sol,
                                                              problem.n_features, label,
-                                                             params))
+                                                             params),
+                         init_duals=incremental_duals(params.init_sol, problem.n_samples,
+                                                      label, params) or params.init_duals)
     shape = Data(problem.n_samples, problem.nnz,
                  n_problems=None if label is None else n_binary_problems(len(label)))
     mode = choose(params, shape, n_threads=n_threads).mode

@@ -220,6 +220,27 @@ def warm_start_columns(init, n_features: int, label, params: Params) -> np.ndarr
     return np.ascontiguousarray(W[:, [where[int(c)] for c in label]])
 
 
+def incremental_duals(init, n_rows: int, label, params: Params):
+    """The duals a Model `init` kept (Model.duals: a -s 1 / -s 3 fit with keep_duals, or
+    its file's dlinear.model.DUALS_SUFFIX file) as this -s 1 / -s 3 fit's init_duals, in
+    the order of this fit's `label`: each binary problem's duals on the model's rows, the
+    data's first rows, then 0 on the rows appended since, as Tsai, Lin & Lin start the
+    dual CD after an increment. Any duals >= 0 are a start of these duals (clipped to -s
+    3's box), so rows other than the model's cost iterations, never the optimum. None
+    where the model kept none or saw more rows than the data has, or for another solver
+    (which starts from the model's w) and for -R (whose start must keep y^T alpha = 0)."""
+    if (not isinstance(init, Model) or not init.duals or not params.spec.two_variable_cd
+            or not params.regularize_bias or params.init_duals is not None
+            or len(init.duals[0]) > n_rows):
+        return None
+    order = range(len(init.duals))
+    if len(init.duals) > 1:             # one column per class: the model's label order
+        where = {int(c): j for j, c in enumerate(init.label)}
+        order = [where[int(c)] for c in label]
+    return tuple(np.concatenate([np.maximum(init.duals[j], 0.0),
+                                 np.zeros(n_rows - len(init.duals[j]))]) for j in order)
+
+
 def initial_w(params: Params, k: int):
     """Column k of params.init_sol (the warm start of binary problem k), or None."""
     if params.init_sol is None:

@@ -146,3 +146,18 @@ def test_a_model_saved_a_block_of_rows_at_a_time_is_the_one_text(tmp_path, monke
         assert len(rows) == 1001 and all(len(r.split()) == nr_w for r in rows)
         assert float(rows[500].split()[-1]) == w[500, -1]
         np.testing.assert_array_equal(load_model(tmp_path / "blocks").w, w)
+
+
+def test_weights_read_in_bulk_are_the_numbers_of_the_file(tmp_path):
+    # the tokens "0" are found in bulk, every other token goes through float: "-0",
+    # "0.0", "00", exponents and 17 digits are each their own number
+    tokens = ["0", "-0", "0.0", "00", "1e-300", "-2.5", "0.10000000000000001", "0", "7",
+              "0", "3", "0"]
+    lines = [" ".join(tokens[3 * i:3 * i + 3]) + " \n" for i in range(3)]
+    path = tmp_path / "m.model"
+    path.write_text("solver_type L2R_L2LOSS_SVC_DUAL\nnr_class 3\nlabel 1 2 3\n"
+                    "nr_feature 3\nbias 1\nw\n" + "".join(lines) + "\t".join(tokens[9:]))
+    w = load_model(path).w
+    assert w.shape == (4, 3)
+    np.testing.assert_array_equal(w.ravel(), [float(t) for t in tokens])
+    assert np.signbit(w[0, 1]) and not np.signbit(w[0, 0])
