@@ -71,7 +71,7 @@ class Model:
     gnorm0_per_C: tuple = field(default=(), compare=False, repr=False)
     # with Params.keep_duals, a dual CD fit's duals per binary problem (rows in the data's
     # order): a path of C's starts the next fit from them (Params.init_duals), and so
-    # does a warm start from this model; saved beside the model file by save_duals
+    # does a warm start from this model; saved beside the model file by save_model
     duals: tuple = field(default=(), compare=False, repr=False)
 
     @property
@@ -121,7 +121,7 @@ def nr_w_of(solver_type: int, nr_class: int) -> int:
 _SAVE_BLOCK_ROWS = 1 << 16
 
 
-def save_model(path, model: Model) -> None:
+def save_model(path, model: Model, keep_duals: bool = False) -> None:
     """Write a model in LIBLINEAR's text format (LIBLINEAR 2.50's save_model, %.17g).
 
     The file is written atomically: a temporary file in the target directory is renamed
@@ -134,14 +134,27 @@ def save_model(path, model: Model) -> None:
     model : Model or fitted dlinear estimator
         An estimator's file holds the classes as given to ``fit`` (see its
         ``save_liblinear``).
+    keep_duals : bool
+        Also write the duals of a ``-s 1`` / ``-s 3`` fit with ``Params(keep_duals=True)``
+        beside the file (``path`` + ``.duals.npz``), for a warm start after more rows.
 
     Raises
     ------
     DlinearError
-        If the file cannot be written.
+        If the file cannot be written, or keep_duals is asked of a model that kept none
+        (then nothing is written).
     """
     if not isinstance(model, Model) and hasattr(model, "liblinear_model"):
         model = model.liblinear_model()
+    if keep_duals and not model.duals:
+        raise DlinearError(f"--keep-duals: this fit kept no duals for {os.fspath(path)} "
+                           f"(-s 1 and -s 3 do, trained in this process)")
+    _save_text(path, model)
+    if keep_duals:
+        _save_duals(path, model)
+
+
+def _save_text(path, model: Model) -> None:
     name = MULTINOMIAL_SOLVER_NAME if model.multinomial else model.spec.name
     lines = [f"solver_type {name}", f"nr_class {model.nr_class}"]
     if model.label is not None:
@@ -312,12 +325,8 @@ def _weights_digest(model: Model) -> str:
     return hashlib.blake2b(w[w != 0.0].tobytes(), digest_size=16).hexdigest()
 
 
-def save_duals(path, model: Model) -> None:
-    """model.duals to path + DUALS_SUFFIX, tied to the model's weights by their digest;
-    a DlinearError for a model that kept none (only -s 1, 3 in this process do)."""
-    if not model.duals:
-        raise DlinearError(f"--keep-duals: this fit kept no duals for {os.fspath(path)} "
-                           f"(-s 1 and -s 3 do, trained in this process)")
+def _save_duals(path, model: Model) -> None:
+    """model.duals to path + DUALS_SUFFIX, tied to the model's weights by their digest."""
     buffer = io.BytesIO()
     np.savez(buffer, weights=np.array(_weights_digest(model)),
              **{f"problem_{k}": np.asarray(a, dtype=np.float64)
@@ -327,7 +336,7 @@ def save_duals(path, model: Model) -> None:
 
 
 def load_duals(path, model: Model) -> tuple:
-    """The duals saved beside the model file `path` (save_duals) when they belong to
+    """The duals saved beside the model file `path` (save_model's keep_duals) when they belong to
     `model`, as read from that file: one array per binary problem; () where there is no
     such file or it was written for other weights."""
     try:

@@ -510,7 +510,7 @@ def _train_and_save(data, params, opts, model_file, say, before_saving=lambda: N
     Model, training the model another way); before_saving() runs once the result is
     there."""
     from ..api import cross_validation, train
-    from ..model import save_duals, save_model
+    from ..model import save_model
     from ..predict import evaluate
     with warnings.catch_warnings(), quiet_progress(opts["quiet"]):   # -q: no progress bar either
         # the log lines carry LIBLINEAR's warning text already (its "WARNING: ..." lines)
@@ -535,9 +535,7 @@ def _train_and_save(data, params, opts, model_file, say, before_saving=lambda: N
         model = (fit(say) if fit is not None else
                  train(data, params, log=say, n_threads=opts["threads"]))
         before_saving()
-    save_model(model_file, model)
-    if params.keep_duals:
-        save_duals(model_file, model)
+    save_model(model_file, model, keep_duals=params.keep_duals)
     return 0
 
 

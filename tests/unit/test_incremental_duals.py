@@ -82,3 +82,11 @@ def test_the_command_line_keeps_the_duals_beside_the_model(tmp_path, binary):
 def test_keeping_duals_is_for_the_svc_dual_only(binary):
     with pytest.raises(DlinearError, match="--keep-duals is for -s 1 and 3"):
         train(binary, Params(solver_type=2, keep_duals=True))
+
+
+def test_keep_duals_of_a_fit_that_kept_none_writes_nothing(tmp_path, binary):
+    """As on a cluster or out of core: the error comes before the model file."""
+    model = train(binary, Params(solver_type=1))
+    with pytest.raises(DlinearError, match="kept no duals"):
+        save_model(tmp_path / "m", model, keep_duals=True)
+    assert list(tmp_path.iterdir()) == []
