@@ -33,7 +33,7 @@ INF = np.inf
 # On 300k rcv1-shaped rows in 24 blocks (a cache of 5% of the data), at -e 0.1 and 0.01
 # (5 and 8 iterations in memory): thresholds 0.01 and 0.05 took 7 and 11 outer
 # iterations, 0.2 8 (-e 0.1), every row (in row order) 7 and 12, no cache 9 and 24. In
-# the blocks' alternating order (see shuffled_blocks) thresholds 0.001, 0.01, 0.05, 0.1,
+# the blocks' alternating order (before out_of_core shuffled them) thresholds 0.001, 0.01, 0.05, 0.1,
 # 0.5 took 24, 21, 19, 21, 34 at -e 0.1, and the slot filled with the rows of largest
 # alpha_i (C_i - alpha_i) / C_i (the most sensitive to w) 39, of largest alpha_i 33
 LR_INFORMATIVE = 0.05
@@ -53,14 +53,6 @@ def svc_informative(alphas, bounds):
 class BlockDuals:
     """The state of every binary problem (columns of Y and C) over `blocks`: its rows'
     records and w, the active counts of the blocks, and the first visits' flags."""
-
-    # each outer iteration visits the blocks in a new random order (the one in memory
-    # first): alternating the direction instead, a block at either end is visited twice
-    # in a row, then not for two passes. On 300k rcv1-shaped rows in 24 blocks (-e 0.1;
-    # in memory 5, 15, 6 iterations): -s 7 took 19 outer iterations alternating, 10
-    # rotating the order by one, 7 shuffled; -s 1 21, 15, 14; -s 12 at -e 0.01 26 and 14
-    # (12 in memory)
-    shuffled_blocks = True
 
     def __init__(self, blocks, n_rows, n_features, Y, C, params):
         self.blocks, self.n_features, self.Y, self.C = blocks, n_features, Y, C
@@ -95,10 +87,6 @@ class BlockDuals:
 
 class SvcDuals(BlockDuals):
     """-s 1 / -s 3 (dual_cd_svc's records)."""
-
-    # alternating: the order these solvers' out-of-core models were made with, kept
-    # while their models must not change (shuffled: 14 outer iterations, not 21, above)
-    shuffled_blocks = False
 
     def __init__(self, blocks, n_rows, n_features, Y, C, params):
         super().__init__(blocks, n_rows, n_features, Y, C, params)
