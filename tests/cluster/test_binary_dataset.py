@@ -2,8 +2,6 @@
 of the same rows read from LIBSVM text."""
 import math
 import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -71,14 +69,15 @@ def test_the_model_is_that_of_the_text_file(client, files, params):
 
 @pytest.mark.slow
 @pytest.mark.cluster
-def test_cli_on_a_two_worker_cluster(files, tmp_path):
+def test_cli_on_two_workers(files, tmp_path, client, capsys):
+    """dlinear-train in this process on the session's 2 workers (--scheduler)."""
+    from tests.support.cli import run_in_process
     text, ds_path, _ = files
     models = {}
     for source in (text, ds_path):
         model = tmp_path / f"{source.name}.model"
-        r = subprocess.run([sys.executable, "-m", "dlinear", "train", "-s", "0",
-                            "--workers", "2", source, model], capture_output=True, text=True,
-                           timeout=300)
+        r = run_in_process(capsys, "train", "-s", "0", "--scheduler",
+                           client.scheduler.address, source, model)
         assert r.returncode == 0, r.stderr
         models[source] = model.read_bytes()
     assert models[text] == models[ds_path]

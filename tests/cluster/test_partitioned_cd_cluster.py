@@ -213,31 +213,31 @@ def test_worker_killed_mid_rounds_still_reaches_the_optimum(tmp_path, monkeypatc
 
 
 @pytest.mark.slow
-def test_cli_partition_says_the_mode_and_matches_liblinear(multiclass_split, tmp_path):
-    import subprocess
-    import sys
-
+def test_cli_partition_says_the_mode_and_matches_liblinear(multiclass_split, tmp_path,
+                                                           client, capsys):
+    """dlinear-train in this process on the session's 2 workers (--scheduler)."""
     from dlinear import load_model
     from dlinear.data.libsvm_reader import write_libsvm
+    from tests.support.cli import run_in_process
     train_set, _ = multiclass_split
     write_libsvm(tmp_path / "data.train", train_set)
 
     def run(*args):
-        return subprocess.run([sys.executable, "-m", "dlinear", "train", *map(str, args)],
-                              capture_output=True, text=True, timeout=300)
+        return run_in_process(capsys, "train", *args)
 
-    r = run("--workers", "2", "--partition", "-e", "1e-5", "--max-iter", "3000",
+    on_workers = ("--scheduler", client.scheduler.address)
+    r = run(*on_workers, "--partition", "-e", "1e-5", "--max-iter", "3000",
             tmp_path / "data.train", tmp_path / "m.model")
     assert r.returncode == 0, r.stderr
     assert "dlinear: -s 1 partitioned: dual CD on each worker's own rows (2 worker(s), " \
            "rule adaptive)" in r.stderr
     assert "rounds of 2 blocks (adaptive)" in r.stdout
     assert_tight_parity(train_set, Params(eps=1e-5), load_model(tmp_path / "m.model"))
-    r = run("--workers", "1", "--no-partition", "-q", tmp_path / "data.train",
+    r = run(*on_workers, "--no-partition", "-q", tmp_path / "data.train",
             tmp_path / "c.model")
     assert r.returncode == 0 and r.stderr == ""
     # --online has no partitioned method: one line naming the solvers that do
-    r = run("--workers", "1", "--partition", "-s", "3", "--online", tmp_path / "data.train",
+    r = run(*on_workers, "--partition", "-s", "3", "--online", tmp_path / "data.train",
             tmp_path / "x.model")
     assert r.returncode == 1 and "-s 1, 3, 4, 7, 12, 13 and 21" in r.stderr
     assert not (tmp_path / "x.model").exists()

@@ -18,6 +18,7 @@ from dlinear.data.libsvm_reader import line_aligned_ranges, read_libsvm
 from dlinear.datasets.rcv1_like import make_rcv1_like
 from dlinear.errors import DlinearError
 from dlinear.params import Params
+from tests.support.cli import run_in_process
 from tests.support.clusters import dask_processes
 from tests.support.problems import assert_same_problem, chunk_test_text, concatenate
 
@@ -146,12 +147,14 @@ def run_train(*args):
 
 @pytest.mark.slow
 @pytest.mark.cluster
-def test_cli_trains_from_s3_in_process_and_on_a_cluster(s3, s3_workers, tmp_path):
+def test_cli_trains_from_s3_in_process_and_on_a_cluster(s3, s3_workers, tmp_path, capsys):
+    """dlinear-train in this process where it reads the data itself; in a process of its
+    own, which has no credentials, where the workers read it."""
     options, fs = s3
     data = tmp_path / "cli.svm"
     dlinear.write_libsvm(data, make_rcv1_like(800, n_features=200, nnz_per_row=12, seed=8))
     _, url = upload(fs, tmp_path, "cli.svm", data.read_bytes())
-    r = run_train("-q", data, tmp_path / "local.model")
+    r = run_in_process(capsys, "train", "-q", data, tmp_path / "local.model")
     assert r.returncode == 0, r.stderr
     reference = (tmp_path / "local.model").read_bytes()
 
@@ -159,7 +162,8 @@ def test_cli_trains_from_s3_in_process_and_on_a_cluster(s3, s3_workers, tmp_path
                "--storage-option", f"key={KEY}", "--storage-option", f"secret={SECRET}",
                "--storage-option", '{"region_name": "us-east-1"}'.join(
                    ["client_kwargs=", ""])]
-    r = run_train("-q", "--workers", "0", *storage, url, tmp_path / "s3.model")
+    r = run_in_process(capsys, "train", "-q", "--workers", "0", *storage, url,
+                       tmp_path / "s3.model")
     assert r.returncode == 0, r.stderr
     assert (tmp_path / "s3.model").read_bytes() == reference
 
@@ -168,8 +172,8 @@ def test_cli_trains_from_s3_in_process_and_on_a_cluster(s3, s3_workers, tmp_path
     assert r.returncode == 0, r.stderr
     assert (tmp_path / "cluster.model").read_bytes() == reference
 
-    r = run_train("-q", "--workers", "0", *storage, f"s3://{BUCKET}/missing.svm",
-                  tmp_path / "x.model")
+    r = run_in_process(capsys, "train", "-q", "--workers", "0", *storage,
+                       f"s3://{BUCKET}/missing.svm", tmp_path / "x.model")
     assert r.returncode == 1 and r.stderr.startswith(
         f"ERROR: can't open input file s3://{BUCKET}/missing.svm"), r.stderr
     assert r.stderr.count("\n") == 1 and not (tmp_path / "x.model").exists()

@@ -4,7 +4,6 @@ weights, the copy modes as in process. A fit started from the model of the same 
 at its optimum from the first round: it takes a fraction of a fresh fit's rounds and ends
 at the fresh fit's objective."""
 import re
-import subprocess
 from dataclasses import replace
 
 import numpy as np
@@ -126,16 +125,18 @@ def test_a_model_of_other_labels_is_one_clear_error(client, problems):
 
 @pytest.mark.cluster
 @pytest.mark.slow
-def test_the_command_line_warm_starts_on_local_workers(tmp_path, problems):
+def test_the_command_line_warm_starts_on_the_workers(tmp_path, problems, client, capsys):
+    """dlinear-train in this process on the session's 2 workers (--scheduler)."""
     from dlinear.data.libsvm_writer import write_libsvm
+    from tests.support.cli import run_in_process
     data_file = tmp_path / "all.svm"
     write_libsvm(data_file, problems["binary"])
     params = Params(solver_type=1, bias=1)
     save_model(tmp_path / "old.model", train(problems["binary"].subset(np.arange(1200)),
                                              params))
-    run = subprocess.run(["dlinear-train", "-s", "1", "-B", "1", "--workers", "2",
-                          "--partition", "-i", str(tmp_path / "old.model"), str(data_file),
-                          str(tmp_path / "warm.model")], capture_output=True, text=True)
+    run = run_in_process(capsys, "train", "-s", "1", "-B", "1", "--scheduler",
+                         client.scheduler.address, "--partition", "-i",
+                         tmp_path / "old.model", data_file, tmp_path / "warm.model")
     assert run.returncode == 0, run.stderr
     warm = load_model(tmp_path / "warm.model")
     f_warm = primal_objective(problems["binary"], params, warm)

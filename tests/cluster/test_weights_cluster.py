@@ -1,28 +1,22 @@
-"""Class and instance weights on a cluster: the CLI's weight file on a local cluster and a
+"""Class and instance weights on a cluster: the CLI's weight file on the workers and a
 cluster Dataset's weights (in process: tests/parity/test_weights.py)."""
-import subprocess
-import sys
 import warnings
 import numpy as np
 import pytest
 from dlinear import ConvergenceWarning, Params, load_model, train
 from tests.parity.test_weights import data, files, weighted  # noqa: F401
-
-
-def run(*args):
-    """dlinear-train in a process of its own: it starts and stops its local cluster."""
-    return subprocess.run([sys.executable, "-m", "dlinear", "train", *map(str, args)],
-                          capture_output=True, text=True, timeout=300)
+from tests.support.cli import run_in_process
 
 
 @pytest.mark.slow
-def test_cli_weight_file_on_a_local_cluster(files, data):
-    """--workers 2: the weights are split by the parts' rows and attached on the workers."""
+def test_cli_weight_file_on_the_workers(files, data, client, capsys):
+    """--scheduler: the weights are split by the parts' rows and attached on the workers
+    (dlinear-train in this process, on the session's cluster)."""
     model_file = files / "cluster.model"
-    r = run("--workers", 2, "-s", 1, "-B", 1, "-W", files / "w.txt", files / "multi.train",
-            model_file)
+    r = run_in_process(capsys, "train", "--scheduler", client.scheduler.address, "-s", 1,
+                       "-B", 1, "-W", files / "w.txt", files / "multi.train", model_file)
     assert r.returncode == 0, r.stderr
-    assert "local Dask cluster of 2 worker processes" in r.stderr   # said on stderr
+    assert "dlinear: using the Dask cluster at" in r.stderr        # said on stderr
     assert "dlinear" not in r.stdout
     expected = train(weighted(data["multi"], data["weights"]), Params(solver_type=1, bias=1))
     np.testing.assert_array_equal(load_model(model_file).w, expected.w)
