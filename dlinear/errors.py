@@ -42,9 +42,9 @@ def surfacing_interrupts(function):
     arrived during it: an error its interruption caused (a SystemError of Numba's wrapper,
     see interrupt_in; an error of a kernel's compilation that the Ctrl-C broke off) is
     raised as that KeyboardInterrupt, and so is a normal return after a Ctrl-C whose
-    KeyboardInterrupt Python dropped (raised in a callback, where it can only be ignored:
-    the watcher sends the signal again, but the fit may end first). A caller's Ctrl-C is
-    a prompt KeyboardInterrupt, wherever it landed."""
+    KeyboardInterrupt Python dropped (raised in a callback, where it can only be ignored;
+    the kernels and the drivers' steps still stop on the watcher's flag). A caller's
+    Ctrl-C is a prompt KeyboardInterrupt, wherever it landed."""
     import functools
 
     from .threads import kernels_stop_on_ctrl_c

@@ -193,21 +193,13 @@ def raise_if_stopped() -> None:
 
 # A KeyboardInterrupt raised where Python can only report an exception, not propagate it
 # (a gc callback such as distributed's GC diagnosis, a ctypes callback of the compiler, a
-# __del__), is lost: the fit would go on. While a fit is watched, such a swallowed
-# KeyboardInterrupt is not printed; the watcher sends SIGINT to the main thread again a
-# moment later, when it is out of that callback.
-SWALLOWED = b"\x00"        # no signal's number: the watcher's pipe carries signal numbers
-RESEND_AFTER = 0.05
-
-
-def _swallowed_ctrl_c_again(write_end: int, previous_hook, unraisable) -> None:
-    if isinstance(unraisable.exc_value, KeyboardInterrupt):
-        try:
-            os.write(write_end, SWALLOWED)
-        except OSError:
-            pass
-        return
-    previous_hook(unraisable)
+# __del__), is lost, but the watcher has set stop_flag(): the kernels return early, and
+# the drivers' loops (solvers.requests.serve, the partitioned rounds) call
+# raise_if_stopped() between their steps. While a fit is watched, such a swallowed
+# KeyboardInterrupt is not printed either (a Ctrl-C is one line).
+def _quiet_about_ctrl_c(previous_hook, unraisable) -> None:
+    if not isinstance(unraisable.exc_value, KeyboardInterrupt):
+        previous_hook(unraisable)
 
 
 class kernels_stop_on_ctrl_c:
@@ -241,7 +233,7 @@ class kernels_stop_on_ctrl_c:
             return self
         self._ends, self._previous = (read_end, write_end), previous
         self._hook = sys.unraisablehook
-        sys.unraisablehook = functools.partial(_swallowed_ctrl_c_again, write_end, self._hook)
+        sys.unraisablehook = functools.partial(_quiet_about_ctrl_c, self._hook)
         self._watcher = threading.Thread(target=self._watch, args=(read_end, previous),
                                          name="dlinear-ctrl-c", daemon=True)
         self._watcher.start()
@@ -257,10 +249,6 @@ class kernels_stop_on_ctrl_c:
                 return
             if not received:        # the write end closed: the fit is over
                 return
-            if SWALLOWED in received:
-                time.sleep(RESEND_AFTER)
-                signal.pthread_kill(threading.main_thread().ident, signal.SIGINT)
-                received = received.replace(SWALLOWED, b"")
             if signal.SIGINT in received:
                 stop_flag()[0] = 1
                 _ctrl_c_seen_at[0] = time.monotonic()

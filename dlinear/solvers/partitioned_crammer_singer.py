@@ -30,6 +30,7 @@ from ..kernels.block_dual_cd import DUAL_PART, PG_MAX, PRIMAL_LOSS
 from ..kernels.block_mcsvm_cs import block_round_cs
 from ..kernels.rng import seed_state
 from ..errors import DlinearError
+from ..threads import raise_if_stopped
 from . import FitResult
 from .partitioned_dual_cd import (RULES, BlockRows, empty_stats, line_search_optimum,
                                   next_sigma, step_size)
@@ -113,6 +114,7 @@ def fit_partitioned_crammer_singer(blocks, k, w_size, params, rule="adaptive",
     converged = False
     rounds = 0
     for r in range(int(params.max_iter)):
+        raise_if_stopped()      # a Ctrl-C whose KeyboardInterrupt Python dropped
         dW, stats = blocks.round(W, classes, applied, np.full(k, sigma), n_passes)
         applied[:] = 0.0
         restarted = getattr(blocks, "restarted_w", None)

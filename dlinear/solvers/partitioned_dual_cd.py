@@ -55,6 +55,7 @@ from ..kernels.dual_cd_lr import INNER_EPS_FLOOR, INNER_EPS_START
 from ..kernels.dual_cd_svc import end_of_sweep
 from ..kernels.rng import seed_state
 from ..solver_table import PARTITION_RULES, SOLVERS
+from ..threads import raise_if_stopped
 from . import FitResult
 from .dual_start import lr_duals_at, scores_of, svc_duals_at, svr_duals_at
 from .vectors import dot
@@ -328,6 +329,7 @@ def fit_partitioned_dual_cd(blocks, n_problems, w_size, params, rule="adaptive",
     full_stats = on_round is not None
     sigma = np.full(n_problems, float(blocks.n_blocks) if rule == "cocoa" else 1.0)
     for r in range(int(params.max_iter)):
+        raise_if_stopped()      # a Ctrl-C whose KeyboardInterrupt Python dropped
         classes = np.flatnonzero(active)
         if len(classes) == 0:
             break

@@ -36,6 +36,7 @@ import numpy as np
 from ..kernels.block_oneclass import (G_LOW, G_UP, LOW_BLOCK, LOW_NORM, N_EXTREMES,
                                       UP_BLOCK, UP_NORM, block_round_oneclass)
 from ..errors import DlinearError
+from ..threads import raise_if_stopped
 from . import FitResult
 from .partitioned_dual_cd import ADAPTIVE_TARGET, RULES, BlockRows, next_sigma, step_size
 from .vectors import dot
@@ -200,6 +201,7 @@ def fit_partitioned_oneclass(blocks, w_size, params, rule="adaptive", n_passes=1
     rounds = 0
     dual = 0.5 * dot(w, w)
     for r in range(int(params.max_iter)):
+        raise_if_stopped()      # a Ctrl-C whose KeyboardInterrupt Python dropped
         dw, ext = blocks.call("round", w, tuple(shifts.tolist()), eta, sigma, n_passes)
         if getattr(blocks, "restarted", False):
             # a lost worker took its rows' alpha and with them part of the sum: the

@@ -23,6 +23,8 @@ from typing import Any, Generator, NamedTuple, Protocol, TypeVar, Union, runtime
 
 import numpy as np
 
+from ..threads import raise_if_stopped
+
 T = TypeVar("T")
 
 
@@ -104,6 +106,7 @@ def serve(steps: Steps[T], server) -> T:
     try:
         request = next(steps)
         while True:
+            raise_if_stopped()      # a Ctrl-C whose KeyboardInterrupt Python dropped
             method, args = request
             request = steps.send(getattr(server, method)(*args))
     except StopIteration as stop:
@@ -147,6 +150,7 @@ def serve_in_lockstep(steps: list, execute, on_done=None) -> tuple:
     for c in range(len(steps)):
         advance(c, None)
     while pending:
+        raise_if_stopped()          # a Ctrl-C whose KeyboardInterrupt Python dropped
         requests, pending = pending, {}
         round_moves, moves = moves, {}
         answers = execute(round_moves, requests)
