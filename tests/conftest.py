@@ -2,6 +2,7 @@
 check's --solver-eps-scale option. The functions the test files share are in
 tests/support (imported as tests.support...), LIBLINEAR among them."""
 import functools
+import os
 from dataclasses import replace
 from pathlib import Path
 
@@ -23,6 +24,40 @@ def pytest_addoption(parser):
 
 CLUSTER_FOLDER = Path(__file__).resolve().parent / "cluster"
 
+# What a Dask worker imports to run dlinear's tasks (its dataset parts, the map-reduced
+# objectives, the partitioned dual CD's actors).
+WORKER_MODULES = ["distributed", "numpy", "scipy.sparse", "numba", "sparse",
+                  "dlinear.cluster.dataset", "dlinear.cluster.objective",
+                  "dlinear.cluster.partitioned_cd", "dlinear.cluster.tree",
+                  "dlinear.solvers.dual_cd", "dlinear.solvers.newton"]
+
+
+def local_cluster_workers_forked_from_a_server():
+    """The local clusters' worker processes are forked from a server process that has
+    imported WORKER_MODULES (multiprocessing's forkserver, as distributed's own tests do),
+    not spawned: a spawned worker imports them again, about 2 CPU seconds, and the suite
+    starts some 45 workers. The clusters the tests start as `dask scheduler` / `dask
+    worker` processes, and those the command line starts in a subprocess, are spawned as
+    a user's are."""
+    import dask
+    from distributed.utils import get_mp_context
+    dask.config.set({"distributed.worker.multiprocessing-method": "forkserver"})
+    get_mp_context().set_forkserver_preload(WORKER_MODULES)
+
+
+local_cluster_workers_forked_from_a_server()
+
+
+def subprocesses_keep_their_bytecode():
+    """With PYTHONDONTWRITEBYTECODE set (as in some containers) every Python process the
+    suite starts (about 200: the command line, Dask's schedulers and workers) would compile
+    dlinear's sources again, about 0.1 CPU s each: they write it (__pycache__) as Python
+    does by default."""
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+
+
+subprocesses_keep_their_bytecode()
+
 
 def pytest_collection_modifyitems(config, items):
     """The `cluster` marker is the folder: every test in tests/cluster has it (so
@@ -37,15 +72,22 @@ def pytest_collection_modifyitems(config, items):
 
 def files_with_slow_tests_first(items):
     """Under pytest-xdist (the README's run: a file per process at a time, in collection
-    order) the files with the most `slow` tests go first, so that neither process is left
-    with a long file at the end while the other idles; within a file the order stays."""
-    slow = {}
+    order) the files with the most `slow` tests go first, then the files with the most
+    tests, so that the run ends on short files: a process with two tests left is sent the
+    next file, so two long files at the end run one after the other in one process while
+    the other idles. Within a file the order stays."""
+    slow, tests = {}, {}
     for item in items:
         slow[item.path] = slow.get(item.path, 0) + (item.get_closest_marker("slow") is not None)
-    items.sort(key=lambda item: -slow[item.path])
+        tests[item.path] = tests.get(item.path, 0) + 1
+    items.sort(key=lambda item: (-slow[item.path], -tests[item.path]))
 
 
 def pytest_configure(config):
+    if getattr(config.option, "loadscopereorder", False):
+        # xdist's own order (the files with the most tests first) would put the long
+        # one-test files last; files_with_slow_tests_first orders them in the processes
+        config.option.loadscopereorder = False
     factor = config.getoption("--solver-eps-scale")
     if factor:
         scale_solver_eps(factor)
