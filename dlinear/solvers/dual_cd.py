@@ -13,8 +13,8 @@ from ..kernels.dual_cd_svc import (ACTIVE, ALPHA, IT, NO_TRACE, RESTARTS, STOPPE
 from ..kernels.dual_cd_svr import dual_cd_svr
 from ..kernels.online_dual_cd_svc import online_dual_cd_svc
 from ..threads import raise_if_stopped, stop_flag
-from .parallel_dual_cd import (RUN_LR, RUN_SVR, run_on_threads, scheme_for,
-                               solver_threads)
+from .parallel_dual_cd import (RUN_LR, RUN_SVR, run_on_threads, scheme_for, solver_threads,
+                               svr_scheme)
 from .dual_start import balanced, lr_duals, svc_duals, svr_duals
 from .checkpoint import run_in_pieces
 from .status import Status, note
@@ -235,7 +235,7 @@ def fit_dual_cd_svr(task, params):
     args = (float(task.bias), task.y, task.C, float(params.p), params.spec.squared_loss,
             float(params.eps), int(params.max_iter), int(task.seed), beta, w)
     threads = solver_threads(task.n_threads, X.nnz)
-    scheme = scheme_for(RUN_SVR, threads)
+    scheme = svr_scheme(threads, params.spec.squared_loss, task.bias)
     details = []
     if scheme:
         n_iter, active, restarts, obj = RUN_SVR[scheme](X, *args, threads)
