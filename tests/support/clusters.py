@@ -1,6 +1,6 @@
-"""The Dask clusters the tests start: a LocalCluster of worker processes, and `dask
-scheduler` / `dask worker` as separate processes on loopback (the way a user's cluster
-runs, so that a worker can be killed)."""
+"""The Dask clusters the tests start: a LocalCluster of worker processes; a scheduler and
+workers each a process of its own on loopback, so that a worker can be killed (forked,
+or `dask scheduler` / `dask worker` started as a user starts them)."""
 import contextlib
 import json
 import logging
@@ -86,8 +86,62 @@ def dask_processes(directory, n_workers=2, extra_env=None):
                     p.wait()
 
 
+class ForkedProcess:
+    """A scheduler or worker process forked from the suite's server of preloaded modules
+    (tests/conftest.py), with the part of Popen the tests use (pid, poll, wait). It leads
+    a session of its own, so os.killpg(pid, ...) kills it as it kills a process started
+    with start_new_session."""
+
+    def __init__(self, main, *args):
+        from distributed.utils import get_mp_context
+        self._process = get_mp_context().Process(target=_in_own_session, args=(main, *args),
+                                                 daemon=True)
+        self._process.start()
+        self.pid = self._process.pid
+
+    def poll(self):
+        return self._process.exitcode
+
+    def wait(self, timeout=None):
+        self._process.join(timeout)
+        if self._process.exitcode is None:
+            raise subprocess.TimeoutExpired(f"forked process {self.pid}", timeout)
+        return self._process.exitcode
+
+
+def _in_own_session(main, *args):
+    os.setsid()
+    logging.getLogger("distributed").setLevel(logging.CRITICAL)
+    import asyncio
+    asyncio.run(main(*args))
+
+
+async def _scheduler(scheduler_file):
+    from distributed import Scheduler
+    async with Scheduler(host="127.0.0.1", port=0, dashboard=False,
+                         scheduler_file=scheduler_file) as scheduler:
+        await scheduler.finished()
+
+
+async def _worker(address, name):
+    from distributed import Worker
+    async with Worker(address, nthreads=1, name=name, host="127.0.0.1",
+                      dashboard=False) as worker:
+        await worker.finished()
+
+
 def start_cluster(tmp_path, n_workers=2, tls_args=()):
-    """`dask scheduler` and `dask worker` processes on loopback; returns (address, procs)."""
+    """A scheduler and n_workers single-threaded workers (no nanny), each a process of
+    its own on loopback; returns (address, procs: {"scheduler", "w0", ...}). They are
+    forked (ForkedProcess), a process start that skips the interpreter's and the imports'
+    seconds; with tls_args, `dask scheduler` and `dask worker` processes."""
+    if not tls_args:
+        scheduler_file = str(tmp_path / "scheduler.json")
+        procs = {"scheduler": ForkedProcess(_scheduler, scheduler_file)}
+        address = _address_in(scheduler_file)
+        for i in range(n_workers):
+            procs[f"w{i}"] = ForkedProcess(_worker, address, f"w{i}")
+        return address, procs
     tls_args = [str(a) for a in tls_args]
     scheduler_file = tmp_path / "scheduler.json"
     env = dict(os.environ, PYTHONWARNINGS="ignore")
@@ -97,19 +151,22 @@ def start_cluster(tmp_path, n_workers=2, tls_args=()):
         [sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1",
          "--port", "0", "--no-dashboard", "--scheduler-file", str(scheduler_file),
          *(["--protocol", "tls"] if tls_args else []), *tls_args], **common)}
-    deadline = time.time() + 60
-    address = None
-    while address is None and time.time() < deadline:
-        try:   # the file may exist before it is completely written
-            address = json.loads(scheduler_file.read_text())["address"]
-        except (OSError, ValueError, KeyError):
-            time.sleep(0.1)
-    assert address, "the scheduler did not start"
+    address = _address_in(scheduler_file)
     for i in range(n_workers):
         procs[f"w{i}"] = subprocess.Popen(
             [sys.executable, "-m", "distributed.cli.dask_worker", address, "--nthreads", "1",
              "--no-nanny", "--no-dashboard", "--name", f"w{i}", *tls_args], **common)
     return address, procs
+
+
+def _address_in(scheduler_file):
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        try:   # the file may exist before it is completely written
+            return json.loads(Path(scheduler_file).read_text())["address"]
+        except (OSError, ValueError, KeyError):
+            time.sleep(0.05)
+    raise AssertionError("the scheduler did not start")
 
 
 def held_until_released(name, timeout):
