@@ -185,7 +185,8 @@ def release(client, name):
 def stop_cluster(procs):
     for p in procs.values():
         if p.poll() is None:
-            os.killpg(p.pid, signal.SIGKILL)
+            with contextlib.suppress(ProcessLookupError):     # it ended since the poll
+                os.killpg(p.pid, signal.SIGKILL)
         p.wait()
 
 
