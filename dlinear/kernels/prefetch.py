@@ -11,8 +11,8 @@ rows some nonzeros ahead hides that latency (measured on one core: BENCHMARKS.md
 A dual CD sweep visits the rows in a random order, so each row's nonzeros start with a
 miss to memory that the hardware prefetcher cannot foresee (a random order's sweep costs
 several times a sweep in file order). The order is known a sweep ahead, so `prefetch_span` asks for the next row's
-nonzeros one visit ahead (BENCHMARKS.md, "Dual CD: rows prefetched in the sweep's
-order").
+nonzeros one visit ahead (the dual CD sweep's speed: BENCHMARKS.md, "Pass bandwidth
+against read bandwidth").
 
 Numba has no prefetch, so these emit LLVM's `llvm.prefetch` intrinsic (read or write
 intent, keep in all cache levels) once per 64-byte line.
