@@ -375,8 +375,7 @@ def scheme_for(family: dict, n_threads: int):
 def svr_scheme(n_threads: int, squared_loss: bool, bias: float):
     """scheme_for(RUN_SVR, n_threads), except -s 13 with a bias runs on one thread: every
     row's step reads and adds to the bias weight, so the threads' steps are stale on it,
-    and 16 of 300 two-thread fits (-e 1e-6, tests.parity.test_parallel_dual_cd's set)
-    stalled short of the stop, up to 280x further from the optimum than one thread."""
+    and some two-thread fits stalled short of the optimum (CHANGELOG, tenth session)."""
     if bias > 0 and not squared_loss:
         return None
     return scheme_for(RUN_SVR, n_threads)
