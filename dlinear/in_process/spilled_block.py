@@ -17,7 +17,7 @@ sub-blocks one after another (kernels.sub_block_cd), the block's step dw carried
 one to the next: still one-variable CD on the block's subproblem, each row visited once
 a pass, in a random order within each sub-block (cyclic over them, where in memory one
 permutation covers the block), with the rows of a cache (out_of_core.RowCache: copies of
-the other sub-blocks' rows with alpha > 0, as much as CACHE_SHARE of the budget holds)
+the other sub-blocks' rows with alpha > 0, as much as out_of_core.cache_room holds)
 swept along at each visit. The statistics the driver reads are sums, maxima and minima
 over rows at the round's start (the first pass takes every row's gradient at the broadcast w before its
 own step moves, whatever came before it in the block), so they are the in-memory
@@ -141,8 +141,8 @@ class SpilledBlockState:
         del parts       # the caller drops its own references: the rows are on disk now
         self.reader = BlockReader(header, np.array(read_range(header, "indptr", 0, None)),
                                   [])
-        self.reader.blocks = plan_blocks(header, self.reader.bytes_per_nonzero, self.budget,
-                                         self.resident)
+        self.reader.blocks, room = plan_blocks(header, self.reader.bytes_per_nonzero,
+                                               self.budget, self.resident)
         self.blocks = self.reader.blocks
         # per class and sub-block: its rows with C > 0, the active ones first (shrinking)
         self.index, self.n_active = [], []
@@ -153,7 +153,7 @@ class SpilledBlockState:
             self.n_active.append([len(ix) for ix in lists])
         self._order = list(range(len(self.blocks)))
         # one sub-block: the block in memory, nothing to cache
-        capacity = cache_room(self.budget, self.resident) if len(self.blocks) > 1 else 0
+        capacity = cache_room(self.budget, self.resident, room) if len(self.blocks) > 1 else 0
         self.cache = RowCache(capacity, self.blocks, self.reader.arrays["indices"][1],
                               self.reader.arrays["data"][1])
 

@@ -38,7 +38,9 @@ def regression_dataset(tmp_path, path):
 
 
 def small_budget(header, n_problems=1, blocks=6):
-    """A budget that holds about 1/blocks of the nonzeros in a block."""
+    """A budget of the fit's state and 1 / (0.3 blocks) of the nonzeros' bytes: a
+    block (at most LARGEST_BLOCK_SHARE, 0.3, of the rest) holds at most 1/blocks of
+    them, and the data does not fit."""
     resident = resident_bytes(header.rows, header.n_features + 1, n_problems)
     return resident + int(header.nnz * 12 / blocks / 0.3)
 
