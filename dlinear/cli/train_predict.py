@@ -434,8 +434,9 @@ def _train_in_process(params, opts, train_file, model_file, backend, budget,
         note(f"dlinear: -s {params.solver_type} out of core: the data does not fit the "
              f"{budget.describe()}; its rows are read from {train_file} a block at a time")
         return _train_and_save(None, params, opts, model_file, _say(opts["quiet"]),
-                               fit=lambda log: train_out_of_core(train_file, params,
-                                                                 budget.bytes, log))
+                               fit=lambda log: train_out_of_core(
+                                   train_file, params, budget.bytes, log,
+                                   n_threads=opts["threads"]))
     # a progress note on a terminal only (as git's): piped stderr keeps results and errors
     compiling = CompileNotice(note if sys.stderr.isatty() else (lambda line: None),
                               f"-s {params.solver_type}")

@@ -14,9 +14,11 @@ in a new random order. The stopping rule is the solver's in LIBLINEAR over all r
 (measured in each block's first sweep of the iteration, with shrinking confirmed on the
 whole set), so the model reaches the in-memory optimum to the same eps.
 
-Reads are plain reads of byte ranges, each READ_CHUNK followed by POSIX_FADV_DONTNEED, so
-the page cache does not keep the data either (under a cgroup memory limit the page cache
-is charged to the process's group), into two buffers the blocks take in turn.
+A block's byte ranges are read into two buffers the blocks take in turn, by direct reads
+(O_DIRECT: no copy through the page cache) where the file system takes them, else by
+plain reads, each READ_CHUNK followed by POSIX_FADV_DONTNEED: either way the page cache
+does not keep the data (under a cgroup memory limit it is charged to the process's
+group). -s 1 / -s 3 split a visit's rows between threads (block_duals.SvcDuals).
 """
 from __future__ import annotations
 
@@ -45,7 +47,7 @@ from ..solvers.newton import fit_steps, newton_tol
 from ..solvers.primal_objectives import LOSS_CODE, LossTerm, RegularizedObjective
 from ..solvers.requests import serve
 from ..solvers.status import Status, note
-from ..threads import raise_if_stopped
+from ..threads import available_cores, raise_if_stopped
 from .block_duals import block_duals
 
 # dual CD sweeps over a block each time it is in memory. The reader thread hides the
@@ -59,8 +61,8 @@ SWEEPS_PER_VISIT = 1
 CACHE_SWEEPS_PER_PASS = 3
 # what the budget leaves beside the fit's state: a block each for the one in use and the
 # one being read, (dual CD) the cache of informative rows, and VISIT_SHARE for what a
-# visit makes and drops (its order of rows, 9 bytes a row of the block and the cache, and
-# the cache refresh's row flags); Newton keeps no cache, so its two blocks share all of
+# visit makes and drops (its order of rows, 9 bytes a row of the block and the cache, 25
+# on threads, and the cache refresh's row flags); Newton keeps no cache, so its two blocks share all of
 # it. The cache, not the blocks' size, saves passes: on 4M rcv1-shaped rows (float32,
 # a budget of 504 MiB), blocks of 0.4 / 0.3 / 0.2 / 0.15 / 0.1 and the cache the rest
 # took 38.3 / 23.3 / 18.6 / 17.8 / 16.9 passes (26-27 s but 40 s at 0.4: the CD work
@@ -84,6 +86,9 @@ NEWTON_ROW_BYTES = 8 + 8 + 4 + 1 + 8
 NEWTON_VECTORS = 10
 # bytes of a read between two drops of its pages from the page cache
 READ_CHUNK = 16 << 20
+# the alignment of a direct read's offset, length and buffer (the largest logical block
+# size of common disks)
+ALIGN = 4096
 
 
 # the dual CD solvers block minimization trains (in_process.block_duals)
@@ -170,6 +175,18 @@ def plan_blocks(header, bytes_per_nonzero: int, budget: int, resident: int,
     return blocks, room
 
 
+def visit_threads(n_threads: Optional[int], blocks, w_size: int) -> int:
+    """The threads a dual CD visit takes (n_threads; None: one per core): one where a
+    block holds too few nonzeros for a thread's share of a visit to outweigh the merge of
+    the threads' copies of w (parallel_dual_cd's limits for a round: MIN_NNZ_PER_THREAD
+    a thread, NNZ_PER_WEIGHT_PER_ROUND a weight)."""
+    from ..solvers.parallel_dual_cd import NNZ_PER_WEIGHT_PER_ROUND, solver_threads
+    nnz = max((block.nnz[1] - block.nnz[0] for block in blocks), default=0)
+    if nnz < NNZ_PER_WEIGHT_PER_ROUND * w_size:
+        return 1
+    return solver_threads(available_cores() if n_threads is None else n_threads, nnz)
+
+
 def occurring_columns(h, params) -> Optional[np.ndarray]:
     """The sorted columns the dataset's rows use, when the fit runs on those alone (as
     in memory, data.columns: the same w on them, zeros elsewhere), else None. Its
@@ -182,9 +199,29 @@ def occurring_columns(h, params) -> Optional[np.ndarray]:
 
 
 
+def _aligned(nbytes: int) -> np.ndarray:
+    """nbytes of uint8 starting on an ALIGN boundary."""
+    raw = np.empty(nbytes + ALIGN, dtype=np.uint8)
+    skip = -raw.ctypes.data % ALIGN
+    return raw[skip:skip + nbytes]
+
+
+def _read_into(fd, view, start, need, path, drop=False):
+    """Reads into `view` from offset `start` until at least `need` bytes are in, a
+    READ_CHUNK at a time (its pages dropped after it if `drop`)."""
+    done = 0
+    while done < need:
+        n = os.preadv(fd, [view[done:done + READ_CHUNK]], start + done)
+        if n <= 0:
+            raise DlinearError(f"{path}: truncated")
+        if drop:
+            os.posix_fadvise(fd, start + done, n, os.POSIX_FADV_DONTNEED)
+        done += n
+
+
 class BlockReader:
-    """A block's CSR arrays read from the dataset's files by byte range, the page cache
-    told to drop them; `get(b)` returns block b, `ahead(b)` starts reading it."""
+    """A block's CSR arrays read from the dataset's files by byte range, kept out of the
+    page cache (_fill); `pass_over` yields the blocks, the next one read ahead."""
 
     def __init__(self, header, indptr, blocks, used=None):
         self.indptr, self.blocks = indptr, blocks
@@ -207,21 +244,23 @@ class BlockReader:
         self.lock = threading.Lock()
         self.kept = None            # (block, (its arrays, buffers)): a pass's last
         self.spare = []             # buffers of blocks no longer in use
+        self.direct = hasattr(os, "O_DIRECT")
 
     @property
     def bytes_per_nonzero(self) -> int:
         return sum(dtype.itemsize for _, dtype, _ in self.arrays.values())
 
     def _buffers(self):
-        """An (indices, data) pair of arrays of the largest block's length: a spare one
-        (a block no longer in use) or a new one. Reusing them spares the kernel a fresh
-        mapping's page faults and zeroing at every read (on 4M rcv1-shaped rows, most of
-        the process's system time)."""
+        """An (indices, data) pair of byte buffers for the largest block's arrays, each
+        starting on an ALIGN boundary with ALIGN to spare at either end (direct reads
+        take whole aligned pages): a spare one (a block no longer in use) or a new one.
+        Reusing them spares the kernel a fresh mapping's page faults and zeroing at every
+        read (on 4M rcv1-shaped rows, 4.8 of the fit's 17 CPU seconds in the kernel)."""
         with self.lock:
             if self.spare:
                 return self.spare.pop()
         most = max(block.nnz[1] - block.nnz[0] for block in self.blocks)
-        return tuple(np.empty(most, dtype=self.arrays[name][1])
+        return tuple(_aligned(most * self.arrays[name][1].itemsize + 2 * ALIGN)
                      for name in ("indices", "data"))
 
     def _release(self, buffers):
@@ -236,28 +275,47 @@ class BlockReader:
         out = [np.ascontiguousarray(self.indptr[r0:r1 + 1] - z0)]
         for name, buffer in zip(("indices", "data"), buffers):
             path, dtype, offset = self.arrays[name]
-            values = buffer[:z1 - z0]
             start = offset + z0 * dtype.itemsize
-            fd = os.open(path, os.O_RDONLY)
-            try:
-                view, done = memoryview(values.view(np.uint8)), 0
-                while done < values.nbytes:
-                    n = os.preadv(fd, [view[done:done + READ_CHUNK]], start + done)
-                    if n <= 0:
-                        raise DlinearError(f"{path}: truncated")
-                    # dropped a chunk at a time, so the page cache never holds (nor a
-                    # cgroup's limit charges) more than a chunk of the file
-                    if hasattr(os, "posix_fadvise"):
-                        os.posix_fadvise(fd, start + done, n, os.POSIX_FADV_DONTNEED)
-                    done += n
-            finally:
-                os.close(fd)
+            nbytes = (z1 - z0) * dtype.itemsize
+            skip = self._fill(path, buffer, start, nbytes)
+            values = buffer[skip:skip + nbytes].view(dtype)
             if name == "indices" and self.columns is not None:
                 renumber_into(values, *self.columns, values)
             out.append(values)
         with self.lock:
             self.reads += 1
         return tuple(out), buffers
+
+    def _fill(self, path, buffer, start, nbytes) -> int:
+        """Reads bytes start .. start + nbytes of `path` into `buffer`; returns where in
+        it they begin. Direct reads (O_DIRECT) where the file system takes them: the
+        disk writes into the buffer, with no copy through the page cache (on a 2-core
+        machine that copy's CPU slowed the visits' threads), else plain reads of
+        READ_CHUNK, the pages dropped after each (so the page cache never holds, nor a
+        cgroup's limit charges, more than a chunk of the file)."""
+        if self.direct:
+            first = start - start % ALIGN
+            length = -(-(start + nbytes - first) // ALIGN) * ALIGN
+            try:
+                fd = os.open(path, os.O_RDONLY | os.O_DIRECT)
+            except OSError:
+                self.direct = False
+            else:
+                try:
+                    _read_into(fd, memoryview(buffer)[:length], first,
+                               start + nbytes - first, path)
+                    return start - first
+                except OSError:
+                    self.direct = False
+                finally:
+                    os.close(fd)
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            _read_into(fd, memoryview(buffer)[:nbytes], start, nbytes, path,
+                       drop=hasattr(os, "posix_fadvise"))
+        finally:
+            os.close(fd)
+        return 0
 
     def ahead(self, b):
         if b not in self.pending:
@@ -379,10 +437,12 @@ class RowCache:
 
 def train_out_of_core(path: str, params: Params, memory: int,
                       log: Optional[Callable[[str], None]] = None,
-                      sweeps_per_visit: int = SWEEPS_PER_VISIT) -> Model:
+                      sweeps_per_visit: int = SWEEPS_PER_VISIT,
+                      n_threads: Optional[int] = None) -> Model:
     """Trains on the binary dataset at `path` (a directory from `python -m dlinear
     convert`) holding at most `memory` bytes of it and of the fit's state: -s 1, 3, 7, 12,
-    13 by selective block minimization, -s 0 / 2 / 11 by Newton with streamed passes."""
+    13 by selective block minimization, -s 0 / 2 / 11 by Newton with streamed passes.
+    -s 1 / -s 3 visit a block on `n_threads` threads (default: one per core; visit_threads)."""
     check_parameter(params)
     refuse(params, "training out of core (data larger than the memory budget)")
     params = params.resolved()
@@ -403,6 +463,11 @@ def train_out_of_core(path: str, params: Params, memory: int,
         resident += used.nbytes + h.n_features // 8 + h.n_features // 16
     reader = BlockReader(h, np.array(read_range(h, "indptr", 0, None)), [], used)
     reader.blocks, room = plan_blocks(h, reader.bytes_per_nonzero, memory, resident, newton)
+    threads = (visit_threads(n_threads, reader.blocks, w_size)
+               if not newton and block_duals(params).threaded else 1)
+    if threads > 1:         # the threads' copies of w
+        resident += threads * w_size * 8
+        reader.blocks, room = plan_blocks(h, reader.bytes_per_nonzero, memory, resident)
     try:
         if newton:
             emit(f"streamed Newton: {len(reader.blocks)} blocks of at most "
@@ -415,9 +480,14 @@ def train_out_of_core(path: str, params: Params, memory: int,
                              reader.arrays["data"][1])
             emit(f"selective block minimization: {len(reader.blocks)} blocks of at most "
                  f"{format_size(room)}, a cache of {format_size(capacity)} for a budget of "
-                 f"{format_size(memory)}")
-            duals = block_duals(params)(reader.blocks, h.rows, n_features, Y, C, params)
-            results = _block_minimization(reader, cache, duals, params, sweeps_per_visit)
+                 f"{format_size(memory)}, visits on {threads} thread"
+                 f"{'s' if threads > 1 else ''}")
+            duals = block_duals(params)(reader.blocks, h.rows, n_features, Y, C, params,
+                                        n_threads=threads)
+            try:
+                results = _block_minimization(reader, cache, duals, params, sweeps_per_visit)
+            finally:
+                duals.close()
     finally:
         reader.close()
     model = assemble_model(params, n_features, plan.label, results, emit)

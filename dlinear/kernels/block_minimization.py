@@ -208,6 +208,76 @@ def visit_block(indptr, indices, data, n_features, bias, y, C, l2_loss, alpha, i
 
 
 @njit(cache=True, nogil=True)
+def local_visit_part(order, lo, hi, r0, indptr, indices, data, cache_bounds, cache_indices,
+                     cache_data, cache_rows, inst, n_features, bias, l2_loss, PGmax_old,
+                     PGmin_old, w, v, sigma, step, kept, records, ctrl_c):
+    """A share of a visit on its own thread: visit_block's steps on order[lo:hi] as
+    CoCoA+'s local sub-problem (kernels.local_dual_cd: curvature and gradient through the
+    part's copy v = w + sigma * its change of w, written into `v`; `w` only read). Sets
+    kept[s] (False: a block row shrunk), step[s] (the change of its alpha) and
+    records[s] (its record row) for s in lo..hi. Returns (PGmax, PGmin, linear,
+    quadratic): the projected-gradient bounds of the block rows, and the dual's change
+    from the steps apart from its w terms, linear + quadratic / 2. Early once ctrl_c[0]
+    is set."""
+    for j in range(len(w)):
+        v[j] = w[j]
+    PGmax_new = -INF
+    PGmin_new = INF
+    linear = 0.0
+    quadratic = 0.0
+    for s in range(lo, hi):
+        step[s] = 0.0
+        kept[s] = True
+    for s in range(lo, hi):
+        if ctrl_c[0]:
+            break
+        code, r = row_at(order, s, hi, r0, indptr, indices, data, cache_bounds,
+                         cache_indices, cache_data, cache_rows, inst)
+        records[s] = r
+        dot = code_dot(v, code, indptr, indices, data, cache_bounds, cache_indices,
+                       cache_data, n_features, bias)
+        yi = inst[r, Y]
+        a_i, Di, Ui = gradient_parts(inst, r, l2_loss)
+        G = yi * dot - 1.0 + a_i * Di
+        PG, shrink = projected_gradient(G, a_i, Ui, PGmax_old, PGmin_old)
+        if code >= 0:
+            if shrink:
+                kept[s] = False
+                continue
+            if PG > PGmax_new:
+                PGmax_new = PG
+            if PG < PGmin_new:
+                PGmin_new = PG
+        elif shrink:
+            PG = G if (a_i > 0.0 and a_i < Ui) else (min(G, 0.0) if a_i == 0.0
+                                                     else max(G, 0.0))
+        if abs(PG) > 1.0e-12:
+            a = one_variable_step(a_i, G, Di + sigma * (inst[r, QD] - Di), Ui)
+            inst[r, ALPHA] = a
+            d = a - a_i
+            step[s] = d
+            linear += (Di * a_i - 1.0) * d
+            quadratic += Di * d * d
+            code_axpy(sigma * d * yi, code, indptr, indices, data, cache_bounds,
+                      cache_indices, cache_data, v, n_features, bias)
+    return PGmax_new, PGmin_new, linear, quadratic
+
+
+@njit(cache=True, nogil=True)
+def visit_order_of(index, active, r0, n, cache_rows, cache_stride, cache_phase, rng,
+                   order):
+    """visit_order for a caller outside a kernel (the threaded visit)."""
+    return visit_order(index, active, r0, n, cache_rows, cache_stride, cache_phase, rng,
+                       order)
+
+
+@njit(cache=True, nogil=True)
+def active_first_of(order, kept, m, index):
+    """active_first for a caller outside a kernel (the threaded visit)."""
+    return active_first(order, kept, m, index)
+
+
+@njit(cache=True, nogil=True)
 def visit_block_lr(indptr, indices, data, n_features, bias, y, C, inst, r0, first, index,
                    active, cache_bounds, cache_indices, cache_data, cache_rows, rng,
                    n_sweeps, innereps, w, ctrl_c, cache_stride, cache_phase):
@@ -341,17 +411,18 @@ def fill_cache_slot(indptr, indices, data, free, support, per_nonzero, row_bytes
         for i in range(len(indptr) - 1):
             if free[i] != want_free or not support[i]:
                 continue
-            length = indptr[i + 1] - indptr[i]
+            start = indptr[i]
+            length = indptr[i + 1] - start
             cost = length * per_nonzero + row_bytes
             if used + cost > slot_bytes:
                 return kept
             used += cost
             if write:
+                # slices: numba copies them as blocks, twice as fast as an element loop
                 bounds[2 * kept] = z
-                for k in range(indptr[i], indptr[i + 1]):
-                    out_indices[z] = indices[k]
-                    out_data[z] = data[k]
-                    z += 1
+                out_indices[z:z + length] = indices[start:start + length]
+                out_data[z:z + length] = data[start:start + length]
+                z += length
                 bounds[2 * kept + 1] = z
                 rows[kept] = i
             kept += 1

@@ -97,6 +97,72 @@ def test_lr_and_svr_duals_reach_the_in_memory_optimum_from_dlinear_train(tmp_pat
     assert np.array_equal(load_model(str(model_file)).w, model.w)
 
 
+@pytest.mark.parametrize("solver,n_classes", [(1, 2), (3, 3)])
+def test_visits_on_two_threads_reach_the_in_memory_optimum(tmp_path, monkeypatch, solver,
+                                                          n_classes):
+    """-s 1 / -s 3 with each visit's rows split between two threads (CoCoA+'s local
+    sub-problems, block_duals.SvcDuals; one-vs-rest for three classes): the in-memory
+    fit's objective at the same -e, and the same model on a second run (it depends on
+    the seed and the number of threads, not on their timing)."""
+    from dlinear.in_process import out_of_core
+    monkeypatch.setattr(out_of_core, "visit_threads", lambda n_threads, blocks, w_size: 2)
+    path, header = dataset(tmp_path, n_classes=n_classes, seed=solver)
+    params = Params(solver_type=solver, C=0.5, eps=1e-3, bias=1.0)
+    budget = small_budget(header, n_problems=n_classes if n_classes > 2 else 1)
+    lines = []
+    model = train_out_of_core(path, params, budget, log=lines.append)
+    assert any(line.endswith("visits on 2 threads") for line in lines), lines
+    assert np.array_equal(train_out_of_core(path, params, budget).w, model.w)
+    problem = read_binary(path)
+    reference = train(problem, params)
+    f, f_ref = (primal_objective(problem, params, m) for m in (model, reference))
+    assert abs(f - f_ref) <= 1e-4 * f_ref, (f, f_ref)
+
+
+def test_a_ctrl_c_stops_a_visit_on_threads(tmp_path, monkeypatch):
+    from dlinear.in_process import out_of_core
+    from dlinear.threads import stop_flag
+    monkeypatch.setattr(out_of_core, "visit_threads", lambda n_threads, blocks, w_size: 2)
+    path, header = dataset(tmp_path)
+    stop_flag()[0] = 1
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            train_out_of_core(path, Params(solver_type=1), small_budget(header))
+    finally:
+        stop_flag()[0] = 0
+
+
+def test_direct_and_plain_reads_give_the_blocks_arrays(tmp_path):
+    """BlockReader reads with O_DIRECT where the file system takes it (whole aligned
+    pages, each array at its offset inside them) and with plain reads otherwise: the
+    dataset's arrays either way, for blocks starting anywhere in the files, its two
+    buffers taken in turn over two passes."""
+    from dlinear.data.binary_format import read_range
+    from dlinear.in_process.out_of_core import ALIGN, BlockReader, plan_blocks
+    path, header = dataset(tmp_path)
+    problem = read_binary(path)
+    modes = []
+    for direct in (True, False):
+        reader = BlockReader(header, np.array(read_range(header, "indptr", 0, None)), [])
+        reader.blocks, _ = plan_blocks(header, reader.bytes_per_nonzero,
+                                       small_budget(header), resident_bytes(
+                                           header.rows, header.n_features + 1, 1))
+        assert len(reader.blocks) >= 4
+        assert any(block.nnz[0] * 4 % ALIGN for block in reader.blocks)
+        reader.direct = reader.direct and direct
+        try:
+            for _ in range(2):
+                for b, (indptr, indices, data) in reader.pass_over(range(len(reader.blocks))):
+                    (r0, r1), (z0, z1) = reader.blocks[b].rows, reader.blocks[b].nnz
+                    assert np.array_equal(indptr, problem.indptr[r0:r1 + 1] - z0)
+                    assert np.array_equal(indices, problem.indices[z0:z1])
+                    assert np.array_equal(data, problem.data[z0:z1])
+        finally:
+            reader.close()
+        modes.append(reader.direct)
+    assert modes[1] is False
+
+
 def test_multiclass_and_instance_weights(tmp_path):
     path, header = dataset(tmp_path, n_classes=3, seed=4, weights=True)
     params = Params(solver_type=1, C=1.0, eps=1e-3)
