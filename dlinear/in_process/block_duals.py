@@ -20,13 +20,12 @@ from __future__ import annotations
 import numpy as np
 
 from ..kernels.block_minimization import (active_first_of, dual_objective_part,
-                                          local_visit_part, visit_block, visit_block_lr,
-                                          visit_block_svr, visit_order_of)
+                                          local_visit_part, scale_visit, visit_block,
+                                          visit_block_lr, visit_block_svr, visit_order_of)
 from ..kernels.dual_cd_lr import A1, A2, INNER_EPS_FLOOR, INNER_EPS_START
 from ..kernels.dual_cd_svc import ALPHA, end_of_sweep
 from ..kernels.dual_cd_svr import BETA, BOUND
-from ..kernels.local_dual_cd import (merge_parts, part_copies, round_terms, safe_fraction,
-                                     scale_round)
+from ..kernels.local_dual_cd import merge_parts, part_copies, round_terms, safe_fraction
 from ..solvers.dual_cd import dual_svc_result
 from ..solvers.task import FitResult
 from ..threads import PassPool, raise_if_stopped, stop_flag
@@ -165,9 +164,10 @@ class SvcDuals(BlockDuals):
             w_dW, dW2, parts2 = round_terms(w, self.copies, K, sigma)
             gamma = safe_fraction(w_dW, dW2, sum([part[2] for part in parts]),
                                   sum([part[3] for part in parts]))
-            if gamma < 1.0:
-                scale_round(inst, records, step, 0, m, gamma, self.l2_loss)
             merge_parts(w, self.copies, K, sigma / gamma if gamma > 0.0 else INF)
+            if gamma < 1.0:
+                scale_visit(order, records, step, m, gamma, self.l2_loss, inst, r0, indptr,
+                            indices, data, *cached[:3], w, self.n_features, self.bias)
             if parts2 > 0.0:
                 self.sigma[c] = min(float(K), max(1.0, dW2 / parts2))
             active = active_first_of(order, kept, m, index)

@@ -264,6 +264,29 @@ def local_visit_part(order, lo, hi, r0, indptr, indices, data, cache_bounds, cac
 
 
 @njit(cache=True, nogil=True)
+def scale_visit(order, records, step, m, gamma, l2_loss, inst, r0, indptr, indices, data,
+                cache_bounds, cache_indices, cache_data, w, n_features, bias):
+    """After a threaded visit merged at `gamma` of its combined step (w += gamma * the
+    parts' changes): its alphas moved back to alpha_old + gamma * step, but for those the
+    step took to a bound (0, or C for the hinge loss), which stay there, w taking the rest
+    of their step. Scaled, such an alpha would stay a little off its bound, and its
+    projected gradient, then its whole gradient, would keep LIBLINEAR's stopping test
+    from passing (on 4M rcv1-shaped rows, 46 outer iterations rather than 20)."""
+    for s in range(m):
+        d = step[s]
+        if d == 0.0:
+            continue
+        r = records[s]
+        a = inst[r, ALPHA]
+        U = INF if l2_loss else inst[r, BOUND]
+        if a == 0.0 or a == U:
+            code_axpy((1.0 - gamma) * d * inst[r, Y], order[s], indptr, indices, data,
+                      cache_bounds, cache_indices, cache_data, w, n_features, bias)
+        else:
+            inst[r, ALPHA] = min(max(a - (1.0 - gamma) * d, 0.0), U)
+
+
+@njit(cache=True, nogil=True)
 def visit_order_of(index, active, r0, n, cache_rows, cache_stride, cache_phase, rng,
                    order):
     """visit_order for a caller outside a kernel (the threaded visit)."""

@@ -4,6 +4,7 @@ a binary dataset under a memory budget that holds a few of its parts at a time, 
 in-memory fit's optimum."""
 import numpy as np
 import pytest
+import scipy.sparse as sp
 
 from dlinear import DlinearError, Params, predict, train
 from dlinear.data.binary_format import convert_libsvm, read_binary
@@ -117,6 +118,33 @@ def test_visits_on_two_threads_reach_the_in_memory_optimum(tmp_path, monkeypatch
     reference = train(problem, params)
     f, f_ref = (primal_objective(problem, params, m) for m in (model, reference))
     assert abs(f - f_ref) <= 1e-4 * f_ref, (f, f_ref)
+
+
+@pytest.mark.parametrize("l2_loss", [True, False])
+def test_a_cut_back_visit_leaves_alphas_the_step_took_to_a_bound_there(l2_loss):
+    """scale_visit after a threaded visit merged at gamma < 1: alphas move back to
+    alpha_old + gamma * step, but one the step took to 0 (or to C, hinge loss) stays at
+    the bound, and w takes the rest of its step: w = sum alpha_i y_i x_i still."""
+    from dlinear.kernels.block_minimization import scale_visit
+    from dlinear.kernels.dual_cd_svc import ALPHA, BOUND, Y
+    X = sp.random(4, 6, density=0.6, random_state=3, format="csr")
+    y = np.array([1.0, -1.0, 1.0, -1.0])
+    C = 1.0
+    old = np.array([0.4, 0.3, 0.2, 0.5])
+    new = np.array([0.0, 0.6, 0.25, C]) if not l2_loss else np.array([0.0, 0.6, 0.25, 0.1])
+    gamma = 0.5
+    inst = np.zeros((4, 4))
+    inst[:, ALPHA], inst[:, Y], inst[:, BOUND] = new, y, C
+    w = X.T @ (old * y) + gamma * (X.T @ ((new - old) * y))      # merged at gamma
+    empty = np.zeros(0, dtype=np.int64)
+    scale_visit(np.arange(4, dtype=np.int64), np.arange(4, dtype=np.int64), new - old, 4,
+                gamma, l2_loss, inst, 0, X.indptr.astype(np.int64), X.indices, X.data,
+                empty, X.indices[:0], X.data[:0], w, 6, -1.0)
+    at_bound = (new == 0.0) | ((new == C) & (not l2_loss))
+    expected = np.where(at_bound, new, old + gamma * (new - old))
+    assert np.allclose(inst[:, ALPHA], expected)
+    assert inst[0, ALPHA] == 0.0
+    assert np.allclose(w, X.T @ (inst[:, ALPHA] * y))
 
 
 def test_a_ctrl_c_stops_a_visit_on_threads(tmp_path, monkeypatch):
@@ -317,7 +345,6 @@ def test_wide_data_fits_on_its_occurring_columns(tmp_path, solver):
     """On hashed-wide data (most columns never occur) the fit's n-vectors take the
     occurring columns only, as in memory: the model has every column, zero where none
     occurs, and is the in-memory one."""
-    import scipy.sparse as sp
     rng = np.random.default_rng(11)
     n_rows, n_features = 3000, 1 << 18
     columns = rng.choice(n_features, 4000, replace=False)
