@@ -97,8 +97,9 @@ class SvcDuals(BlockDuals):
     """-s 1 / -s 3 (dual_cd_svc's records). On n_threads > 1 a visit's rows are split
     between the threads as CoCoA+'s local sub-problems (kernels.local_dual_cd, as the
     in-memory "local" scheme: sigma measured at each merge, a round cut back where its
-    parts' steps added up beyond it), merged at the visit's end; the model then depends
-    on the seed and the number of threads, never on their timing."""
+    parts' steps added up beyond it, but for the alphas a step took to a bound:
+    scale_visit), merged at the visit's end; the model then depends on the seed and the
+    number of threads, never on their timing."""
 
     threaded = True
 
@@ -109,8 +110,8 @@ class SvcDuals(BlockDuals):
         self.PG_old = [(INF, -INF)] * self.k
         self.pool = PassPool(n_threads, "block-cd") if n_threads > 1 else None
         if self.pool is not None:
-            # one part a thread: with 2 and 4 a thread (more balance beside the reader
-            # thread) 4M rcv1-shaped rows took 33.6 and 64.2 passes rather than 19.8
+            # one part a thread: with two a thread (more balance beside the reader
+            # thread) 4M rcv1-shaped rows took 25.7 passes rather than 19.8
             self.copies = part_copies(n_threads, len(self.w[0]))
             self.sigma = [float(len(self.copies))] * self.k
 
@@ -166,7 +167,7 @@ class SvcDuals(BlockDuals):
                                   sum([part[3] for part in parts]))
             merge_parts(w, self.copies, K, sigma / gamma if gamma > 0.0 else INF)
             if gamma < 1.0:
-                scale_visit(order, records, step, m, gamma, self.l2_loss, inst, r0, indptr,
+                scale_visit(order, records, step, m, gamma, self.l2_loss, inst, indptr,
                             indices, data, *cached[:3], w, self.n_features, self.bias)
             if parts2 > 0.0:
                 self.sigma[c] = min(float(K), max(1.0, dW2 / parts2))

@@ -264,7 +264,7 @@ def local_visit_part(order, lo, hi, r0, indptr, indices, data, cache_bounds, cac
 
 
 @njit(cache=True, nogil=True)
-def scale_visit(order, records, step, m, gamma, l2_loss, inst, r0, indptr, indices, data,
+def scale_visit(order, records, step, m, gamma, l2_loss, inst, indptr, indices, data,
                 cache_bounds, cache_indices, cache_data, w, n_features, bias):
     """After a threaded visit merged at `gamma` of its combined step (w += gamma * the
     parts' changes): its alphas moved back to alpha_old + gamma * step, but for those the

@@ -138,7 +138,7 @@ def test_a_cut_back_visit_leaves_alphas_the_step_took_to_a_bound_there(l2_loss):
     w = X.T @ (old * y) + gamma * (X.T @ ((new - old) * y))      # merged at gamma
     empty = np.zeros(0, dtype=np.int64)
     scale_visit(np.arange(4, dtype=np.int64), np.arange(4, dtype=np.int64), new - old, 4,
-                gamma, l2_loss, inst, 0, X.indptr.astype(np.int64), X.indices, X.data,
+                gamma, l2_loss, inst, X.indptr.astype(np.int64), X.indices, X.data,
                 empty, X.indices[:0], X.data[:0], w, 6, -1.0)
     at_bound = (new == 0.0) | ((new == C) & (not l2_loss))
     expected = np.where(at_bound, new, old + gamma * (new - old))
