@@ -22,6 +22,9 @@ visit_block_lr (-s 7, dual_cd_lr's records and inner Newton; no shrinking, as LI
 has none for it) and visit_block_svr (-s 12 / -s 13, dual_cd_svr's records, shrinking
 by the previous outer iteration's largest violation) are the same visit for the other
 duals, built from the same pieces (visit_order, active_first, code_dot, code_axpy).
+On threads (-s 1 / -s 3, in_process.block_duals.SvcDuals) local_visit_part takes a
+thread's share of a visit's sweep on its own copy of w, and scale_visit cuts a merged
+visit back.
 """
 import numpy as np
 from numba import njit
