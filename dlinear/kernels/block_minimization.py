@@ -142,6 +142,24 @@ def code_axpy(coef, code, indptr, indices, data, cache_bounds, cache_indices, ca
                  n_features, bias)
 
 
+@njit(cache=True, nogil=True, inline="always")
+def visited_row_gradient(w, code, r, indptr, indices, data, cache_bounds, cache_indices,
+                         cache_data, inst, n_features, bias, l2_loss, PGmax_old, PGmin_old):
+    """(yi, alpha_i, D_ii, U_i, G, PG, shrunk) of a visited row at w: a block row
+    (code >= 0) beyond the thresholds is shrunk; a cached row is stepped whatever the
+    thresholds (its own block shrinks it), with its projected gradient."""
+    dot = code_dot(w, code, indptr, indices, data, cache_bounds, cache_indices, cache_data,
+                   n_features, bias)
+    yi = inst[r, Y]
+    a_i, Di, Ui = gradient_parts(inst, r, l2_loss)
+    G = yi * dot - 1.0 + a_i * Di
+    PG, shrink = projected_gradient(G, a_i, Ui, PGmax_old, PGmin_old)
+    if code < 0 and shrink:
+        PG = G if (a_i > 0.0 and a_i < Ui) else (min(G, 0.0) if a_i == 0.0 else max(G, 0.0))
+        shrink = False
+    return yi, a_i, Di, Ui, G, PG, shrink
+
+
 @njit(cache=True, nogil=True)
 def visit_block(indptr, indices, data, n_features, bias, y, C, l2_loss, alpha, inst, r0,
                 first, index, active, cache_bounds, cache_indices, cache_data, cache_rows,
@@ -180,24 +198,17 @@ def visit_block(indptr, indices, data, n_features, bias, y, C, l2_loss, alpha, i
             code, r = row_at(order, s, m, r0, indptr, indices, data, cache_bounds,
                              cache_indices, cache_data, cache_rows, inst)
             kept[s] = True
-            dot = code_dot(w, code, indptr, indices, data, cache_bounds, cache_indices,
-                           cache_data, n_features, bias)
-            yi = inst[r, Y]
-            a_i, Di, Ui = gradient_parts(inst, r, l2_loss)
-            G = yi * dot - 1.0 + a_i * Di
-            PG, shrink = projected_gradient(G, a_i, Ui, PGmax_old, PGmin_old)
+            yi, a_i, Di, Ui, G, PG, shrink = visited_row_gradient(
+                w, code, r, indptr, indices, data, cache_bounds, cache_indices, cache_data,
+                inst, n_features, bias, l2_loss, PGmax_old, PGmin_old)
+            if shrink:
+                kept[s] = False
+                continue
             if code >= 0:
-                if shrink:
-                    kept[s] = False
-                    continue
                 if PG > PGmax_new:
                     PGmax_new = PG
                 if PG < PGmin_new:
                     PGmin_new = PG
-            elif shrink:
-                # a cached row is stepped whatever the thresholds: its projected gradient
-                PG = G if (a_i > 0.0 and a_i < Ui) else (min(G, 0.0) if a_i == 0.0
-                                                         else max(G, 0.0))
             if abs(PG) > 1.0e-12:
                 a = one_variable_step(a_i, G, inst[r, QD], Ui)
                 inst[r, ALPHA] = a
@@ -237,23 +248,17 @@ def local_visit_part(order, lo, hi, r0, indptr, indices, data, cache_bounds, cac
         code, r = row_at(order, s, hi, r0, indptr, indices, data, cache_bounds,
                          cache_indices, cache_data, cache_rows, inst)
         records[s] = r
-        dot = code_dot(v, code, indptr, indices, data, cache_bounds, cache_indices,
-                       cache_data, n_features, bias)
-        yi = inst[r, Y]
-        a_i, Di, Ui = gradient_parts(inst, r, l2_loss)
-        G = yi * dot - 1.0 + a_i * Di
-        PG, shrink = projected_gradient(G, a_i, Ui, PGmax_old, PGmin_old)
+        yi, a_i, Di, Ui, G, PG, shrink = visited_row_gradient(
+            v, code, r, indptr, indices, data, cache_bounds, cache_indices, cache_data, inst,
+            n_features, bias, l2_loss, PGmax_old, PGmin_old)
+        if shrink:
+            kept[s] = False
+            continue
         if code >= 0:
-            if shrink:
-                kept[s] = False
-                continue
             if PG > PGmax_new:
                 PGmax_new = PG
             if PG < PGmin_new:
                 PGmin_new = PG
-        elif shrink:
-            PG = G if (a_i > 0.0 and a_i < Ui) else (min(G, 0.0) if a_i == 0.0
-                                                     else max(G, 0.0))
         if abs(PG) > 1.0e-12:
             a = one_variable_step(a_i, G, Di + sigma * (inst[r, QD] - Di), Ui)
             inst[r, ALPHA] = a
