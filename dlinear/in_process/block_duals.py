@@ -20,7 +20,7 @@ from __future__ import annotations
 import numpy as np
 
 from ..kernels.block_minimization import (active_first_of, dual_objective_part,
-                                          local_visit_part, scale_visit, visit_block,
+                                          scale_visit, sweep_part, visit_block,
                                           visit_block_lr, visit_block_svr, visit_order_of)
 from ..kernels.dual_cd_lr import A1, A2, INNER_EPS_FLOOR, INNER_EPS_START
 from ..kernels.dual_cd_svc import ALPHA, end_of_sweep
@@ -138,7 +138,7 @@ class SvcDuals(BlockDuals):
         self.PG_new[c] = (max(self.PG_new[c][0], PGmax), min(self.PG_new[c][1], PGmin))
 
     def _threaded_sweeps(self, c, b, arrays, active, cached, rng, sweeps, stride, phase):
-        """visit_block's sweeps, each split between the pool's threads (local_visit_part)
+        """visit_block's sweeps, each split between the pool's threads (sweep_part)
         and merged: (active, PGmax, PGmin of the first sweep)."""
         r0, r1 = self.blocks[b].rows
         indptr, indices, data = arrays
@@ -156,7 +156,7 @@ class SvcDuals(BlockDuals):
                                order)
             bounds = np.linspace(0, m, K + 1).astype(np.int64)
             sigma = self.sigma[c]
-            parts = self.pool.run(local_visit_part, [
+            parts = self.pool.run(sweep_part, [
                 (order, bounds[k], bounds[k + 1], r0, indptr, indices, data, *cached, inst,
                  self.n_features, self.bias, self.l2_loss, self.PG_old[c][0],
                  self.PG_old[c][1], w, self.copies[k], sigma, step, kept, records,

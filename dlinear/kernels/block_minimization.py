@@ -21,10 +21,13 @@ previous outer iteration; cached rows are never shrunk (their own block shrinks 
 visit_block_lr (-s 7, dual_cd_lr's records and inner Newton; no shrinking, as LIBLINEAR
 has none for it) and visit_block_svr (-s 12 / -s 13, dual_cd_svr's records, shrinking
 by the previous outer iteration's largest violation) are the same visit for the other
-duals, built from the same pieces (visit_order, active_first, code_dot, code_axpy).
-On threads (-s 1 / -s 3, in_process.block_duals.SvcDuals) local_visit_part takes a
-thread's share of a visit's sweep on its own copy of w, and scale_visit cuts a merged
-visit back.
+duals, built from the same pieces (visit_order, active_first, code_span, span_dot,
+span_axpy). Each kernel picks a row's arrays (the block's or the cache's) in its own
+loop, prefetch included: in a helper inlined with all those arrays, Numba counts their
+references at every row (sweep_part says what that cost).
+sweep_part takes the steps of a sweep (-s 1 / -s 3), on one thread on w itself, or, on
+threads (in_process.block_duals.SvcDuals), a thread's share of the visit on its own copy
+of w, and scale_visit cuts a merged visit back.
 """
 import numpy as np
 from numba import njit
@@ -36,32 +39,7 @@ from .dual_cd_svr import BETA, H, init_svr_row, svr_row_gradient, violation_or_s
 from .dual_cd_svr import one_variable_step as svr_step
 from .prefetch import prefetch_row_read, prefetch_span
 from .rng import shuffle_prefix
-from .sparse_ops import row_axpy, row_dot
-
-
-@njit(cache=True, nogil=True, inline="always")
-def prefetch_next(order, s, m, r0, indptr, indices, data, cache_bounds, cache_indices,
-                  cache_data, cache_rows, inst):
-    """Before visiting order[s] (a block row i >= 0 or cached row -1 - j): prefetches
-    the nonzeros and record of the row visited next, and the bounds of the one after
-    (as sparse_ops.prefetch_visit does for one CSR). A hint only: it changes no result."""
-    if s + 2 < m:
-        code = order[s + 2]
-        if code >= 0:
-            prefetch_span(indptr, code, code + 2)
-        else:
-            prefetch_span(cache_bounds, 2 * (-1 - code), 2 * (-1 - code) + 2)
-    if s + 1 < m:
-        code = order[s + 1]
-        if code >= 0:
-            prefetch_span(indices, indptr[code], indptr[code + 1])
-            prefetch_span(data, indptr[code], indptr[code + 1])
-            prefetch_row_read(inst, r0 + code, inst.shape[1] * 8)
-        else:
-            j = -1 - code
-            prefetch_span(cache_indices, cache_bounds[2 * j], cache_bounds[2 * j + 1])
-            prefetch_span(cache_data, cache_bounds[2 * j], cache_bounds[2 * j + 1])
-            prefetch_row_read(inst, cache_rows[j], inst.shape[1] * 8)
+from .sparse_ops import span_axpy, span_dot
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -73,17 +51,6 @@ def rows_taking_part(C, index):
             index[n] = i
             n += 1
     return n
-
-
-@njit(cache=True, nogil=True, inline="always")
-def row_at(order, s, m, r0, indptr, indices, data, cache_bounds, cache_indices, cache_data,
-           cache_rows, inst):
-    """(code, record row) of order[s] (block row i as i >= 0, cached row j as -1 - j), the
-    rows after it prefetched (prefetch_next)."""
-    prefetch_next(order, s, m, r0, indptr, indices, data, cache_bounds, cache_indices,
-                  cache_data, cache_rows, inst)
-    code = order[s]
-    return code, (r0 + code if code >= 0 else cache_rows[-1 - code])
 
 
 @njit(cache=True, nogil=True, inline="always")
@@ -121,35 +88,28 @@ def active_first(order, kept, m, index):
 
 
 @njit(cache=True, nogil=True, inline="always")
-def code_dot(w, code, indptr, indices, data, cache_bounds, cache_indices, cache_data,
-             n_features, bias):
-    """x.w of block row `code` >= 0 or of cached row -1 - code (cache_bounds read as an
-    indptr at 2j: cached row j is [bounds[2j], bounds[2j + 1]))."""
+def code_span(code, indptr, cache_bounds):
+    """(first, end) of the nonzeros of block row `code` >= 0 (in the block's indices and
+    data) or of cached row -1 - code (in the cache's: cache_bounds read as an indptr at
+    2j, cached row j is [bounds[2j], bounds[2j + 1]))."""
     if code >= 0:
-        return row_dot(w, indptr, indices, data, code, n_features, bias)
-    return row_dot(w, cache_bounds, cache_indices, cache_data, 2 * (-1 - code), n_features,
-                   bias)
+        return np.int64(indptr[code]), np.int64(indptr[code + 1])
+    j = -1 - code
+    return np.int64(cache_bounds[2 * j]), np.int64(cache_bounds[2 * j + 1])
 
 
 @njit(cache=True, nogil=True, inline="always")
-def code_axpy(coef, code, indptr, indices, data, cache_bounds, cache_indices, cache_data,
-              w, n_features, bias):
-    """w += coef x of block row `code` >= 0 or of cached row -1 - code."""
-    if code >= 0:
-        row_axpy(coef, indptr, indices, data, code, w, n_features, bias)
-    else:
-        row_axpy(coef, cache_bounds, cache_indices, cache_data, 2 * (-1 - code), w,
-                 n_features, bias)
+def record_row(code, r0, cache_rows):
+    """The row of the whole set (its record in inst) of block row `code` >= 0 of the
+    block starting at r0, or of cached row -1 - code."""
+    return r0 + code if code >= 0 else cache_rows[-1 - code]
 
 
 @njit(cache=True, nogil=True, inline="always")
-def visited_row_gradient(w, code, r, indptr, indices, data, cache_bounds, cache_indices,
-                         cache_data, inst, n_features, bias, l2_loss, PGmax_old, PGmin_old):
-    """(yi, alpha_i, D_ii, U_i, G, PG, shrunk) of a visited row at w: a block row
-    (code >= 0) beyond the thresholds is shrunk; a cached row is stepped whatever the
+def svc_row_gradient(dot, code, r, inst, l2_loss, PGmax_old, PGmin_old):
+    """(yi, alpha_i, D_ii, U_i, G, PG, shrunk) of a visited row with x.w = dot: a block
+    row (code >= 0) beyond the thresholds is shrunk; a cached row is stepped whatever the
     thresholds (its own block shrinks it), with its projected gradient."""
-    dot = code_dot(w, code, indptr, indices, data, cache_bounds, cache_indices, cache_data,
-                   n_features, bias)
     yi = inst[r, Y]
     a_i, Di, Ui = gradient_parts(inst, r, l2_loss)
     G = yi * dot - 1.0 + a_i * Di
@@ -172,48 +132,33 @@ def visit_block(indptr, indices, data, n_features, bias, y, C, l2_loss, alpha, i
     a copy), of which a visit sweeps the rows j with j % cache_stride == cache_phase: a
     share of the cache a visit, so that a cached row is swept a few times an outer
     iteration however many blocks there are. On the first
-    visit the block's records are built and w += sum alpha_i y_i x_i. Returns (active,
-    PGmax, PGmin): the block's active count after the visit and the projected-gradient
-    bounds of its rows in the first sweep (LIBLINEAR's stopping test reads them over all
-    blocks); early, within a row's step, once ctrl_c[0] is set (a Ctrl-C:
-    dlinear.threads.stop_flag), with the block's state not to be used again."""
+    visit the block's records are built and w += sum alpha_i y_i x_i. Each sweep is
+    sweep_part's over the whole visit, on w itself. Returns (active, PGmax, PGmin): the
+    block's active count after the visit and the projected-gradient bounds of its rows
+    in the first sweep (LIBLINEAR's stopping test reads them over all blocks); early,
+    within a row's step, once ctrl_c[0] is set (a Ctrl-C: dlinear.threads.stop_flag),
+    with the block's state not to be used again."""
     n = len(indptr) - 1
     if first:
         init_records(indptr, indices, data, n_features, bias, y, C, l2_loss, alpha,
                      inst[r0:r0 + n], 0, n, w)
         active = rows_taking_part(C, index)
-    n_cache = len(cache_rows)
-    order = np.empty(active + n_cache, dtype=np.int64)
-    kept = np.empty(active + n_cache, dtype=np.bool_)
+    size = active + len(cache_rows)
+    order = np.empty(size, dtype=np.int64)
+    kept = np.empty(size, dtype=np.bool_)
+    step = np.empty(size)
+    records = np.empty(size, dtype=np.int64)
     PGmax_first = -INF
     PGmin_first = INF
     for sweep in range(n_sweeps):
         m = visit_order(index, active, r0, n, cache_rows, cache_stride, cache_phase, rng,
                         order)
-        PGmax_new = -INF
-        PGmin_new = INF
-        for s in range(m):
-            if ctrl_c[0]:
-                return active, PGmax_new, PGmin_new
-            code, r = row_at(order, s, m, r0, indptr, indices, data, cache_bounds,
-                             cache_indices, cache_data, cache_rows, inst)
-            kept[s] = True
-            yi, a_i, Di, Ui, G, PG, shrink = visited_row_gradient(
-                w, code, r, indptr, indices, data, cache_bounds, cache_indices, cache_data,
-                inst, n_features, bias, l2_loss, PGmax_old, PGmin_old)
-            if shrink:
-                kept[s] = False
-                continue
-            if code >= 0:
-                if PG > PGmax_new:
-                    PGmax_new = PG
-                if PG < PGmin_new:
-                    PGmin_new = PG
-            if abs(PG) > 1.0e-12:
-                a = one_variable_step(a_i, G, inst[r, QD], Ui)
-                inst[r, ALPHA] = a
-                code_axpy((a - a_i) * yi, code, indptr, indices, data, cache_bounds,
-                          cache_indices, cache_data, w, n_features, bias)
+        PGmax_new, PGmin_new, _, _ = sweep_part(
+            order, 0, m, r0, indptr, indices, data, cache_bounds, cache_indices,
+            cache_data, cache_rows, inst, n_features, bias, l2_loss, PGmax_old, PGmin_old,
+            w, w, 1.0, step, kept, records, ctrl_c)
+        if ctrl_c[0]:
+            return active, PGmax_new, PGmin_new
         active = active_first(order, kept, m, index)
         if sweep == 0:
             PGmax_first = PGmax_new
@@ -222,17 +167,24 @@ def visit_block(indptr, indices, data, n_features, bias, y, C, l2_loss, alpha, i
 
 
 @njit(cache=True, nogil=True)
-def local_visit_part(order, lo, hi, r0, indptr, indices, data, cache_bounds, cache_indices,
-                     cache_data, cache_rows, inst, n_features, bias, l2_loss, PGmax_old,
-                     PGmin_old, w, v, sigma, step, kept, records, ctrl_c):
-    """A share of a visit on its own thread: visit_block's steps on order[lo:hi] as
-    CoCoA+'s local sub-problem (kernels.local_dual_cd: curvature and gradient through the
-    part's copy v = w + sigma * its change of w, written into `v`; `w` only read). Sets
-    kept[s] (False: a block row shrunk), step[s] (the change of its alpha) and
-    records[s] (its record row) for s in lo..hi. Returns (PGmax, PGmin, linear,
-    quadratic): the projected-gradient bounds of the block rows, and the dual's change
-    from the steps apart from its w terms, linear + quadratic / 2. Early once ctrl_c[0]
-    is set."""
+def sweep_part(order, lo, hi, r0, indptr, indices, data, cache_bounds, cache_indices,
+               cache_data, cache_rows, inst, n_features, bias, l2_loss, PGmax_old,
+               PGmin_old, w, v, sigma, step, kept, records, ctrl_c):
+    """One-variable dual CD steps on the visit's rows order[lo:hi] (block rows and cached
+    rows, as visit_order codes them), as CoCoA+'s local sub-problem (kernels.local_dual_cd:
+    curvature and gradient through the part's copy v = w + sigma * its change of w,
+    written into `v`; `w` only read). With sigma = 1 and v = w (one thread), these are
+    visit_block's plain steps on w. Sets kept[s] (False: a block row shrunk), step[s] (the
+    change of its alpha) and records[s] (its record row) for s in lo..hi. Returns (PGmax,
+    PGmin, linear, quadratic): the projected-gradient bounds of the block rows, and the
+    dual's change from the steps apart from its w terms, linear + quadratic / 2. Early
+    once ctrl_c[0] is set.
+
+    Which arrays hold a row (the block's or the cache's) is decided here, in the loop,
+    and not in inlined helpers that take all of them: Numba then counts references of
+    those arrays at each row (atomic operations, contended between the visit's threads),
+    which made a step 1.6x slower on one thread (245 against 150 ns a row of 75
+    nonzeros) and more on two."""
     for j in range(len(w)):
         v[j] = w[j]
     PGmax_new = -INF
@@ -245,12 +197,33 @@ def local_visit_part(order, lo, hi, r0, indptr, indices, data, cache_bounds, cac
     for s in range(lo, hi):
         if ctrl_c[0]:
             break
-        code, r = row_at(order, s, hi, r0, indptr, indices, data, cache_bounds,
-                         cache_indices, cache_data, cache_rows, inst)
+        # the next row's nonzeros and record, and the bounds of the one after
+        if s + 2 < hi:
+            c = order[s + 2]
+            if c >= 0:
+                prefetch_span(indptr, c, c + 2)
+            else:
+                prefetch_span(cache_bounds, 2 * (-1 - c), 2 * (-1 - c) + 2)
+        if s + 1 < hi:
+            c = order[s + 1]
+            q0, q1 = code_span(c, indptr, cache_bounds)
+            if c >= 0:
+                prefetch_span(indices, q0, q1)
+                prefetch_span(data, q0, q1)
+            else:
+                prefetch_span(cache_indices, q0, q1)
+                prefetch_span(cache_data, q0, q1)
+            prefetch_row_read(inst, record_row(c, r0, cache_rows), inst.shape[1] * 8)
+        code = order[s]
+        r = record_row(code, r0, cache_rows)
         records[s] = r
-        yi, a_i, Di, Ui, G, PG, shrink = visited_row_gradient(
-            v, code, r, indptr, indices, data, cache_bounds, cache_indices, cache_data, inst,
-            n_features, bias, l2_loss, PGmax_old, PGmin_old)
+        p0, p1 = code_span(code, indptr, cache_bounds)
+        if code >= 0:
+            dot = span_dot(v, indices, data, p0, p1, n_features, bias)
+        else:
+            dot = span_dot(v, cache_indices, cache_data, p0, p1, n_features, bias)
+        yi, a_i, Di, Ui, G, PG, shrink = svc_row_gradient(dot, code, r, inst, l2_loss,
+                                                          PGmax_old, PGmin_old)
         if shrink:
             kept[s] = False
             continue
@@ -260,14 +233,18 @@ def local_visit_part(order, lo, hi, r0, indptr, indices, data, cache_bounds, cac
             if PG < PGmin_new:
                 PGmin_new = PG
         if abs(PG) > 1.0e-12:
-            a = one_variable_step(a_i, G, Di + sigma * (inst[r, QD] - Di), Ui)
+            qd = inst[r, QD] if sigma == 1.0 else Di + sigma * (inst[r, QD] - Di)
+            a = one_variable_step(a_i, G, qd, Ui)
             inst[r, ALPHA] = a
             d = a - a_i
             step[s] = d
             linear += (Di * a_i - 1.0) * d
             quadratic += Di * d * d
-            code_axpy(sigma * d * yi, code, indptr, indices, data, cache_bounds,
-                      cache_indices, cache_data, v, n_features, bias)
+            if code >= 0:
+                span_axpy(sigma * d * yi, indices, data, p0, p1, v, n_features, bias)
+            else:
+                span_axpy(sigma * d * yi, cache_indices, cache_data, p0, p1, v, n_features,
+                          bias)
     return PGmax_new, PGmin_new, linear, quadratic
 
 
@@ -288,8 +265,13 @@ def scale_visit(order, records, step, m, gamma, l2_loss, inst, indptr, indices, 
         a = inst[r, ALPHA]
         U = INF if l2_loss else inst[r, BOUND]
         if a == 0.0 or a == U:
-            code_axpy((1.0 - gamma) * d * inst[r, Y], order[s], indptr, indices, data,
-                      cache_bounds, cache_indices, cache_data, w, n_features, bias)
+            code = order[s]
+            p0, p1 = code_span(code, indptr, cache_bounds)
+            coef = (1.0 - gamma) * d * inst[r, Y]
+            if code >= 0:
+                span_axpy(coef, indices, data, p0, p1, w, n_features, bias)
+            else:
+                span_axpy(coef, cache_indices, cache_data, p0, p1, w, n_features, bias)
         else:
             inst[r, ALPHA] = min(max(a - (1.0 - gamma) * d, 0.0), U)
 
@@ -337,17 +319,39 @@ def visit_block_lr(indptr, indices, data, n_features, bias, y, C, inst, r0, firs
         for s in range(m):
             if ctrl_c[0]:
                 return active, Gmax, steps
-            code, r = row_at(order, s, m, r0, indptr, indices, data, cache_bounds,
-                             cache_indices, cache_data, cache_rows, inst)
-            g, inner, coef = lr_row_step(inst, r, code_dot(
-                w, code, indptr, indices, data, cache_bounds, cache_indices, cache_data,
-                n_features, bias), innereps)
+            # the next row's nonzeros and record, and the bounds of the one after
+            if s + 2 < m:
+                c = order[s + 2]
+                if c >= 0:
+                    prefetch_span(indptr, c, c + 2)
+                else:
+                    prefetch_span(cache_bounds, 2 * (-1 - c), 2 * (-1 - c) + 2)
+            if s + 1 < m:
+                c = order[s + 1]
+                q0, q1 = code_span(c, indptr, cache_bounds)
+                if c >= 0:
+                    prefetch_span(indices, q0, q1)
+                    prefetch_span(data, q0, q1)
+                else:
+                    prefetch_span(cache_indices, q0, q1)
+                    prefetch_span(cache_data, q0, q1)
+                prefetch_row_read(inst, record_row(c, r0, cache_rows), inst.shape[1] * 8)
+            code = order[s]
+            r = record_row(code, r0, cache_rows)
+            p0, p1 = code_span(code, indptr, cache_bounds)
+            if code >= 0:
+                dot = span_dot(w, indices, data, p0, p1, n_features, bias)
+            else:
+                dot = span_dot(w, cache_indices, cache_data, p0, p1, n_features, bias)
+            g, inner, coef = lr_row_step(inst, r, dot, innereps)
             if code >= 0:
                 Gmax = max(Gmax, g)
                 steps += inner
             if inner > 0:
-                code_axpy(coef, code, indptr, indices, data, cache_bounds, cache_indices,
-                          cache_data, w, n_features, bias)
+                if code >= 0:
+                    span_axpy(coef, indices, data, p0, p1, w, n_features, bias)
+                else:
+                    span_axpy(coef, cache_indices, cache_data, p0, p1, w, n_features, bias)
         if sweep == 0:
             Gmax_first = Gmax
             steps_first = steps
@@ -385,12 +389,32 @@ def visit_block_svr(indptr, indices, data, n_features, bias, y, C, p, l2_loss, i
         for s in range(m):
             if ctrl_c[0]:
                 return active, Gmax, Gnorm1
-            code, r = row_at(order, s, m, r0, indptr, indices, data, cache_bounds,
-                             cache_indices, cache_data, cache_rows, inst)
+            # the next row's nonzeros and record, and the bounds of the one after
+            if s + 2 < m:
+                c = order[s + 2]
+                if c >= 0:
+                    prefetch_span(indptr, c, c + 2)
+                else:
+                    prefetch_span(cache_bounds, 2 * (-1 - c), 2 * (-1 - c) + 2)
+            if s + 1 < m:
+                c = order[s + 1]
+                q0, q1 = code_span(c, indptr, cache_bounds)
+                if c >= 0:
+                    prefetch_span(indices, q0, q1)
+                    prefetch_span(data, q0, q1)
+                else:
+                    prefetch_span(cache_indices, q0, q1)
+                    prefetch_span(cache_data, q0, q1)
+                prefetch_row_read(inst, record_row(c, r0, cache_rows), inst.shape[1] * 8)
+            code = order[s]
+            r = record_row(code, r0, cache_rows)
+            p0, p1 = code_span(code, indptr, cache_bounds)
             kept[s] = True
-            bi, Gp, Gn, Ui = svr_row_gradient(inst, r, code_dot(
-                w, code, indptr, indices, data, cache_bounds, cache_indices, cache_data,
-                n_features, bias), p, l2_loss)
+            if code >= 0:
+                dot = span_dot(w, indices, data, p0, p1, n_features, bias)
+            else:
+                dot = span_dot(w, cache_indices, cache_data, p0, p1, n_features, bias)
+            bi, Gp, Gn, Ui = svr_row_gradient(inst, r, dot, p, l2_loss)
             if code >= 0:
                 violation, shrink = violation_or_shrink(bi, Gp, Gn, Ui, Gmax_old)
                 if shrink:
@@ -402,8 +426,11 @@ def visit_block_svr(indptr, indices, data, n_features, bias, y, C, p, l2_loss, i
             nb = svr_step(bi, Gp, Gn, inst[r, H], Ui)
             if nb != bi:
                 inst[r, BETA] = nb
-                code_axpy(nb - bi, code, indptr, indices, data, cache_bounds,
-                          cache_indices, cache_data, w, n_features, bias)
+                if code >= 0:
+                    span_axpy(nb - bi, indices, data, p0, p1, w, n_features, bias)
+                else:
+                    span_axpy(nb - bi, cache_indices, cache_data, p0, p1, w, n_features,
+                              bias)
         active = active_first(order, kept, m, index)
         if sweep == 0:
             Gmax_first = Gmax

@@ -40,6 +40,27 @@ def row_dot2(u, v, indptr, indices, data, i, n_features, bias):
 
 
 @njit(cache=True, nogil=True, inline="always")
+def span_dot(w, indices, data, first, end, n_features, bias):
+    """x.w of the row whose nonzeros are indices/data[first:end] (row_dot for a row given
+    by its span, as a cache of copied rows holds them)."""
+    s = 0.0
+    for k in range(np.uint64(first), np.uint64(end)):
+        s += w[np.uint64(indices[k])] * data[k]
+    if bias >= 0:
+        s += w[n_features] * bias
+    return s
+
+
+@njit(cache=True, nogil=True, inline="always")
+def span_axpy(a, indices, data, first, end, w, n_features, bias):
+    """w += a * x for the row whose nonzeros are indices/data[first:end]."""
+    for k in range(np.uint64(first), np.uint64(end)):
+        w[np.uint64(indices[k])] += a * data[k]
+    if bias >= 0:
+        w[n_features] += a * bias
+
+
+@njit(cache=True, nogil=True, inline="always")
 def row_axpy(a, indptr, indices, data, i, w, n_features, bias):
     """w += a * x_i"""
     for k in range(np.uint64(indptr[i]), np.uint64(indptr[i + 1])):
