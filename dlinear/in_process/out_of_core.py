@@ -57,8 +57,11 @@ from .block_duals import block_duals
 SWEEPS_PER_VISIT = 1
 # times an outer iteration each cached row is swept (each visit sweeps a share of the
 # cache): on 300k rcv1-shaped rows in 18 blocks, sweeping the whole cache at every visit
-# took 11 outer iterations and 13.8 s of CD, 3 times 14 iterations and 8.6 s
-CACHE_SWEEPS_PER_PASS = 3
+# took 11 outer iterations and 13.8 s of CD, 3 times 14 iterations and 8.6 s; on 4M rows
+# (float32, 77 blocks, the visits' CD cheaper than a pass's read) 3, 4, 5 times took
+# 19.8, 18.8, 17.8 passes, 14.4, 14.2, 15.0 s (medians of 8, 5, 2 capped runs); -s 3 on
+# 300k rows 7.9 and 6.9 passes at 3 and 4
+CACHE_SWEEPS_PER_PASS = 4
 # what the budget leaves beside the fit's state: a block each for the one in use and the
 # one being read, (dual CD) the cache of informative rows, and VISIT_SHARE for what a
 # visit makes and drops (its order of rows, 9 bytes a row of the block and the cache, 25
