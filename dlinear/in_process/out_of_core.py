@@ -64,9 +64,9 @@ SWEEPS_PER_VISIT = 1
 CACHE_SWEEPS_PER_PASS = 4
 # what the budget leaves beside the fit's state: a block each for the one in use and the
 # one being read, (dual CD) the cache of informative rows, and VISIT_SHARE for what a
-# visit makes and drops (its order of rows, 9 bytes a row of the block and the cache, 25
-# on threads, and the cache refresh's row flags); Newton keeps no cache, so its two blocks share all of
-# it. The cache, not the blocks' size, saves passes: on 4M rcv1-shaped rows (float32,
+# visit makes and drops (its order of rows and their steps, 25 bytes a row of the block
+# and the cache, and the cache refresh's row flags); Newton keeps no cache, so its two
+# blocks share all of it. The cache, not the blocks' size, saves passes: on 4M rcv1-shaped rows (float32,
 # a budget of 504 MiB), blocks of 0.4 / 0.3 / 0.2 / 0.15 / 0.1 and the cache the rest
 # took 38.3 / 23.3 / 18.6 / 17.8 / 16.9 passes (26-27 s but 40 s at 0.4: the CD work
 # is about the same), the cache refresh growing with the blocks' number. A block of the

@@ -143,6 +143,8 @@ def visit_block(indptr, indices, data, n_features, bias, y, C, l2_loss, alpha, i
         init_records(indptr, indices, data, n_features, bias, y, C, l2_loss, alpha,
                      inst[r0:r0 + n], 0, n, w)
         active = rows_taking_part(C, index)
+    if n_sweeps == 0:       # the records only (on threads, the sweeps follow there)
+        return active, -INF, INF
     size = active + len(cache_rows)
     order = np.empty(size, dtype=np.int64)
     kept = np.empty(size, dtype=np.bool_)
