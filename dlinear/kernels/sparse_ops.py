@@ -74,15 +74,16 @@ def prefetch_visit(index, s, end, indptr, indices, data, inst):
     """Before visiting row index[s] of a sweep over index[:end]: prefetches the nonzeros
     and the per-row record (a row of the float64 array `inst`) of the next row visited,
     and the row pointer of the one after, whose start the next visit's prefetch needs
-    (kernels.prefetch). A hint only: it changes no result."""
-    if s + 2 < end:
-        k = index[s + 2]
-        prefetch_span(indptr, k, k + 2)
-    if s + 1 < end:
-        k = index[s + 1]
-        prefetch_span(indices, indptr[k], indptr[k + 1])
-        prefetch_span(data, indptr[k], indptr[k + 1])
-        prefetch_row_read(inst, k, inst.shape[1] * 8)
+    (kernels.prefetch). A hint only: it changes no result. s < end; near the end the last
+    row is asked for again rather than a branch skipping the prefetch: -s 1 / -s 3 in
+    memory on 400k rcv1-shaped rows took 1-7% less time without the branches
+    (kernels.block_minimization says what branches in helpers inlined with arrays cost)."""
+    k = index[min(s + 2, end - 1)]
+    prefetch_span(indptr, k, k + 2)
+    k = index[min(s + 1, end - 1)]
+    prefetch_span(indices, indptr[k], indptr[k + 1])
+    prefetch_span(data, indptr[k], indptr[k + 1])
+    prefetch_row_read(inst, k, inst.shape[1] * 8)
 
 
 @njit(cache=True, nogil=True, inline="always")
