@@ -57,13 +57,13 @@ def rows_taking_part(C, index):
 def visit_order(index, active, r0, n, cache_rows, cache_stride, cache_phase, rng, order):
     """order[:m], returning m: the block's active rows index[:active] (block row i as
     i >= 0) and the cached rows j with j % cache_stride == cache_phase (as -1 - j), in one
-    random order. The cache's copies of the block's own rows (r0 .. r0 + n) are skipped:
-    the block has them."""
+    random order. The cache's holes (row -1) and its copies of the block's own rows (r0 ..
+    r0 + n: the block has them) are skipped."""
     for s in range(active):
         order[s] = index[s]
     m = active
     for j in range(cache_phase, len(cache_rows), cache_stride):
-        if cache_rows[j] < r0 or cache_rows[j] >= r0 + n:
+        if cache_rows[j] >= 0 and (cache_rows[j] < r0 or cache_rows[j] >= r0 + n):
             order[m] = -1 - j
             m += 1
     shuffle_prefix(rng, order, m)
@@ -457,13 +457,13 @@ def dual_objective_part(inst, l2_loss, alpha):
 
 @njit(cache=True, nogil=True)
 def fill_cache_slot(indptr, indices, data, free, support, per_nonzero, row_bytes,
-                    slot_bytes, out_indices, out_data, slot_start, write, bounds, rows):
-    """The rows of a block that a cache slot of `slot_bytes` keeps: its rows with `free`
-    set, then those with only `support`, each in row order, while their nonzeros
-    (per_nonzero bytes each) and row_bytes a row fit. With write: their nonzeros copied
-    to out_indices/out_data from slot_start on, row j's bounds to bounds[2j], bounds[2j+1]
-    and its block row to rows[j]. Returns the number of rows kept (a first call without
-    write sizes bounds and rows): no temporary of the block's size."""
+                    slot_bytes, out_indices, out_data, slot_start, write, r0, bounds, rows):
+    """The rows of a block (rows r0..) that a cache slot of `slot_bytes` keeps: its rows
+    with `free` set, then those with only `support`, each in row order, while their
+    nonzeros (per_nonzero bytes each) and row_bytes a row fit. With write: their nonzeros
+    in out_indices/out_data from slot_start on, cached row j's bounds in bounds[2j],
+    bounds[2j + 1] and its row number in rows[j]. Returns the number of rows kept (a
+    first call without write sizes bounds and rows): no temporary of the block's size."""
     used = 0
     kept = 0
     z = slot_start
@@ -484,6 +484,6 @@ def fill_cache_slot(indptr, indices, data, free, support, per_nonzero, row_bytes
                 out_data[z:z + length] = data[start:start + length]
                 z += length
                 bounds[2 * kept + 1] = z
-                rows[kept] = i
+                rows[kept] = r0 + i
             kept += 1
     return kept

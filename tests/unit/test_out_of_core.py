@@ -241,7 +241,10 @@ def test_the_cache_keeps_each_blocks_support_rows_in_its_own_slot():
     alphas[1] = rng.choice([0.0, 0.5, 1.0], 60)
     refresh(1)
     bounds, indices, data, rows = cache.arrays()
+    assert np.all(rows >= -1)
     for j, row in enumerate(rows):
+        if row < 0:         # a hole
+            continue
         b = next(b for b, block in enumerate(blocks) if block.rows[0] <= row < block.rows[1])
         indptr, block_indices, block_data = csr[b]
         i = row - blocks[b].rows[0]
@@ -263,6 +266,55 @@ def test_the_cache_keeps_each_blocks_support_rows_in_its_own_slot():
         lo, hi = blocks[b].rows
         assert np.array_equal(old_rows[(old_rows >= lo) & (old_rows < hi)],
                               new_rows[(new_rows >= lo) & (new_rows < hi)])
+
+
+def test_the_cache_holds_each_blocks_choice_through_many_refreshes():
+    """Refreshes that keep most rows, drop some and add others (in place, with holes,
+    moved to the end, packed): after each, every block's cached rows are the rows its
+    last refresh chose, free ones first, each a copy of its row."""
+    rng = np.random.default_rng(5)
+    blocks, csr = [], []
+    for n in (30, 50, 40, 20):
+        indptr = np.concatenate([[0], np.cumsum(rng.integers(0, 7, n))])
+        csr.append((indptr, rng.integers(0, 30, indptr[-1]).astype(np.int32),
+                    rng.standard_normal(indptr[-1]).astype(np.float32)))
+        r0 = blocks[-1].rows[1] if blocks else 0
+        blocks.append(Block((r0, r0 + n), (0, 0)))
+    cache = RowCache(2400, blocks, np.int32, np.float32)
+    alphas = [rng.choice([0.0, 0.5, 1.0], b.rows[1] - b.rows[0]) for b in blocks]
+    chosen = [np.zeros(0, dtype=np.int64) for _ in blocks]
+    moves, packs, pack = 0, [], cache._pack
+    cache._pack = lambda: packs.append(pack())
+    for step in range(200):
+        b = int(rng.integers(len(blocks)))
+        flip = rng.random(len(alphas[b])) < rng.choice([0.02, 0.1, 0.5])
+        alphas[b][flip] = rng.choice([0.0, 0.5, 1.0], int(flip.sum()))
+        free, support = (alphas[b] > 0.0) & (alphas[b] < 1.0), alphas[b] > 0.0
+        before = cache.segment[b]
+        cache.refresh(b, csr[b], blocks[b].rows[0], free, support)
+        moves += int(cache.segment[b] != before)
+        indptr = csr[b][0]
+        used, rows = 0, []
+        for i in [*np.flatnonzero(free), *np.flatnonzero(support & ~free)]:
+            used += (indptr[i + 1] - indptr[i]) * 8 + RowCache.ROW_BYTES
+            if used > cache.slot_bytes[b]:
+                break
+            rows.append(blocks[b].rows[0] + i)
+        chosen[b] = np.array(rows, dtype=np.int64)
+        bounds, indices, data, cached = cache.arrays()
+        for c, block in enumerate(blocks):
+            mine = np.flatnonzero((cached >= block.rows[0]) & (cached < block.rows[1]))
+            assert np.array_equal(cached[mine], chosen[c])
+            for j in mine:
+                i = cached[j] - block.rows[0]
+                z0, z1 = bounds[2 * j], bounds[2 * j + 1]
+                block_indptr, block_indices, block_data = csr[c]
+                assert np.array_equal(indices[z0:z1],
+                                      block_indices[block_indptr[i]:block_indptr[i + 1]])
+                assert np.array_equal(data[z0:z1],
+                                      block_data[block_indptr[i]:block_indptr[i + 1]])
+        assert np.all((cached == -1) | (cached >= 0))
+    assert moves >= 3 and len(packs) >= 3, (moves, len(packs))
 
 
 def test_a_budget_too_small_for_one_part_names_the_budget_it_needs(tmp_path):
