@@ -53,28 +53,41 @@ def svc_informative(alphas, bounds):
 
 
 class BlockDuals:
-    """The state of every binary problem (columns of Y and C) over `blocks`: its rows'
-    records and w, the active counts of the blocks, and the first visits' flags. Visits
-    run on one thread but for SvcDuals' (n_threads)."""
+    """The state of every binary problem over `blocks`: its rows' records and w, the
+    active counts of the blocks, and the first visits' flags. The problems' targets and
+    C of rows r0..r1 (columns of Y and C) are targets_of(r0, r1), made for a block when
+    it is visited: the records hold what the sweeps need, so Y and C do not stay in
+    memory (16 bytes a row a problem). Visits run on one thread but for SvcDuals'
+    (n_threads)."""
 
     threaded = False
 
-    def __init__(self, blocks, n_rows, n_features, Y, C, params, n_threads=1):
-        self.blocks, self.n_features, self.Y, self.C = blocks, n_features, Y, C
+    def __init__(self, blocks, n_rows, n_features, targets_of, params, n_threads=1):
+        self.blocks, self.n_features, self.targets_of = blocks, n_features, targets_of
         self.params = params
         self.bias = float(params.bias)
-        self.k = Y.shape[1]
+        # each problem's rows with C_i > 0, a block at a time
+        self.taking_part = np.array([np.count_nonzero(targets_of(*block.rows)[1] > 0.0,
+                                                      axis=0) for block in blocks]).T
+        self.k = len(self.taking_part)
         w_size = n_features + (1 if self.bias >= 0 else 0)
         self.inst = [np.zeros((n_rows, 4)) for _ in range(self.k)]
         self.index = [np.zeros(n_rows, dtype=np.int64) for _ in range(self.k)]
         self.w = [np.zeros(w_size) for _ in range(self.k)]
         self.active = np.zeros((self.k, len(blocks)), dtype=np.int64)
-        self.n_all = [int(np.count_nonzero(C[:, c] > 0.0)) for c in range(self.k)]
+        self.n_all = [int(n) for n in self.taking_part.sum(axis=1)]
+        self._visited = (None, None)       # (block, its targets_of)
+
+    def block_targets(self, b):
+        """targets_of block b's rows, made once for the problems' visits in a row."""
+        if self._visited[0] != b:
+            self._visited = (b, self.targets_of(*self.blocks[b].rows))
+        return self._visited[1]
 
     def block_args(self, c, b, arrays):
         """The visit kernels' leading arguments for block b of problem c."""
-        r0, r1 = self.blocks[b].rows
-        return (*arrays, self.n_features, self.bias, self.Y[r0:r1, c], self.C[r0:r1, c])
+        Y, C = self.block_targets(b)
+        return (*arrays, self.n_features, self.bias, Y[:, c], C[:, c])
 
     def fit_result(self, c, n_iter, obj, lines, detail) -> FitResult:
         """LIBLINEAR's closing log lines (then `lines`, then `detail`) and w of problem c."""
@@ -88,9 +101,7 @@ class BlockDuals:
 
     def restart(self, c):
         """Every block's rows with C_i > 0 active again (shrinking confirmed)."""
-        for b, block in enumerate(self.blocks):
-            r0, r1 = block.rows
-            self.active[c, b] = np.count_nonzero(self.C[r0:r1, c] > 0.0)
+        self.active[c] = self.taking_part[c]
 
 
 class SvcDuals(BlockDuals):
@@ -103,8 +114,8 @@ class SvcDuals(BlockDuals):
 
     threaded = True
 
-    def __init__(self, blocks, n_rows, n_features, Y, C, params, n_threads=1):
-        super().__init__(blocks, n_rows, n_features, Y, C, params)
+    def __init__(self, blocks, n_rows, n_features, targets_of, params, n_threads=1):
+        super().__init__(blocks, n_rows, n_features, targets_of, params)
         self.l2_loss = params.spec.squared_loss
         self.alpha = [np.zeros(n_rows) for _ in range(self.k)]
         self.PG_old = [(INF, -INF)] * self.k
@@ -189,7 +200,7 @@ class SvcDuals(BlockDuals):
     def informative(self, r0, r1):
         return svc_informative(
             [self.inst[c][r0:r1, ALPHA] for c in range(self.k)],
-            [INF if self.l2_loss else self.C[r0:r1, c] for c in range(self.k)])
+            [INF if self.l2_loss else self.inst[c][r0:r1, BOUND] for c in range(self.k)])
 
     def result(self, c, n_iter, detail) -> FitResult:
         obj = (0.5 * float(self.w[c] @ self.w[c])
@@ -200,8 +211,8 @@ class SvcDuals(BlockDuals):
 class LrDuals(BlockDuals):
     """-s 7 (dual_cd_lr's records: alpha_i and C_i - alpha_i apart)."""
 
-    def __init__(self, blocks, n_rows, n_features, Y, C, params, n_threads=1):
-        super().__init__(blocks, n_rows, n_features, Y, C, params)
+    def __init__(self, blocks, n_rows, n_features, targets_of, params, n_threads=1):
+        super().__init__(blocks, n_rows, n_features, targets_of, params)
         self.innereps = [INNER_EPS_START] * self.k
         self.innereps_min = min(INNER_EPS_FLOOR, float(params.eps))
         self.newton_steps = [0] * self.k
@@ -231,19 +242,23 @@ class LrDuals(BlockDuals):
     def informative(self, r0, r1):
         free = np.zeros(r1 - r0, dtype=bool)
         support = np.zeros(r1 - r0, dtype=bool)
+        _, Cs = self.targets_of(r0, r1)
         for c in range(self.k):
-            C = self.C[r0:r1, c]
+            C = Cs[:, c]
             inst = self.inst[c]
             support |= inst[r0:r1, A1] >= LR_INFORMATIVE * C
             free |= support & (inst[r0:r1, A2] >= LR_INFORMATIVE * C)
         return free, support
 
     def result(self, c, n_iter, detail) -> FitResult:
-        inst, C = self.inst[c], self.C[:, c]
-        part = C > 0.0
-        a1, a2 = inst[part, A1], inst[part, A2]
-        obj = (0.5 * float(self.w[c] @ self.w[c]) + float(np.sum(
-            a1 * np.log(a1) + a2 * np.log(a2) - C[part] * np.log(C[part]))))
+        obj = 0.5 * float(self.w[c] @ self.w[c])
+        for block in self.blocks:
+            r0, r1 = block.rows
+            C = self.targets_of(r0, r1)[1][:, c]
+            part = C > 0.0
+            a1, a2 = self.inst[c][r0:r1][part, A1], self.inst[c][r0:r1][part, A2]
+            obj += float(np.sum(a1 * np.log(a1) + a2 * np.log(a2)
+                                - C[part] * np.log(C[part])))
         return self.fit_result(c, n_iter, obj,
                                [f"inner Newton steps = {self.newton_steps[c]}"], detail)
 
@@ -251,8 +266,8 @@ class LrDuals(BlockDuals):
 class SvrDuals(BlockDuals):
     """-s 12 / -s 13 (dual_cd_svr's records; one problem, the targets as they are)."""
 
-    def __init__(self, blocks, n_rows, n_features, Y, C, params, n_threads=1):
-        super().__init__(blocks, n_rows, n_features, Y, C, params)
+    def __init__(self, blocks, n_rows, n_features, targets_of, params, n_threads=1):
+        super().__init__(blocks, n_rows, n_features, targets_of, params)
         self.l2_loss = params.spec.squared_loss
         self.Gmax_old = [INF] * self.k
         self.Gnorm1_init = [None] * self.k
@@ -296,11 +311,14 @@ class SvrDuals(BlockDuals):
         return free, support
 
     def result(self, c, n_iter, detail) -> FitResult:
-        inst, y = self.inst[c], self.Y[:, c]
+        inst = self.inst[c]
         beta = inst[:, BETA]
         lam = inst[:, BOUND] if self.l2_loss else 0.0
         obj = 0.5 * float(self.w[c] @ self.w[c]) + float(np.sum(
-            float(self.params.p) * np.abs(beta) - y * beta + 0.5 * lam * beta * beta))
+            float(self.params.p) * np.abs(beta) + 0.5 * lam * beta * beta))
+        for block in self.blocks:          # - y_i beta_i
+            r0, r1 = block.rows
+            obj -= float(self.targets_of(r0, r1)[0][:, c] @ beta[r0:r1])
         return self.fit_result(c, n_iter, obj, [f"nSV = {int(np.count_nonzero(beta))}",
                                                 f"shrinking restarts = {self.restarts[c]}"],
                                detail)

@@ -3,8 +3,8 @@
 The dual CD solvers -s 1, 3, 7, 12, 13 by block minimization (Yu, Hsieh, Chang & Lin,
 KDD 2010; LIBLINEAR's cdblock tool): the rows are split into blocks, runs of the
 dataset's parts (consecutive row ranges) sized so that two blocks fit the budget beside
-what stays in memory for the whole fit (w and, per row, its dual record, target, C and
-row pointer). An outer
+what stays in memory for the whole fit (w and, per row, its dual record, label and row
+pointer). An outer
 iteration visits every block once: its CSR rows are read from disk (the next block read
 by a thread while the current one trains) and dual CD takes `sweeps_per_visit` sweeps
 over them (kernels.block_minimization; each solver's state, stopping rule and cache of
@@ -76,10 +76,12 @@ LARGEST_BLOCK_SHARE = 0.3
 VISIT_SHARE = 0.1
 NEWTON_BLOCK_SHARE = 0.5
 # bytes a row keeps in memory for the whole fit, per binary problem: the dual record (4
-# float64), the active list (int64), target and C (float64 each)
-ROW_STATE_BYTES = 32 + 8 + 8 + 8
-# and once: the row pointer, the label and the weight
-ROW_SHARED_BYTES = 8 + 8 + 8
+# float64) and the active list (int64); a block's targets and C are made when it is
+# visited (block_duals.BlockDuals)
+ROW_STATE_BYTES = 32 + 8
+# and once: the row pointer and the label, and the weight where the rows have weights
+ROW_SHARED_BYTES = 8 + 8
+WEIGHT_BYTES = 8
 # a Newton fit's rows (LossTerm, one problem at a time): X w, X s sharing its array with
 # the curvature weights, the rows with curvature (int32), the +1/-1 labels (int8) and C
 # where instances are weighted (the float64 targets made first, before X w and X s, fit
@@ -118,12 +120,13 @@ class Block:
     nnz: tuple      # [start, end) in indices / data
 
 
-def resident_bytes(n_rows: int, w_size: int, n_problems: int, newton: bool = False) -> int:
+def resident_bytes(n_rows: int, w_size: int, n_problems: int, newton: bool = False,
+                   weighted: bool = False) -> int:
     """What stays in memory for the whole fit, whatever the blocks."""
+    shared = ROW_SHARED_BYTES + (WEIGHT_BYTES if weighted else 0)
     if newton:      # one problem at a time, its targets made when it starts
-        return n_rows * (ROW_SHARED_BYTES + NEWTON_ROW_BYTES) + NEWTON_VECTORS * w_size * 8
-    return (n_rows * (ROW_SHARED_BYTES + n_problems * ROW_STATE_BYTES)
-            + 2 * n_problems * w_size * 8)
+        return n_rows * (shared + NEWTON_ROW_BYTES) + NEWTON_VECTORS * w_size * 8
+    return n_rows * (shared + n_problems * ROW_STATE_BYTES) + 2 * n_problems * w_size * 8
 
 
 def block_room(budget: int, resident: int, newton: bool = False, largest: int = 0) -> int:
@@ -508,7 +511,7 @@ def train_out_of_core(path: str, params: Params, memory: int,
     n_features = h.n_features if used is None else len(used)
     w_size = n_features + (1 if params.bias >= 0 else 0)
     newton = params.spec.newton
-    resident = resident_bytes(h.rows, w_size, plan.n_problems, newton)
+    resident = resident_bytes(h.rows, w_size, plan.n_problems, newton, weights is not None)
     if used is not None:        # the occurring columns, their bitmap and ranks
         resident += used.nbytes + h.n_features // 8 + h.n_features // 16
     reader = BlockReader(h, np.array(read_range(h, "indptr", 0, None)), [], used)
@@ -524,7 +527,9 @@ def train_out_of_core(path: str, params: Params, memory: int,
                  f"{format_size(room)} for a budget of {format_size(memory)}")
             results = _newton(reader, n_features, y, weights, plan, params)
         else:
-            Y, C = targets(y, weights, plan.label, plan.weighted_C, params)
+            def targets_of(r0, r1):
+                return targets(y[r0:r1], None if weights is None else weights[r0:r1],
+                               plan.label, plan.weighted_C, params)
             capacity = cache_room(memory, resident, room)
             cache = RowCache(capacity, reader.blocks, reader.arrays["indices"][1],
                              reader.arrays["data"][1])
@@ -532,8 +537,8 @@ def train_out_of_core(path: str, params: Params, memory: int,
                  f"{format_size(room)}, a cache of {format_size(capacity)} for a budget of "
                  f"{format_size(memory)}, visits on {threads} thread"
                  f"{'s' if threads > 1 else ''}")
-            duals = block_duals(params)(reader.blocks, h.rows, n_features, Y, C, params,
-                                        n_threads=threads)
+            duals = block_duals(params)(reader.blocks, h.rows, n_features, targets_of,
+                                        params, n_threads=threads)
             try:
                 results = _block_minimization(reader, cache, duals, params, sweeps_per_visit)
             finally:
