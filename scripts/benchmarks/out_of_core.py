@@ -7,8 +7,9 @@ Makes an rcv1-shaped binary dataset (or a click-shaped one, --shape click) in th
 directory, trains it in memory (read_binary, the whole set mapped), then out of core in a
 child process whose memory is capped by a cgroup v1 memory group at cap-fraction of the
 dataset's bytes + 200 MB (the issue's protocol), after the dataset's pages are dropped
-from the page cache; the child's budget is the cap less what the interpreter and Numba
-take before any data (--overhead, measured at 150 MB). Prints the wall times and their
+from the page cache; the child takes the budget dlinear-train takes with no --memory
+(planning.memory_budget: the cgroup's limit less the process's resident memory and a
+margin), or, uncapped (--no-cap), the cap less --overhead. Prints the wall times and their
 ratio, the passes over the data, the child's peak memory and the objectives' relative
 difference. The disk bounds an out-of-core fit: it reads the file `passes` times, so
 the run also times one read of the whole dataset with its pages dropped (as the child
@@ -39,11 +40,13 @@ CHILD = r"""
 import json, sys, time
 import dlinear
 from dlinear.in_process.out_of_core import train_out_of_core
+from dlinear.planning.memory_budget import memory_budget
 path, solver, C, eps, budget, out = sys.argv[1:7]
+budget = memory_budget().bytes if budget == "cgroup" else int(budget)
 lines = []
 start = time.perf_counter()
 model = train_out_of_core(path, dlinear.Params(solver_type=int(solver), C=float(C),
-                          eps=float(eps)), int(budget), log=lines.append)
+                          eps=float(eps)), budget, log=lines.append)
 seconds = time.perf_counter() - start
 dlinear.save_model(out, model)
 print(json.dumps({"seconds": seconds, "log": lines}))
@@ -211,25 +214,29 @@ def main(argv=None):
 
     size = dataset_bytes(path)
     cap = int(args.cap_fraction * size) + (200 << 20)
-    budget = cap - args.overhead
+    budget = cap - args.overhead        # uncapped only
     read_s = timed_read(path)
     model_file = os.path.join(cache, "ooc.model")
-    seconds, log, peak = run_child(path, args.solver, args.C, params.eps, budget,
+    seconds, log, peak = run_child(path, args.solver, args.C, params.eps,
+                                   budget if args.no_cap else "cgroup",
                                    None if args.no_cap else cap, model_file)
     model = dlinear.load_model(model_file)
     f_mem, f_ooc = (primal_objective(problem, params, m) for m in (in_memory, model))
     passes = next((line for line in log if "passes" in line), "")
     n_passes = float(passes.split(",")[-1].split()[0]) if passes else 0.0
+    planned = next((line for line in log if "for a budget of" in line), "")
+    budget_mb = planned.split("for a budget of ")[-1].split(",")[0] if planned else None
     report = harness.Report("out_of_core", args)
     report.add(shape=args.shape, rows=args.rows, solver=args.solver,
                dataset_mb=round(size / 2**20), cap_mb=None if args.no_cap else cap >> 20,
+               budget=budget_mb,
                in_memory_s=round(in_memory_s, 2), out_of_core_s=round(seconds, 2),
                ratio=round(seconds / in_memory_s, 2),
                peak_mb=None if peak is None else peak >> 20,
                passes=n_passes, read_s=round(read_s, 2),
                read_floor_fraction=round(n_passes * read_s / seconds, 2),
                objective_rel_diff=f"{(f_ooc - f_mem) / abs(f_mem):.2e}")
-    report.finish(["shape", "rows", "solver", "dataset_mb", "cap_mb", "in_memory_s",
+    report.finish(["shape", "rows", "solver", "dataset_mb", "cap_mb", "budget", "in_memory_s",
                    "out_of_core_s", "ratio", "peak_mb", "passes", "read_s", "read_floor_fraction",
                    "objective_rel_diff"])
 
