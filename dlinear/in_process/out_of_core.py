@@ -66,12 +66,15 @@ CACHE_SWEEPS_PER_PASS = 4
 # one being read, (dual CD) the cache of informative rows, and VISIT_SHARE for what a
 # visit makes and drops (its order of rows and their steps, 25 bytes a row of the block
 # and the cache, and the cache refresh's row flags); Newton keeps no cache, so its two
-# blocks share all of it. The cache, not the blocks' size, saves passes: on 4M rcv1-shaped rows (float32,
-# a budget of 504 MiB), blocks of 0.4 / 0.3 / 0.2 / 0.15 / 0.1 and the cache the rest
-# took 38.3 / 23.3 / 18.6 / 17.8 / 16.9 passes (26-27 s but 40 s at 0.4: the CD work
-# is about the same), the cache refresh growing with the blocks' number. A block of the
-# dataset's largest part takes up to LARGEST_BLOCK_SHARE, the cache then less
-BLOCK_SHARE = 0.15
+# blocks share all of it. The cache, not the blocks' size, saves passes: on 4M
+# rcv1-shaped rows (float32, a budget of 504 MiB), blocks of 0.4 / 0.3 / 0.2 / 0.15 / 0.1
+# and the cache the rest took 38.3 / 23.3 / 18.6 / 17.8 / 16.9 passes (26-27 s but 40 s
+# at 0.4: the CD work is about the same); with the fit's state 24 bytes a row smaller
+# (a budget of 486 MiB) 0.15 and 0.1 took 17.6 and 16.8 passes (14.1-14.6 and 14.5-16.0
+# s), and on 300k rows in 72 parts (a budget of 67.8 MiB: 36 or 72 blocks) -s 7 at -e
+# 0.1 / 0.01 5.9 / 8.8 and 4.9 / 7.9 passes. A block of the dataset's largest part takes
+# up to LARGEST_BLOCK_SHARE, the cache then less
+BLOCK_SHARE = 0.1
 LARGEST_BLOCK_SHARE = 0.3
 VISIT_SHARE = 0.1
 NEWTON_BLOCK_SHARE = 0.5

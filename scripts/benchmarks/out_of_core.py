@@ -9,9 +9,9 @@ child process whose memory is capped by a cgroup v1 memory group at cap-fraction
 dataset's bytes + 200 MB (the issue's protocol), after the dataset's pages are dropped
 from the page cache; the child takes the budget dlinear-train takes with no --memory
 (planning.memory_budget: the cgroup's limit less the process's resident memory and a
-margin), or, uncapped (--no-cap), the cap less --overhead. Prints the wall times and their
-ratio, the passes over the data, the child's peak memory and the objectives' relative
-difference. The disk bounds an out-of-core fit: it reads the file `passes` times, so
+margin), or the cap less --overhead where that is given (150 MB uncapped, --no-cap).
+Prints the wall times and their ratio, the passes over the data, the child's peak memory
+and the objectives' relative difference. The disk bounds an out-of-core fit: it reads the file `passes` times, so
 the run also times one read of the whole dataset with its pages dropped (as the child
 reads it) and prints the read-bound floor, passes x that read, as a fraction of the
 out-of-core time. --float32 converts to 4-byte values (and 2-byte indices where they
@@ -179,7 +179,7 @@ def main(argv=None):
     parser.add_argument("-C", type=float, default=1.0)
     parser.add_argument("--eps", type=float, default=None)
     parser.add_argument("--cap-fraction", type=float, default=0.25)
-    parser.add_argument("--overhead", type=int, default=150 << 20)
+    parser.add_argument("--overhead", type=int, default=None)
     parser.add_argument("--no-cap", action="store_true")
     parser.add_argument("--float32", action="store_true")
     parser.add_argument("--split", type=int, default=1,
@@ -214,11 +214,11 @@ def main(argv=None):
 
     size = dataset_bytes(path)
     cap = int(args.cap_fraction * size) + (200 << 20)
-    budget = cap - args.overhead        # uncapped only
+    overhead = args.overhead if args.overhead is not None or not args.no_cap else 150 << 20
     read_s = timed_read(path)
     model_file = os.path.join(cache, "ooc.model")
     seconds, log, peak = run_child(path, args.solver, args.C, params.eps,
-                                   budget if args.no_cap else "cgroup",
+                                   "cgroup" if overhead is None else cap - overhead,
                                    None if args.no_cap else cap, model_file)
     model = dlinear.load_model(model_file)
     f_mem, f_ooc = (primal_objective(problem, params, m) for m in (in_memory, model))
