@@ -69,12 +69,13 @@ CACHE_SWEEPS_PER_PASS = 4
 # blocks share all of it. The cache, not the blocks' size, saves passes: on 4M
 # rcv1-shaped rows (float32, a budget of 504 MiB), blocks of 0.4 / 0.3 / 0.2 / 0.15 / 0.1
 # and the cache the rest took 38.3 / 23.3 / 18.6 / 17.8 / 16.9 passes (26-27 s but 40 s
-# at 0.4: the CD work is about the same); with the fit's state 24 bytes a row smaller
-# (a budget of 486 MiB) 0.15 and 0.1 took 17.6 and 16.8 passes (14.1-14.6 and 14.5-16.0
-# s), and on 300k rows in 72 parts (a budget of 67.8 MiB: 36 or 72 blocks) -s 7 at -e
-# 0.1 / 0.01 5.9 / 8.8 and 4.9 / 7.9 passes. A block of the dataset's largest part takes
-# up to LARGEST_BLOCK_SHARE, the cache then less
-BLOCK_SHARE = 0.1
+# at 0.4: the CD work is about the same). With the fit's state 24 bytes a row smaller (a
+# budget of 487 MiB, capped), 0.15 and 0.1 took 17.6 and 16.8 passes but 13.9-14.5 and
+# 14.8-16.2 s (5 runs each): the larger cache's sweeps cost more than the pass they
+# save. On 300k rows in 72 parts (a budget of 67.8 MiB) 0.15 makes 36 blocks, 0.1 72:
+# -s 7 at -e 0.1 / 0.01 took 5.9 / 8.8 and 4.9 / 7.9 passes. A block of the dataset's
+# largest part takes up to LARGEST_BLOCK_SHARE, the cache then less
+BLOCK_SHARE = 0.15
 LARGEST_BLOCK_SHARE = 0.3
 VISIT_SHARE = 0.1
 NEWTON_BLOCK_SHARE = 0.5
