@@ -16,7 +16,7 @@ A round is the in-memory round (kernels.block_dual_cd.block_round_svc) run on th
 sub-blocks one after another (kernels.sub_block_cd), the block's step dw carried from
 one to the next: still one-variable CD on the block's subproblem, each row visited once
 a pass, in a random order within each sub-block (cyclic over them, where in memory one
-permutation covers the block), with the rows of a cache (out_of_core.RowCache: copies of
+permutation covers the block), with the rows of a cache (row_cache.RowCache: copies of
 the other sub-blocks' rows with alpha > 0, as much as out_of_core.cache_room holds)
 swept along at each visit. The statistics the driver reads are sums, maxima and minima
 over rows at the round's start (the first pass takes every row's gradient at the broadcast w before its
@@ -48,8 +48,8 @@ from ..solver_table import SOLVERS
 from ..solvers.dual_start import scores_of, svc_duals_at
 from ..solvers.partitioned_dual_cd import empty_stats
 from .block_duals import svc_informative
-from .out_of_core import (BlockReader, RowCache, block_room, cache_room,
-                          plan_blocks, resident_bytes)
+from .out_of_core import BlockReader, block_room, cache_room, plan_blocks, resident_bytes
+from .row_cache import RowCache
 
 SPILL_PREFIX = "dlinear-spill-"
 # bytes a stored nonzero takes in the spill file: int32 column, float64 value (float32

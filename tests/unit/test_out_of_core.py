@@ -10,7 +10,8 @@ from dlinear import DlinearError, Params, predict, train
 from dlinear.data.binary_format import convert_libsvm, read_binary
 from dlinear.data.libsvm_writer import write_libsvm
 from dlinear.datasets.rcv1_like import make_rcv1_like
-from dlinear.in_process.out_of_core import Block, RowCache, resident_bytes, train_out_of_core
+from dlinear.in_process.out_of_core import Block, resident_bytes, train_out_of_core
+from dlinear.in_process.row_cache import RowCache
 from dlinear.solvers.primal_objective_values import primal_objective
 
 
