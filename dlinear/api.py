@@ -20,6 +20,7 @@ from .cluster import Dataset, cross_validation_on_cluster, train_on_cluster
 from .cluster.dataset import current_client
 from .cluster.search import find_parameters_on_cluster
 from .data.libsvm_reader import Problem
+from .problem import facts_shared
 from .errors import DlinearError, surfacing_interrupts
 from .model import Model
 from .in_process.model_selection import checked_search_params, find_parameters_in_process
@@ -168,8 +169,9 @@ def train(data, params: Params, log: Optional[Callable[[str], None]] = None,
         if params.partition:
             raise DlinearError("partition=True trains on a Dask cluster: pass a "
                                "dlinear.cluster.Dataset or a client")
-        _check_memory(data, params, n_threads, memory)
-        return train_in_process(data, params, log=log, n_threads=n_threads)
+        with facts_shared():        # the labels, made once for the check and the fit
+            _check_memory(data, params, n_threads, memory)
+            return train_in_process(data, params, log=log, n_threads=n_threads)
     check_parameter(params)
     refuse_checkpoint(params, "a Dask cluster (in this process only, for now)")
     dataset = _cluster_dataset(data, y, sample_weight, client)
@@ -183,20 +185,21 @@ def train_given_problem(problem: Problem, params: Params,
     read it): no copy of its data is made (its column indices are renumbered in place, so
     it is not to be used again), and a fit on wide data's occurring columns returns its
     weights on those only (Model.rows), which save_model writes as the full model."""
-    _check_memory(problem, params, n_threads, None)
-    return train_in_process(problem, params, log=log, n_threads=n_threads, own_data=True,
-                            full_w=False)
+    with facts_shared():
+        _check_memory(problem, params, n_threads, None)
+        return train_in_process(problem, params, log=log, n_threads=n_threads,
+                                own_data=True, full_w=False)
 
 
 def _check_memory(problem: Problem, params: Params, n_threads, memory) -> None:
     """memory= (or the default budget) against the fit of `problem` in this process."""
-    from .planning.class_plan import n_binary_problems
+    from .planning.class_plan import first_appearance, n_binary_problems
     from .planning.memory_budget import check_fits, fit_bytes, memory_budget
     from .threads import available_cores
     budget = memory_budget(memory, "memory=")
     at_once = 1
     if params.spec.kind == "classification":
-        classes = len(np.unique(problem.y))
+        classes = len(first_appearance(problem.y))
         at_once = max(1, min(n_binary_problems(classes), n_threads or available_cores()))
     csr = fit_bytes(problem.n_samples, problem.nnz, 0, problem.data.itemsize,
                     problem.indices.itemsize, problem.sample_weight is not None, 0)

@@ -1,6 +1,8 @@
 """The Problem: a training set as the kernels see it (raw CSR arrays and labels)."""
 from __future__ import annotations
 
+import contextvars
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
@@ -48,6 +50,41 @@ def arrays_nbytes(*values) -> int:
         elif isinstance(v, (list, tuple)):
             total += arrays_nbytes(*v)
     return total
+
+
+# Facts of a training set that fits of it along a path of C share (its labels, the columns
+# it uses), made once rather than at each fit: on 400k rcv1-shaped rows the label uniques
+# and the column scan took 15 ms of each C's fit. None outside facts_shared().
+_shared_facts = contextvars.ContextVar("dlinear_shared_facts", default=None)
+
+
+@contextmanager
+def facts_shared():
+    """Within it (on this thread), shared_fact makes each fact of the same arrays once;
+    within an outer one, the outer one's facts are shared."""
+    if _shared_facts.get() is not None:
+        yield
+        return
+    token = _shared_facts.set({})
+    try:
+        yield
+    finally:
+        _shared_facts.reset(token)
+
+
+def shared_fact(name: str, arrays: tuple, make):
+    """make(), or within facts_shared() what it made before for the same `arrays` (the
+    same objects: a fit never changes them) under `name`."""
+    memo = _shared_facts.get()
+    if memo is None:
+        return make()
+    known = memo.get(name)
+    if known is not None and len(known[0]) == len(arrays) and all(
+            a is b for a, b in zip(known[0], arrays)):
+        return known[1]
+    value = make()
+    memo[name] = (arrays, value)
+    return value
 
 
 @dataclass

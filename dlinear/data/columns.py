@@ -20,6 +20,7 @@ from typing import Optional
 import numpy as np
 
 from .libsvm_reader import Problem
+from ..problem import shared_fact
 from ..kernels import columns as _k
 
 
@@ -157,7 +158,17 @@ def compact_problem(problem: Problem, only_if_worth: bool = False, in_place: boo
     only_if_worth, more than MAX_OCCURRING_SHARE of them). With in_place (a caller that
     owns the problem's arrays and will not use it again), writeable indices are renumbered
     where they are, and the compact problem shares every array with `problem`: no second
-    index array (4 bytes a nonzero, the largest copy of a fit on wide data)."""
+    index array (4 bytes a nonzero, the largest copy of a fit on wide data). Else made
+    once for the same arrays along a path (problem.shared_fact)."""
+    if in_place:
+        return _compact_problem(problem, only_if_worth, True)
+    return shared_fact(f"columns {problem.n_features} {only_if_worth}",
+                       (problem.indptr, problem.indices, problem.data, problem.y,
+                        problem.sample_weight),
+                       lambda: _compact_problem(problem, only_if_worth, False))
+
+
+def _compact_problem(problem, only_if_worth, in_place):
     start, stop = int(problem.indptr[0]), int(problem.indptr[-1])
     indices = _own_indices(problem.indices[start:stop])
     n = int(problem.n_features)

@@ -45,6 +45,7 @@ import numpy as np
 from numba import njit
 
 from ..data.libsvm_reader import Problem, arrays_nbytes
+from ..problem import facts_shared
 from ..errors import DlinearError, surfacing_interrupts
 from ..params import Params, check_parameter, class_C
 from ..predict import predict
@@ -489,6 +490,11 @@ def train_path(problem: Problem, params: Params, Cs, train_fn,
     init_of(model) is the warm start a fit takes from the model before (the model itself
     in process, its weights on a cluster, None where there is none). The models returned
     keep no duals."""
+    with facts_shared():        # the problem's labels and columns, made once
+        return _train_path(problem, params, Cs, train_fn, init_of)
+
+
+def _train_path(problem, params, Cs, train_fn, init_of) -> list:
     models = []
     Cs = sorted(float(c) for c in Cs)
     svc_dual = params.spec.search == "dual"

@@ -16,6 +16,7 @@ from typing import Callable, NamedTuple, Optional
 import numpy as np
 
 from ..data.libsvm_reader import Problem
+from ..problem import shared_fact
 from ..errors import ConvergenceWarning, DataError, WarmStartError
 from ..model import Model, nr_w_of
 from ..params import Params, class_C
@@ -24,7 +25,12 @@ from ..solvers.task import SharedColumns, SubProblem
 
 
 def first_appearance(y: np.ndarray) -> np.ndarray:
-    """Distinct integer labels of y in order of first appearance."""
+    """Distinct integer labels of y in order of first appearance (made once for the same
+    y along a path: problem.shared_fact)."""
+    return shared_fact("labels", (y,), lambda: _first_appearance(y))
+
+
+def _first_appearance(y: np.ndarray) -> np.ndarray:
     with np.errstate(invalid="ignore"):     # a label beyond int64 is caught just below
         labels_int = y.astype(np.int64)
     if not np.array_equal(labels_int, y):

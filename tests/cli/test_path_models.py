@@ -219,3 +219,42 @@ def test_kcolumn_newton_path_scales_the_gradient_at_zero(monkeypatch):
     for a, b in zip(path, computed):
         assert a.n_iter == b.n_iter
         np.testing.assert_array_equal(a.w, b.w)
+
+
+@pytest.mark.parametrize("solver", [0, 1])
+def test_a_path_makes_the_problems_labels_and_columns_once(monkeypatch, solver):
+    """Along train_path the fits share the problem's labels and occurring columns (made
+    once, problem.facts_shared) and give the models they give when each fit makes its
+    own."""
+    import contextlib
+    import scipy.sparse as sp
+    import dlinear.in_process.model_selection as ms
+    from dlinear.data import columns
+    from dlinear.planning import class_plan
+
+    rng = np.random.default_rng(0)
+    X = sp.random(300, 20000, density=0.002, random_state=1, format="csr")
+    X = X[:, np.flatnonzero(X.getnnz(axis=0))[:60]]          # few of many columns
+    X = sp.hstack([X, sp.csr_matrix((300, 20000))], format="csr")
+    y = np.where(X @ rng.standard_normal(X.shape[1]) > 0, 1, -1)
+    problem = dlinear.Problem.from_arrays(X, y)
+    Cs = [0.25, 0.5, 1.0, 2.0, 4.0, 8.0]
+
+    def path():
+        return ms.train_path(problem, dlinear.Params(solver_type=solver), Cs,
+                             lambda p, at_C, init: dlinear.train(p, at_C, init=init))
+
+    calls = {"scan": 0, "labels": 0}
+    scan, labels = columns._compact_problem, class_plan._first_appearance
+    monkeypatch.setattr(columns, "_compact_problem",
+                        lambda *a: calls.__setitem__("scan", calls["scan"] + 1) or scan(*a))
+    monkeypatch.setattr(class_plan, "_first_appearance",
+                        lambda *a: calls.__setitem__("labels", calls["labels"] + 1)
+                        or labels(*a))
+    shared = path()
+    assert calls == {"scan": 1, "labels": 1}
+    monkeypatch.setattr(ms, "facts_shared", contextlib.nullcontext)
+    alone = path()
+    assert calls["scan"] == 1 + len(Cs) and calls["labels"] == 1 + len(Cs)
+    for a, b in zip(shared, alone):
+        assert np.array_equal(a.w, b.w)
