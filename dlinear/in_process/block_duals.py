@@ -197,7 +197,8 @@ class SvcDuals(BlockDuals):
             self.restart(c)
         return stop
 
-    def informative(self, r0, r1):
+    def informative(self, b):
+        r0, r1 = self.blocks[b].rows
         return svc_informative(
             [self.inst[c][r0:r1, ALPHA] for c in range(self.k)],
             [INF if self.l2_loss else self.inst[c][r0:r1, BOUND] for c in range(self.k)])
@@ -239,10 +240,11 @@ class LrDuals(BlockDuals):
             self.innereps[c] = max(self.innereps_min, 0.1 * self.innereps[c])
         return False
 
-    def informative(self, r0, r1):
+    def informative(self, b):
+        r0, r1 = self.blocks[b].rows
         free = np.zeros(r1 - r0, dtype=bool)
         support = np.zeros(r1 - r0, dtype=bool)
-        _, Cs = self.targets_of(r0, r1)
+        _, Cs = self.block_targets(b)      # those of the visit just made
         for c in range(self.k):
             C = Cs[:, c]
             inst = self.inst[c]
@@ -300,7 +302,8 @@ class SvrDuals(BlockDuals):
         self.Gmax_old[c] = self.Gmax[c]
         return False
 
-    def informative(self, r0, r1):
+    def informative(self, b):
+        r0, r1 = self.blocks[b].rows
         free = np.zeros(r1 - r0, dtype=bool)
         support = np.zeros(r1 - r0, dtype=bool)
         for c in range(self.k):

@@ -509,8 +509,7 @@ def _block_minimization(reader, cache, duals, params, sweeps_per_visit) -> list:
                             cache_stride, visits % cache_stride)
                 raise_if_stopped()
             del cached
-            r0, r1 = blocks[b].rows
-            cache.refresh(b, arrays, r0, *duals.informative(r0, r1))
+            cache.refresh(b, arrays, blocks[b].rows[0], *duals.informative(b))
             del arrays
         first_pass = False
         for c in range(k):
