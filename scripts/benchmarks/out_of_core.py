@@ -11,10 +11,10 @@ from the page cache; the child takes the budget dlinear-train takes with no --me
 (planning.memory_budget: the cgroup's limit less the process's resident memory and a
 margin), or the cap less --overhead where that is given (150 MB uncapped, --no-cap).
 Prints the wall times and their ratio, the passes over the data, the child's peak memory
-and the objectives' relative difference. The disk bounds an out-of-core fit: it reads the file `passes` times, so
-the run also times one read of the whole dataset with its pages dropped (as the child
-reads it) and prints the read-bound floor, passes x that read, as a fraction of the
-out-of-core time. --float32 converts to 4-byte values (and 2-byte indices where they
+and the objectives' relative difference. The disk bounds an out-of-core fit: it reads the
+file `passes` times, so the run also times one read of the whole dataset with its pages
+dropped (as the child reads it) and prints the read-bound floor, passes x that read, as a
+fraction of the out-of-core time. --float32 converts to 4-byte values (and 2-byte indices where they
 fit), as `convert --float32` does, for both fits. Needs root and the v1 memory
 controller (`mount | grep cgroup`); without them, --no-cap runs the child uncapped with
 the same budget. A regression solver (-s 11, 12, 13) trains on the same rows with
