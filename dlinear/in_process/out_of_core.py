@@ -444,7 +444,7 @@ def train_out_of_core(path: str, params: Params, memory: int,
                                plan.label, plan.weighted_C, params)
             capacity = cache_room(memory, resident, room)
             cache = RowCache(capacity, reader.blocks, reader.arrays["indices"][1],
-                             reader.arrays["data"][1])
+                             reader.arrays["data"][1], threads)
             emit(f"selective block minimization: {len(reader.blocks)} blocks of at most "
                  f"{format_size(room)}, a cache of {format_size(capacity)} for a budget of "
                  f"{format_size(memory)}, visits on {threads} thread"
@@ -455,6 +455,7 @@ def train_out_of_core(path: str, params: Params, memory: int,
                 results = _block_minimization(reader, cache, duals, params, sweeps_per_visit)
             finally:
                 duals.close()
+                cache.close()
     finally:
         reader.close()
     model = assemble_model(params, n_features, plan.label, results, emit)

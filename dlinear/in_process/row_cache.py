@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..kernels.block_minimization import fill_cache_slot
+from ..kernels.block_minimization import choose_cache_rows, copy_cache_rows
+from ..threads import PassPool
 
 
 class RowCache:
@@ -22,7 +23,7 @@ class RowCache:
     # the arrays' size when they grow, times what they hold
     GROWTH = 1.25
 
-    def __init__(self, capacity: int, blocks, index_dtype, value_dtype):
+    def __init__(self, capacity: int, blocks, index_dtype, value_dtype, n_threads=1):
         self.per_nonzero = np.dtype(index_dtype).itemsize + np.dtype(value_dtype).itemsize
         n_rows = max(blocks[-1].rows[1], 1) if blocks else 1
         self.slot_bytes = [capacity * (b.rows[1] - b.rows[0]) // n_rows for b in blocks]
@@ -37,6 +38,10 @@ class RowCache:
         self.bounds = np.zeros(0, dtype=np.int64)
         self.rows = np.zeros(0, dtype=np.int64)
         self.end = 0
+        # a refresh's copy on threads (the fit's other threads wait for it): on 4M
+        # rcv1-shaped rows (float32, 46 blocks) one thread's copies took 1.84 s of the
+        # refreshes' 1.97, two threads' 1.2 s in all
+        self.pool = PassPool(n_threads, "row-cache")
 
     def arrays(self):
         """(bounds, indices, data, rows): every cached row, row j at
@@ -49,17 +54,30 @@ class RowCache:
         `support` set (the solver's informative rows, in_process.block_duals), those with
         `free` set first, as many as the slot holds."""
         indptr, indices, data = block_arrays
-        slot = (indptr, indices, data, free, support, self.per_nonzero, self.ROW_BYTES,
-                self.slot_bytes[b], self.indices, self.data, int(self.slot_start[b]))
-        # a first call counts the rows the slot holds (its outputs are not written)
-        n_kept = fill_cache_slot(*slot, False, r0, self.bounds[:0], self.rows[:0])
+        choose = (indptr, free, support, self.per_nonzero, self.ROW_BYTES,
+                  self.slot_bytes[b], int(self.slot_start[b]))
+        # a first call counts the rows the slot would hold and how many of the first are
+        # those it holds: their nonzeros are in place, and are not copied again
+        at = int(self.segment[b])
+        n_kept, same = choose_cache_rows(*choose, False, r0, self.bounds[:0],
+                                         self.rows[at:at + self.kept[b]])
+        if same == n_kept == self.kept[b]:
+            return
         if n_kept > self.room[b]:
             self._move(b, n_kept)
         at = int(self.segment[b])
-        fill_cache_slot(*slot, True, r0, self.bounds[2 * at:2 * (at + n_kept)],
-                        self.rows[at:at + n_kept])
+        bounds, rows = self.bounds[2 * at:2 * (at + n_kept)], self.rows[at:at + n_kept]
+        choose_cache_rows(*choose, True, r0, bounds, rows)
+        cuts = np.linspace(same, n_kept, self.pool.n_threads + 1).astype(np.int64)
+        self.pool.run(copy_cache_rows, [
+            (indptr, indices, data, r0, bounds, rows, cuts[t], cuts[t + 1], self.indices,
+             self.data) for t in range(self.pool.n_threads)])
         self.rows[at + n_kept:at + self.room[b]] = -1
         self.kept[b] = n_kept
+
+    def close(self):
+        """Ends the refresh's threads, if any."""
+        self.pool.close()
 
     def _move(self, b: int, n_kept: int):
         """Block b's segment at the end, with room for n_kept rows and some growth: the

@@ -456,34 +456,48 @@ def dual_objective_part(inst, l2_loss, alpha):
 
 
 @njit(cache=True, nogil=True)
-def fill_cache_slot(indptr, indices, data, free, support, per_nonzero, row_bytes,
-                    slot_bytes, out_indices, out_data, slot_start, write, r0, bounds, rows):
+def choose_cache_rows(indptr, free, support, per_nonzero, row_bytes, slot_bytes,
+                      slot_start, write, r0, bounds, rows):
     """The rows of a block (rows r0..) that a cache slot of `slot_bytes` keeps: its rows
     with `free` set, then those with only `support`, each in row order, while their
-    nonzeros (per_nonzero bytes each) and row_bytes a row fit. With write: their nonzeros
-    in out_indices/out_data from slot_start on, cached row j's bounds in bounds[2j],
-    bounds[2j + 1] and its row number in rows[j]. Returns the number of rows kept (a
-    first call without write sizes bounds and rows): no temporary of the block's size."""
+    nonzeros (per_nonzero bytes each) and row_bytes a row fit. With write: cached row j's
+    bounds in the slot's arrays (from slot_start on) in bounds[2j], bounds[2j + 1] and
+    its row number in rows[j] (copy_cache_rows then copies the nonzeros). Returns (the
+    number of rows kept, how many of the first of them are `rows`): a first call without
+    write sizes bounds and rows and, given the rows the slot holds, tells how much of it
+    stays as it is (a row's nonzeros never change). No temporary of the block's size."""
     used = 0
     kept = 0
+    same = 0
     z = slot_start
     for want_free in (True, False):
         for i in range(len(indptr) - 1):
             if free[i] != want_free or not support[i]:
                 continue
-            start = indptr[i]
-            length = indptr[i + 1] - start
+            length = indptr[i + 1] - indptr[i]
             cost = length * per_nonzero + row_bytes
             if used + cost > slot_bytes:
-                return kept
+                return kept, same
             used += cost
             if write:
-                # slices: numba copies them as blocks, twice as fast as an element loop
                 bounds[2 * kept] = z
-                out_indices[z:z + length] = indices[start:start + length]
-                out_data[z:z + length] = data[start:start + length]
                 z += length
                 bounds[2 * kept + 1] = z
                 rows[kept] = r0 + i
+            elif same == kept and kept < len(rows) and rows[kept] == r0 + i:
+                same += 1
             kept += 1
-    return kept
+    return kept, same
+
+
+@njit(cache=True, nogil=True)
+def copy_cache_rows(indptr, indices, data, r0, bounds, rows, j0, j1, out_indices,
+                    out_data):
+    """The nonzeros of cached rows j0..j1 (choose_cache_rows' bounds and rows) copied
+    from their block (rows r0..) into the slot's arrays."""
+    for j in range(j0, j1):
+        start = indptr[rows[j] - r0]
+        z0, z1 = bounds[2 * j], bounds[2 * j + 1]
+        # slices: numba copies them as blocks, twice as fast as an element loop
+        out_indices[z0:z1] = indices[start:start + z1 - z0]
+        out_data[z0:z1] = data[start:start + z1 - z0]

@@ -269,10 +269,16 @@ def test_the_cache_keeps_each_blocks_support_rows_in_its_own_slot():
                               new_rows[(new_rows >= lo) & (new_rows < hi)])
 
 
-def test_the_cache_holds_each_blocks_choice_through_many_refreshes():
+@pytest.mark.parametrize("n_threads", [1, 2])
+def test_the_cache_holds_each_blocks_choice_through_many_refreshes(n_threads, monkeypatch):
     """Refreshes that keep most rows, drop some and add others (in place, with holes,
-    moved to the end, packed): after each, every block's cached rows are the rows its
-    last refresh chose, free ones first, each a copy of its row."""
+    moved to the end, packed; the copy on n_threads, skipping the rows already in
+    place): after each, every block's cached rows are the rows its last refresh chose,
+    free ones first, each a copy of its row."""
+    from dlinear.in_process import row_cache
+    copies, copy = [], row_cache.copy_cache_rows
+    monkeypatch.setattr(row_cache, "copy_cache_rows",
+                        lambda *a: copies.append((a[6], a[7])) or copy(*a))
     rng = np.random.default_rng(5)
     blocks, csr = [], []
     for n in (30, 50, 40, 20):
@@ -281,7 +287,7 @@ def test_the_cache_holds_each_blocks_choice_through_many_refreshes():
                     rng.standard_normal(indptr[-1]).astype(np.float32)))
         r0 = blocks[-1].rows[1] if blocks else 0
         blocks.append(Block((r0, r0 + n), (0, 0)))
-    cache = RowCache(2400, blocks, np.int32, np.float32)
+    cache = RowCache(2400, blocks, np.int32, np.float32, n_threads)
     alphas = [rng.choice([0.0, 0.5, 1.0], b.rows[1] - b.rows[0]) for b in blocks]
     chosen = [np.zeros(0, dtype=np.int64) for _ in blocks]
     moves, packs, pack = 0, [], cache._pack
@@ -316,6 +322,9 @@ def test_the_cache_holds_each_blocks_choice_through_many_refreshes():
                                       block_data[block_indptr[i]:block_indptr[i + 1]])
         assert np.all((cached == -1) | (cached >= 0))
     assert moves >= 3 and len(packs) >= 3, (moves, len(packs))
+    # some refreshes left the slot as it was, some copied from a row past the first
+    assert len(copies) < 200 * n_threads and any(j0 > 0 for j0, _ in copies)
+    cache.close()
 
 
 def test_a_budget_too_small_for_one_part_names_the_budget_it_needs(tmp_path):
