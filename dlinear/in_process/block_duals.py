@@ -19,13 +19,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..kernels.block_minimization import (active_first_of, dual_objective_part,
-                                          scale_visit, sweep_part, visit_block,
-                                          visit_block_lr, visit_block_svr, visit_order_of)
+from ..kernels.block_minimization import (dual_objective_part, part_of_visit, scale_visit,
+                                          visit_block, visit_block_lr, visit_block_svr)
 from ..kernels.dual_cd_lr import A1, A2, INNER_EPS_FLOOR, INNER_EPS_START
 from ..kernels.dual_cd_svc import ALPHA, end_of_sweep
 from ..kernels.dual_cd_svr import BETA, BOUND
 from ..kernels.local_dual_cd import merge_parts, part_copies, round_terms, safe_fraction
+from ..kernels.rng import rand_below, seed_state
 from ..solvers.dual_cd import dual_svc_result
 from ..solvers.task import FitResult
 from ..threads import PassPool, raise_if_stopped, stop_flag
@@ -125,6 +125,7 @@ class SvcDuals(BlockDuals):
             # thread) 4M rcv1-shaped rows took 25.7 passes rather than 19.8
             self.copies = part_copies(n_threads, len(self.w[0]))
             self.sigma = [float(len(self.copies))] * self.k
+            self.part_rng = [None] * self.k
 
     def close(self):
         if self.pool is not None:
@@ -149,43 +150,57 @@ class SvcDuals(BlockDuals):
         self.PG_new[c] = (max(self.PG_new[c][0], PGmax), min(self.PG_new[c][1], PGmin))
 
     def _threaded_sweeps(self, c, b, arrays, active, cached, rng, sweeps, stride, phase):
-        """visit_block's sweeps, each split between the pool's threads (sweep_part)
+        """visit_block's sweeps, each split between the pool's threads (part_of_visit)
         and merged: (active, PGmax, PGmin of the first sweep)."""
         r0, r1 = self.blocks[b].rows
-        indptr, indices, data = arrays
         cache_rows = cached[3]
         index, inst, w = self.index[c][r0:r1], self.inst[c], self.w[c]
-        size = active + len(cache_rows)
-        order = np.empty(size, dtype=np.int64)
-        records = np.empty(size, dtype=np.int64)
-        kept = np.empty(size, dtype=np.bool_)
-        step = np.empty(size)
         K = len(self.copies)
+        if self.part_rng[c] is None:    # the parts' own random orders, from the problem's
+            self.part_rng[c] = [seed_state(rand_below(rng, 1 << 31)) for _ in range(K)]
         first_bounds = (-INF, INF)
         for sweep in range(sweeps):
-            m = visit_order_of(index, active, r0, r1 - r0, cache_rows, stride, phase, rng,
-                               order)
-            bounds = np.linspace(0, m, K + 1).astype(np.int64)
+            # part k's place: its share of the active rows and of the cached rows
+            room = [len(range(k, active, K))
+                    + len(range(phase + stride * k, len(cache_rows), stride * K))
+                    for k in range(K)]
+            lo = np.concatenate([[0], np.cumsum(room)]).astype(np.int64)
+            size = int(lo[-1])
+            order, records, regrouped = (np.empty(size, dtype=np.int64) for _ in range(3))
+            kept, step = np.empty(size, dtype=np.bool_), np.empty(size)
             sigma = self.sigma[c]
-            parts = self.pool.run(sweep_part, [
-                (order, bounds[k], bounds[k + 1], r0, indptr, indices, data, *cached, inst,
-                 self.n_features, self.bias, self.l2_loss, self.PG_old[c][0],
+            parts = self.pool.run(part_of_visit, [
+                (k, K, index, active, r1 - r0, cache_rows, stride, phase,
+                 self.part_rng[c][k], lo[k], regrouped, order, r0, *arrays, *cached[:3],
+                 inst, self.n_features, self.bias, self.l2_loss, self.PG_old[c][0],
                  self.PG_old[c][1], w, self.copies[k], sigma, step, kept, records,
                  stop_flag()) for k in range(K)])
             raise_if_stopped()
             w_dW, dW2, parts2 = round_terms(w, self.copies, K, sigma)
-            gamma = safe_fraction(w_dW, dW2, sum([part[2] for part in parts]),
-                                  sum([part[3] for part in parts]))
+            gamma = safe_fraction(w_dW, dW2, sum([part[4] for part in parts]),
+                                  sum([part[5] for part in parts]))
             merge_parts(w, self.copies, K, sigma / gamma if gamma > 0.0 else INF)
             if gamma < 1.0:
-                scale_visit(order, records, step, m, gamma, self.l2_loss, inst, indptr,
-                            indices, data, *cached[:3], w, self.n_features, self.bias)
+                scale_visit(order, records, step, size, gamma, self.l2_loss, inst, *arrays,
+                            *cached[:3], w, self.n_features, self.bias)
             if parts2 > 0.0:
                 self.sigma[c] = min(float(K), max(1.0, dW2 / parts2))
-            active = active_first_of(order, kept, m, index)
+            # the active list: every part's kept rows, then every part's shrunk ones
+            at = 0
+            for k in range(K):
+                n_kept = parts[k][1]
+                index[at:at + n_kept] = regrouped[lo[k]:lo[k] + n_kept]
+                at += n_kept
+            new_active = at
+            for k in range(K):
+                shrunk = len(range(k, active, K)) - parts[k][1]
+                start = lo[k] + parts[k][1]
+                index[at:at + shrunk] = regrouped[start:start + shrunk]
+                at += shrunk
+            active = new_active
             if sweep == 0:
-                first_bounds = (max([part[0] for part in parts]),
-                                min([part[1] for part in parts]))
+                first_bounds = (max([part[2] for part in parts]),
+                                min([part[3] for part in parts]))
         return active, first_bounds[0], first_bounds[1]
 
     def end_iteration(self, c) -> bool:
