@@ -287,13 +287,13 @@ def part_of_visit(k, K, index, active, n, cache_rows, cache_stride, cache_phase,
     """Part k of K of a sweep of a visit on threads (in_process.block_duals.SvcDuals),
     from its order to its rows' new place in the active list, so that no step of the
     visit but the merge is serial (a visit's order and active list made on one thread
-    took 0.9 s of a 15 s fit of 4M rcv1-shaped rows, a core idle): the block's active rows index[s] with s % K == k and
-    the cached rows visit_order would take whose turn among them is k modulo K (holes and
-    the block's own rows skipped) are written at order[lo:] and shuffled with the part's
-    own `rng`, then swept (sweep_part, from `v`, its copy of w; step, kept and records
-    set from lo on, step 0 past its rows up to the next part's place); then its block
-    rows are written at regrouped[lo:], those kept first. Returns (its rows, its block
-    rows kept, PGmax, PGmin, linear, quadratic)."""
+    took 0.9 s of a 15 s fit of 4M rcv1-shaped rows, a core idle). The block's active
+    rows index[s] with s % K == k and the cached rows visit_order would take whose turn
+    among them is k modulo K (holes and the block's own rows skipped) are written at
+    order[lo:] and shuffled with the part's own `rng`, then swept (sweep_part, from `v`,
+    its copy of w; step, kept and records set from lo on, step 0 past its rows up to the
+    next part's place); then its block rows are written at regrouped[lo:], those kept
+    first. Returns (its rows, its block rows kept, PGmax, PGmin, linear, quadratic)."""
     m = 0
     for s in range(k, active, K):
         order[lo + m] = index[s]

@@ -7,20 +7,19 @@ Makes an rcv1-shaped binary dataset (or a click-shaped one, --shape click) in th
 directory, trains it in memory (read_binary, the whole set mapped; the fastest of three
 fits), then out of core in a child process whose memory is capped by a cgroup v1 memory
 group at cap-fraction of the dataset's bytes + 200 MB (the issue's protocol), after the
-dataset's pages are dropped
-from the page cache; the child takes the budget dlinear-train takes with no --memory
-(planning.memory_budget: the cgroup's limit less the process's resident memory and a
-margin), or the cap less --overhead where that is given (150 MB uncapped, --no-cap).
-Prints the wall times and their ratio, the passes over the data, the child's peak memory
-and the objectives' relative difference. The disk bounds an out-of-core fit: it reads the
-file `passes` times, so the run also times one read of the whole dataset with its pages
-dropped (as the child reads it) and prints the read-bound floor, passes x that read, as a
-fraction of the out-of-core time. --float32 converts to 4-byte values (and 2-byte indices where they
-fit), as `convert --float32` does, for both fits. Needs root and the v1 memory
-controller (`mount | grep cgroup`); without them, --no-cap runs the child uncapped with
-the same budget. A regression solver (-s 11, 12, 13) trains on the same rows with
-real-valued targets (regression_dataset); --split N writes each part as N, for caps
-too small for a part of 32 MB of text.
+dataset's pages are dropped from the page cache; the child takes the budget
+dlinear-train takes with no --memory (planning.memory_budget: the cgroup's limit less
+the process's resident memory and a margin), or the cap less --overhead where that is
+given (150 MB uncapped, --no-cap). Prints the wall times and their ratio, the passes
+over the data, the child's peak memory and the objectives' relative difference. The disk
+bounds an out-of-core fit: it reads the file `passes` times, so the run also times one
+read of the whole dataset with its pages dropped (as the child reads it) and prints the
+read-bound floor, passes x that read, as a fraction of the out-of-core time. --float32
+converts to 4-byte values (and 2-byte indices where they fit), as `convert --float32`
+does, for both fits. Needs root and the v1 memory controller (`mount | grep cgroup`);
+without them, --no-cap runs the child uncapped with the same budget. A regression solver
+(-s 11, 12, 13) trains on the same rows with real-valued targets (regression_dataset);
+--split N writes each part as N, for caps too small for a part of 32 MB of text.
 """
 from __future__ import annotations
 
