@@ -197,6 +197,23 @@ def visit_threads(n_threads: Optional[int], blocks, w_size: int) -> int:
     return solver_threads(available_cores() if n_threads is None else n_threads, nnz)
 
 
+def read_whole(h, name: str) -> np.ndarray:
+    """Array `name` of the dataset (y, indptr, ...) copied into memory, its file's pages
+    then dropped from the page cache: under a cgroup memory limit they would stay charged
+    to the process's group beside the budget. On 68M rows (1.1 GB of them) a -s 0 fit in
+    a 20 GiB group reached the limit 531 times, its page cache reclaimed; with them
+    dropped the group peaked at 19.45 GiB. On 4M rows (64 MB) the group's peak went from
+    640-645 to 580 MiB under a cap of 654."""
+    out = np.array(read_range(h, name, 0, None))
+    if hasattr(os, "posix_fadvise"):
+        fd = os.open(h.file(name), os.O_RDONLY)
+        try:
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+        finally:
+            os.close(fd)
+    return out
+
+
 def occurring_columns(h, params) -> Optional[np.ndarray]:
     """The sorted columns the dataset's rows use, when the fit runs on those alone (as
     in memory, data.columns: the same w on them, zeros elsewhere), else None. Its
@@ -204,7 +221,7 @@ def occurring_columns(h, params) -> Optional[np.ndarray]:
     if not (fits_on_occurring_columns(params) and h.parts
             and worth_compacting(h.occurring_columns, h.n_features)):
         return None
-    every = np.array(read_range(h, "columns", 0, None))
+    every = read_whole(h, "columns")
     return union_columns([every[p.columns[0]:p.columns[1]] for p in h.parts], h.n_features)
 
 
@@ -416,8 +433,8 @@ def train_out_of_core(path: str, params: Params, memory: int,
                            f"{OUT_OF_CORE_SOLVERS} do")
     emit = log or (lambda line: None)
     h = read_header(path)
-    y = np.array(read_range(h, "y", 0, None))
-    weights = np.array(read_range(h, "weights", 0, None)) if h.weights else None
+    y = read_whole(h, "y")
+    weights = read_whole(h, "weights") if h.weights else None
     plan = plan_classes(params, lambda: first_appearance(y), emit)
     used = occurring_columns(h, params)
     n_features = h.n_features if used is None else len(used)
@@ -426,7 +443,7 @@ def train_out_of_core(path: str, params: Params, memory: int,
     resident = resident_bytes(h.rows, w_size, plan.n_problems, newton, weights is not None)
     if used is not None:        # the occurring columns, their bitmap and ranks
         resident += used.nbytes + h.n_features // 8 + h.n_features // 16
-    reader = BlockReader(h, np.array(read_range(h, "indptr", 0, None)), [], used)
+    reader = BlockReader(h, read_whole(h, "indptr"), [], used)
     reader.blocks, room = plan_blocks(h, reader.bytes_per_nonzero, memory, resident, newton)
     threads = (visit_threads(n_threads, reader.blocks, w_size)
                if not newton and block_duals(params).threaded else 1)

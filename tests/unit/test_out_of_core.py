@@ -453,3 +453,21 @@ def test_a_ctrl_c_stops_a_block_visit_within_a_step(tmp_path, monkeypatch, solve
         stop_flag()[0] = 0
     assert not np.any(stopped.w)
     assert np.any(train_out_of_core(path, params, small_budget(header)).w)
+
+
+def test_the_arrays_read_whole_leave_no_pages_in_the_page_cache(tmp_path, monkeypatch):
+    """y and indptr (and the columns' list, on wide data) are copied into memory and their
+    files' pages dropped: under a cgroup limit, pages left in the page cache stay charged
+    to the process's group beside its budget."""
+    import os
+    path, header = dataset(tmp_path, weights=True)
+    dropped, advise = [], os.posix_fadvise
+
+    def spy(fd, offset, length, advice):
+        if advice == os.POSIX_FADV_DONTNEED and offset == 0 and length == 0:
+            dropped.append(os.path.realpath(f"/proc/self/fd/{fd}"))
+        return advise(fd, offset, length, advice)
+    monkeypatch.setattr(os, "posix_fadvise", spy)
+    train_out_of_core(path, Params(solver_type=1, eps=0.1), small_budget(header))
+    assert {os.path.realpath(header.file(name)) for name in ("y", "indptr", "weights")} \
+        <= set(dropped), dropped
