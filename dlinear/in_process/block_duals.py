@@ -161,9 +161,9 @@ class SvcDuals(BlockDuals):
         first_bounds = (-INF, INF)
         for sweep in range(sweeps):
             # part k's place: its share of the active rows and of the cached rows
-            room = [len(range(k, active, K))
-                    + len(range(phase + stride * k, len(cache_rows), stride * K))
-                    for k in range(K)]
+            block_rows = [len(range(k, active, K)) for k in range(K)]
+            room = [block_rows[k] + len(range(phase + stride * k, len(cache_rows),
+                                              stride * K)) for k in range(K)]
             lo = np.concatenate([[0], np.cumsum(room)]).astype(np.int64)
             size = int(lo[-1])
             order, records, regrouped = (np.empty(size, dtype=np.int64) for _ in range(3))
@@ -193,7 +193,7 @@ class SvcDuals(BlockDuals):
                 at += n_kept
             new_active = at
             for k in range(K):
-                shrunk = len(range(k, active, K)) - parts[k][1]
+                shrunk = block_rows[k] - parts[k][1]
                 start = lo[k] + parts[k][1]
                 index[at:at + shrunk] = regrouped[start:start + shrunk]
                 at += shrunk
